@@ -1,0 +1,50 @@
+//! The CLI's error convention: bad usage exits 2, a failed run exits 1.
+//!
+//! Subcommands return `anyhow::Result<()>`. An error whose root is a [`UsageError`] is bad input
+//! (a flag with an impossible value, a missing placeholder, an unwritable output path): `main`
+//! prints its one line and exits with status 2. Anything else is a failed run: exit status 1.
+
+use std::fmt;
+
+/// Bad input from the user: printed as one line, exit status 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Builds an `anyhow::Error` for bad input, naming the flag and its value:
+/// `usage("--levels", "2,x", "expected a comma-separated list of integers")` renders as
+/// `invalid value '2,x' for '--levels': expected a comma-separated list of integers`.
+pub fn usage(flag: &str, value: &str, why: &str) -> anyhow::Error {
+    anyhow::Error::new(UsageError(format!(
+        "invalid value '{value}' for '{flag}': {why}"
+    )))
+}
+
+/// True when `err` (or any error in its chain) is a [`UsageError`].
+pub fn is_usage(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| e.downcast_ref::<UsageError>().is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_names_flag_and_value() {
+        let e = usage("--levels", "2,x", "expected integers");
+        assert_eq!(
+            e.to_string(),
+            "invalid value '2,x' for '--levels': expected integers"
+        );
+        assert!(is_usage(&e));
+        assert!(is_usage(&e.context("while parsing")));
+        assert!(!is_usage(&anyhow::anyhow!("disk full")));
+    }
+}
