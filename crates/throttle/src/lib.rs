@@ -1,1 +1,230 @@
-//! placeholder
+//! Run CPU-bound parallel work at the right concurrency.
+//!
+//! `throttle` is a work-stealing thread pool whose concurrency limit is a live quantity, with
+//! fork-join ([`join`], [`scope`], [`for_range`], [`map_reduce`]), a FIFO-fair counting semaphore
+//! for any threads ([`Throttle`]), and counters of what the pool did ([`Stats`]).
+//!
+//! # A tour
+//!
+//! Recursion forks with [`join`]; no hand-written sequential cutoff is needed, because a fork
+//! stays private to its thread (a push and a pop on a thread-local stack) until another thread is
+//! hungry for work:
+//!
+//! ```
+//! use throttle::Pool;
+//!
+//! struct Node { value: u64, left: Option<Box<Node>>, right: Option<Box<Node>> }
+//!
+//! fn sum(node: &Node) -> u64 {
+//!     let (l, r) = throttle::join(
+//!         || node.left.as_deref().map_or(0, sum),
+//!         || node.right.as_deref().map_or(0, sum),
+//!     );
+//!     node.value + l + r
+//! }
+//!
+//! fn tree(depth: u32) -> Node {
+//!     let child = || (depth > 0).then(|| Box::new(tree(depth - 1)));
+//!     Node { value: 1, left: child(), right: child() }
+//! }
+//!
+//! let pool = Pool::new(2).unwrap();
+//! let t = tree(12);
+//! assert_eq!(pool.install(|| sum(&t)), (1 << 13) - 1);
+//!
+//! // Loops split on demand; results combine in index order.
+//! let squares = pool.map_reduce(0..1_000, || 0u64, |i| (i * i) as u64, |a, b| a + b);
+//! assert_eq!(squares, 332_833_500);
+//!
+//! // The limit is live: lower it while work runs, and at most 1 thread runs tasks.
+//! pool.set_concurrency(1).unwrap();
+//! pool.for_range(0..1_000, |i| { std::hint::black_box(i); });
+//! pool.set_concurrency(2).unwrap();
+//!
+//! let stats = pool.stats();
+//! assert!(stats.tasks > 0);
+//! ```
+//!
+//! Threads you start yourself can be gated with a [`Throttle`]:
+//!
+//! ```
+//! let gate = throttle::Throttle::new(2); // at most 2 of the 8 threads compute at once
+//! std::thread::scope(|s| {
+//!     for _ in 0..8 {
+//!         s.spawn(|| {
+//!             let _permit = gate.acquire();
+//!             std::hint::black_box((0..10_000u64).sum::<u64>());
+//!         });
+//!     }
+//! });
+//! assert_eq!(gate.available(), 2);
+//! ```
+//!
+//! # How it works
+//!
+//! - Each participating thread keeps its pending forks in a private stack. One relaxed load of the
+//!   pool's packed state word per fork tells whether any thread is hungry (searching, or asleep
+//!   beside a free run slot) or whether the pool is over its limit; only then does the thread
+//!   share its oldest fork or give up its slot. See `src/worker.rs`.
+//! - Idle workers search for ~60–100 µs, then sleep; whoever publishes work wakes one sleeper,
+//!   and only when nobody is searching: the empty → non-empty edge, never a herd. The protocol
+//!   and why no wake-up is lost: `src/sleep/README.md`.
+//! - Whoever waits, helps: a thread waiting for a stolen fork runs other pending work.
+//! - The calling thread takes part and counts toward the limit.
+
+#![warn(missing_docs)]
+
+mod error;
+mod global;
+mod job;
+mod join;
+mod latch;
+mod pool;
+mod range;
+mod registry;
+mod scope;
+mod semaphore;
+mod sleep;
+mod stats;
+mod sync;
+mod worker;
+
+pub use error::Error;
+pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
+pub use pool::{Pool, PoolBuilder};
+pub use scope::Scope;
+pub use semaphore::{Permit, Throttle};
+pub use stats::Stats;
+
+use worker::Participant;
+
+/// Runs `a` and `b`, potentially in parallel, in the current pool (the pool of the calling
+/// worker, or the global pool from outside any pool). See [`Pool::join`].
+///
+/// # Panics
+/// Resumes a panic of `a` or `b`. From outside any pool, panics if the global pool cannot start
+/// (a bad `THROTTLE_THREADS`).
+///
+/// # Examples
+/// ```
+/// let (a, b) = throttle::join(|| 2 + 2, || "four");
+/// assert_eq!((a, b), (4, "four"));
+/// ```
+pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    match current() {
+        // SAFETY: see `current`.
+        Some(p) => join::join_in(unsafe { &*p }, a, b),
+        None => global::global().join(a, b),
+    }
+}
+
+/// Creates a [`Scope`] in the current pool; see [`Pool::scope`].
+///
+/// # Panics
+/// Resumes the first panic of the body or of a spawned task, after all tasks finished.
+///
+/// # Examples
+/// ```
+/// let mut v = vec![1, 2, 3];
+/// throttle::scope(|s| {
+///     for x in v.iter_mut() {
+///         s.spawn(move |_| *x *= 10);
+///     }
+/// });
+/// assert_eq!(v, [10, 20, 30]);
+/// ```
+pub fn scope<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    R: Send,
+{
+    match current() {
+        // SAFETY: see `current`.
+        Some(p) => scope::scope_in(unsafe { &*p }, op),
+        None => global::global().scope(op),
+    }
+}
+
+/// Calls `f(i)` for every `i` in `range` in parallel, in the current pool; see
+/// [`Pool::for_range`].
+///
+/// # Examples
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// let hits = AtomicUsize::new(0);
+/// throttle::for_range(0..1000, |_| { hits.fetch_add(1, Ordering::Relaxed); });
+/// assert_eq!(hits.into_inner(), 1000);
+/// ```
+pub fn for_range<F>(range: std::ops::Range<usize>, f: F)
+where
+    F: Fn(usize) + Sync + Send,
+{
+    match current() {
+        Some(p) => {
+            // SAFETY: see `current`.
+            let p = unsafe { &*p };
+            let block = range::auto_block(range.len(), p.registry().threads());
+            range::for_range_in(p, range, block, &f)
+        }
+        None => global::global().for_range(range, f),
+    }
+}
+
+/// [`for_range`] with a forced grain; see [`Pool::for_range_grain`].
+///
+/// # Examples
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// let hits = AtomicUsize::new(0);
+/// throttle::for_range_grain(0..100, 10, |_| { hits.fetch_add(1, Ordering::Relaxed); });
+/// assert_eq!(hits.into_inner(), 100);
+/// ```
+pub fn for_range_grain<F>(range: std::ops::Range<usize>, grain: usize, f: F)
+where
+    F: Fn(usize) + Sync + Send,
+{
+    match current() {
+        // SAFETY: see `current`.
+        Some(p) => range::for_range_grain_in(unsafe { &*p }, range, grain.max(1), &f),
+        None => global::global().for_range_grain(range, grain, f),
+    }
+}
+
+/// Parallel map and reduce over `range` in the current pool; see [`Pool::map_reduce`].
+///
+/// # Examples
+/// ```
+/// let n = throttle::map_reduce(0..10, || 0, |i| i, |a, b| a + b);
+/// assert_eq!(n, 45);
+/// ```
+pub fn map_reduce<T, ID, M, RD>(range: std::ops::Range<usize>, identity: ID, map: M, reduce: RD) -> T
+where
+    T: Send,
+    ID: Fn() -> T + Sync + Send,
+    M: Fn(usize) -> T + Sync + Send,
+    RD: Fn(T, T) -> T + Sync + Send,
+{
+    match current() {
+        Some(p) => {
+            // SAFETY: see `current`.
+            let p = unsafe { &*p };
+            let block = range::auto_block(range.len(), p.registry().threads());
+            range::map_reduce_in(p, range, block, &identity, &map, &reduce)
+        }
+        None => global::global().map_reduce(range, identity, map, reduce),
+    }
+}
+
+/// The calling thread's current participant, as a raw pointer. It stays valid for the duration
+/// of any call made from here: it is further up this thread's stack, and its `enter` guard
+/// restores the previous one only when that frame returns.
+#[inline(always)]
+fn current() -> Option<*const Participant> {
+    Participant::with_current(|p| p.map(|p| p as *const Participant))
+}

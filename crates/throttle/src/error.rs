@@ -1,0 +1,85 @@
+//! The crate's one error type.
+
+use std::fmt;
+
+/// What went wrong building or configuring a pool.
+#[derive(Debug)]
+pub struct Error {
+    kind: ErrorKind,
+}
+
+#[derive(Debug)]
+enum ErrorKind {
+    ZeroThreads,
+    TooManyThreads(usize),
+    Concurrency { requested: usize, threads: usize },
+    Env { name: &'static str, value: String },
+    Spawn(std::io::Error),
+    Global(String),
+}
+
+impl Error {
+    pub(crate) fn zero_threads() -> Error {
+        Error {
+            kind: ErrorKind::ZeroThreads,
+        }
+    }
+    pub(crate) fn too_many_threads(n: usize) -> Error {
+        Error {
+            kind: ErrorKind::TooManyThreads(n),
+        }
+    }
+    pub(crate) fn concurrency(requested: usize, threads: usize) -> Error {
+        Error {
+            kind: ErrorKind::Concurrency { requested, threads },
+        }
+    }
+    pub(crate) fn env(name: &'static str, value: String) -> Error {
+        Error {
+            kind: ErrorKind::Env { name, value },
+        }
+    }
+    pub(crate) fn global(msg: String) -> Error {
+        Error {
+            kind: ErrorKind::Global(msg),
+        }
+    }
+    pub(crate) fn spawn(e: std::io::Error) -> Error {
+        Error {
+            kind: ErrorKind::Spawn(e),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ErrorKind::ZeroThreads => f.write_str("a pool needs at least 1 thread"),
+            ErrorKind::TooManyThreads(n) => write!(
+                f,
+                "a pool of {n} threads is too large: at most {} are supported",
+                crate::sleep::state::MAX_THREADS
+            ),
+            ErrorKind::Concurrency { requested, threads } => write!(
+                f,
+                "invalid concurrency {requested}: must be 1..={threads} (the pool's thread count)"
+            ),
+            ErrorKind::Env { name, value } => write!(
+                f,
+                "invalid value '{value}' for environment variable {name}: expected a whole number of threads from 1 to {}; unset it to use all CPUs this process may use",
+                crate::sleep::state::MAX_THREADS
+            ),
+            ErrorKind::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
+            ErrorKind::Global(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ErrorKind::Spawn(e) => Some(e),
+            _ => None,
+        }
+    }
+}

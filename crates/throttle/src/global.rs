@@ -1,0 +1,89 @@
+//! The global pool behind the free functions, and the default thread count.
+
+use crate::error::Error;
+use crate::pool::Pool;
+use std::sync::OnceLock;
+
+/// The environment variable that sets the global pool's size.
+pub const THREADS_ENV: &str = "THROTTLE_THREADS";
+
+/// The CPUs this process may really use: the affinity mask and the cgroup CPU quota, as
+/// `std::thread::available_parallelism` reads them on Linux (1 if unknown).
+///
+/// # Examples
+/// ```
+/// assert!(throttle::default_threads() >= 1);
+/// ```
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Parses a `THROTTLE_THREADS` value.
+pub(crate) fn parse_threads(value: &str) -> Result<usize, Error> {
+    match value.trim().parse::<usize>() {
+        Ok(n) if (1..=crate::sleep::state::MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(Error::env(THREADS_ENV, value.to_string())),
+    }
+}
+
+/// The size the global pool gets: `THROTTLE_THREADS` if set, else [`default_threads`].
+///
+/// # Errors
+/// `THROTTLE_THREADS` is set but is not a whole number from 1 to 65 535.
+pub fn global_threads() -> Result<usize, Error> {
+    match std::env::var(THREADS_ENV) {
+        Ok(v) => parse_threads(&v),
+        Err(std::env::VarError::NotPresent) => Ok(default_threads()),
+        Err(std::env::VarError::NotUnicode(v)) => {
+            Err(Error::env(THREADS_ENV, v.to_string_lossy().into_owned()))
+        }
+    }
+}
+
+static GLOBAL: OnceLock<Result<Pool, String>> = OnceLock::new();
+
+/// The global pool, started on first use with [`global_threads`] threads.
+///
+/// # Errors
+/// A bad `THROTTLE_THREADS` or a failure to start threads; the error is kept, so every later
+/// call reports the same message.
+///
+/// # Examples
+/// ```
+/// let pool = throttle::global_pool().unwrap();
+/// assert!(pool.threads() >= 1);
+/// ```
+pub fn global_pool() -> Result<&'static Pool, Error> {
+    let built = GLOBAL.get_or_init(|| {
+        global_threads()
+            .and_then(Pool::new)
+            .map_err(|e| e.to_string())
+    });
+    match built {
+        Ok(pool) => Ok(pool),
+        Err(msg) => Err(Error::global(msg.clone())),
+    }
+}
+
+/// The global pool, or a panic that says what to fix.
+pub(crate) fn global() -> &'static Pool {
+    match global_pool() {
+        Ok(p) => p,
+        Err(e) => panic!("throttle: cannot start the global pool: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_thread_counts() {
+        assert_eq!(parse_threads("4").unwrap(), 4);
+        assert_eq!(parse_threads(" 2 ").unwrap(), 2);
+        for bad in ["0", "-1", "abc", "", "1.5", "70000"] {
+            let e = parse_threads(bad).unwrap_err().to_string();
+            assert!(e.contains(THREADS_ENV) && e.contains(&format!("'{bad}'")), "{e}");
+        }
+    }
+}

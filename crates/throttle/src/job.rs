@@ -1,0 +1,169 @@
+//! Jobs: type-erased pointers to work, on the stack (forks) or on the heap (spawns).
+
+use crate::latch::JobLatch;
+use std::any::Any;
+use std::cell::UnsafeCell;
+use std::mem::ManuallyDrop;
+use std::panic::{self, AssertUnwindSafe};
+
+/// A pointer to a job and the function that runs it. Two `JobRef`s are the same job when their
+/// pointers are equal.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct JobRef {
+    pointer: *const (),
+    execute_fn: unsafe fn(*const ()),
+}
+
+impl PartialEq for JobRef {
+    fn eq(&self, other: &JobRef) -> bool {
+        // The data pointer alone identifies a job: two live jobs never share an address.
+        self.pointer == other.pointer
+    }
+}
+
+impl Eq for JobRef {}
+
+// SAFETY: a JobRef is a pointer to a job whose closure is `Send` ([1] `StackJob` requires
+// `F: Send`, [2] `HeapJob` requires `F: Send`); whoever creates one promises (see `JobRef::new`)
+// that the job stays alive until it has been executed or taken back, so moving the pointer to
+// another thread is sound.
+unsafe impl Send for JobRef {}
+
+impl JobRef {
+    /// # Safety
+    /// `data` must stay valid until the job is executed (exactly once) or taken back by its owner
+    /// and never executed.
+    pub(crate) unsafe fn new<T: Job>(data: *const T) -> JobRef {
+        JobRef {
+            pointer: data.cast(),
+            execute_fn: |p| {
+                // SAFETY: `p` came from a `*const T` in `new`, whose caller promised validity.
+                unsafe { T::execute(p.cast()) }
+            },
+        }
+    }
+
+    /// Runs the job.
+    ///
+    /// # Safety
+    /// The job must not have been executed or taken back before; see `JobRef::new`.
+    pub(crate) unsafe fn execute(self) {
+        // SAFETY: forwarded to the caller.
+        unsafe { (self.execute_fn)(self.pointer) }
+    }
+}
+
+/// Something a `JobRef` can point at.
+pub(crate) trait Job {
+    /// # Safety
+    /// `this` points at a live job that has not run yet.
+    unsafe fn execute(this: *const Self);
+}
+
+/// The outcome of a job run by another thread.
+pub(crate) enum JobResult<R> {
+    None,
+    Ok(R),
+    Panic(Box<dyn Any + Send>),
+}
+
+/// A fork's second half, living in the forking thread's stack frame.
+///
+/// `#[repr(C)]` with the latch first, so a pointer to the job is also a pointer to its latch.
+#[repr(C)]
+pub(crate) struct StackJob<F, R> {
+    pub(crate) latch: JobLatch,
+    func: UnsafeCell<Option<F>>,
+    result: UnsafeCell<JobResult<R>>,
+}
+
+impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
+    pub(crate) fn new(func: F) -> Self {
+        StackJob {
+            latch: JobLatch::new(),
+            func: UnsafeCell::new(Some(func)),
+            result: UnsafeCell::new(JobResult::None),
+        }
+    }
+
+    /// A reference to hand to other threads. The caller keeps `self` alive and in place until the
+    /// job ran (its latch is set) or was taken back.
+    pub(crate) fn as_job_ref(&self) -> JobRef {
+        // SAFETY: the owner (join, install) never returns before the job has run or been taken
+        // back; that is the contract `JobRef::new` asks for.
+        unsafe { JobRef::new(self) }
+    }
+
+    /// Runs the closure on this thread (the job was never shared, or was taken back).
+    ///
+    /// # Safety
+    /// The job must not have run, and no other thread may hold it (never published, or taken
+    /// back from its queue).
+    #[inline(always)]
+    pub(crate) unsafe fn run_inline(&self) -> R {
+        // SAFETY: exclusive access (caller's contract), and `func` is Some until the job runs.
+        let func = unsafe { (*self.func.get()).take().unwrap_unchecked() };
+        func()
+    }
+
+    /// The result after the latch was set; resumes the job's panic on this thread.
+    pub(crate) fn into_result(self) -> R {
+        match self.result.into_inner() {
+            JobResult::Ok(r) => r,
+            JobResult::Panic(p) => panic::resume_unwind(p),
+            JobResult::None => unreachable!("a job's result is read only after its latch is set"),
+        }
+    }
+}
+
+impl<F: FnOnce() -> R + Send, R: Send> Job for StackJob<F, R> {
+    unsafe fn execute(this: *const Self) {
+        // SAFETY: [1] `this` is live and not yet run (trait contract); [2] only the thread that
+        // took the job from a queue runs it, and the owner touches neither `func` nor `result`
+        // until the latch is set, so these accesses are exclusive.
+        let this = unsafe { &*this };
+        // SAFETY: exclusive access, see above.
+        let func = unsafe { (*this.func.get()).take() }.expect("a job runs once");
+        let result = match panic::catch_unwind(AssertUnwindSafe(func)) {
+            Ok(r) => JobResult::Ok(r),
+            Err(p) => JobResult::Panic(p),
+        };
+        // SAFETY: exclusive access, see above; the write happens-before the owner's read through
+        // the latch's Release/Acquire.
+        unsafe { *this.result.get() = result };
+        // SAFETY: `this.latch` is live; after `set` we touch nothing of the job (the owner may
+        // free it as soon as it sees the latch set).
+        unsafe { JobLatch::set(&this.latch) };
+    }
+}
+
+/// A boxed job for work that outlives its spawner's stack frame (scope spawns).
+pub(crate) struct HeapJob<F> {
+    func: ManuallyDrop<F>,
+}
+
+impl<F: FnOnce() + Send> HeapJob<F> {
+    /// Boxes `func` and leaks it as a `JobRef`; running the job frees it.
+    ///
+    /// # Safety
+    /// Everything `func` borrows must outlive its execution, and the returned job must be executed
+    /// exactly once (a scope guarantees both by waiting for all its spawns).
+    pub(crate) unsafe fn into_job_ref(func: F) -> JobRef {
+        let boxed = Box::new(HeapJob {
+            func: ManuallyDrop::new(func),
+        });
+        // SAFETY: the box is leaked and only freed by `execute`; the caller guarantees the rest.
+        unsafe { JobRef::new(Box::into_raw(boxed)) }
+    }
+}
+
+impl<F: FnOnce() + Send> Job for HeapJob<F> {
+    unsafe fn execute(this: *const Self) {
+        // SAFETY: `this` came from `Box::into_raw` in `into_job_ref` and runs exactly once.
+        let mut boxed = unsafe { Box::from_raw(this.cast_mut()) };
+        // SAFETY: `func` is taken exactly once, here, and the ManuallyDrop is not used again.
+        let func = unsafe { ManuallyDrop::take(&mut boxed.func) };
+        drop(boxed);
+        func();
+    }
+}

@@ -1,0 +1,400 @@
+//! `Pool`: the public face of a registry and its worker threads.
+
+use crate::error::Error;
+use crate::job::StackJob;
+use crate::join::join_in;
+use crate::range::{auto_block, for_range_grain_in, for_range_in, map_reduce_in};
+use crate::registry::{worker_main, Registry};
+use crate::scope::{scope_in, Scope};
+use crate::sleep::{state::MAX_THREADS, Parker};
+use crate::stats::Stats;
+use crate::sync::Arc;
+use crate::worker::Participant;
+use std::fmt;
+use std::ops::Range;
+use std::thread::JoinHandle;
+
+/// A pool of worker threads with a live concurrency limit.
+///
+/// Work enters through [`install`](Pool::install), [`join`](Pool::join), [`scope`](Pool::scope),
+/// [`for_range`](Pool::for_range) and [`map_reduce`](Pool::map_reduce). The calling thread takes
+/// part: it runs its own call and helps with the pool's work while it waits. At most
+/// [`concurrency`](Pool::concurrency) threads run the pool's tasks at any instant, callers
+/// included.
+///
+/// Dropping the pool stops and joins its threads (no call can be in progress then, since every
+/// call borrows the pool).
+///
+/// # Examples
+/// ```
+/// let pool = throttle::Pool::new(2).unwrap();
+/// let (a, b) = pool.join(|| 1 + 1, || 2 + 2);
+/// assert_eq!((a, b), (2, 4));
+/// let sum = pool.map_reduce(0..1000, || 0u64, |i| i as u64, |a, b| a + b);
+/// assert_eq!(sum, 499_500);
+/// ```
+pub struct Pool {
+    registry: Arc<Registry>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+type NameFn = Box<dyn Fn(usize) -> String>;
+
+/// Configures a [`Pool`]; from [`Pool::builder`].
+pub struct PoolBuilder {
+    threads: Option<usize>,
+    name: Option<NameFn>,
+    stack_size: Option<usize>,
+    stats: bool,
+}
+
+impl fmt::Debug for PoolBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PoolBuilder")
+            .field("threads", &self.threads)
+            .field("stack_size", &self.stack_size)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PoolBuilder {
+    /// Number of worker threads (default: the CPUs this process may use; see
+    /// [`default_threads`](crate::default_threads)).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
+        self
+    }
+
+    /// Names worker `i` with `name(i)` (default: `throttle-{i}`).
+    pub fn thread_name(mut self, name: impl Fn(usize) -> String + 'static) -> Self {
+        self.name = Some(Box::new(name));
+        self
+    }
+
+    /// Stack size of each worker in bytes (default: Rust's default for spawned threads).
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Whether to keep [`Stats`] (default: on; their cost is measured by `throttle-bench`).
+    pub fn stats(mut self, on: bool) -> Self {
+        self.stats = on;
+        self
+    }
+
+    /// Starts the threads.
+    ///
+    /// # Errors
+    /// Zero threads, more than 65 535 threads, or a thread the OS refuses to start.
+    pub fn build(self) -> Result<Pool, Error> {
+        let threads = match self.threads {
+            Some(n) => n,
+            None => crate::default_threads(),
+        };
+        if threads == 0 {
+            return Err(Error::zero_threads());
+        }
+        if threads > MAX_THREADS {
+            return Err(Error::too_many_threads(threads));
+        }
+        let registry = Arc::new(Registry::new(threads, self.stats));
+        let mut pool = Pool {
+            registry,
+            handles: Vec::with_capacity(threads),
+        };
+        for index in 0..threads {
+            let name = match &self.name {
+                Some(f) => f(index),
+                None => format!("throttle-{index}"),
+            };
+            let mut b = std::thread::Builder::new().name(name);
+            if let Some(size) = self.stack_size {
+                b = b.stack_size(size);
+            }
+            let registry = pool.registry.clone();
+            // On failure, `pool` drops here and stops the threads already started.
+            let handle = b
+                .spawn(move || worker_main(registry, index))
+                .map_err(Error::spawn)?;
+            pool.handles.push(handle);
+        }
+        Ok(pool)
+    }
+}
+
+thread_local! {
+    /// The parker of a thread that calls into pools from outside.
+    static OUTSIDE_PARKER: Arc<Parker> = Arc::new(Parker::for_current_thread());
+}
+
+/// Gives back an outside caller's run slot, also when its call unwinds.
+struct SlotGuard<'a>(&'a Registry);
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        self.0.sleep.release();
+    }
+}
+
+impl Pool {
+    /// A pool of `threads` worker threads.
+    ///
+    /// # Errors
+    /// See [`PoolBuilder::build`].
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(4).unwrap();
+    /// assert_eq!(pool.threads(), 4);
+    /// assert!(throttle::Pool::new(0).is_err());
+    /// ```
+    pub fn new(threads: usize) -> Result<Pool, Error> {
+        Pool::builder().threads(threads).build()
+    }
+
+    /// A builder for a pool with more options.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::builder()
+    ///     .threads(2)
+    ///     .thread_name(|i| format!("crunch-{i}"))
+    ///     .stats(false)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(pool.install(|| 6 * 7), 42);
+    /// ```
+    pub fn builder() -> PoolBuilder {
+        PoolBuilder {
+            threads: None,
+            name: None,
+            stack_size: None,
+            stats: true,
+        }
+    }
+
+    /// The number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.registry.threads()
+    }
+
+    /// Runs `op` with the calling thread as a participant of this pool (a run slot held), or, if
+    /// every slot is taken, hands `op` to the pool and sleeps until it is done.
+    fn in_pool<R, OP>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&Participant) -> R + Send,
+        R: Send,
+    {
+        let registry = &*self.registry;
+        let inside = Participant::with_current(|p| {
+            p.filter(|p| p.is_in(registry))
+                .map(|p| p as *const Participant)
+        });
+        if let Some(p) = inside {
+            // SAFETY: the current participant lives until its `enter` guard drops, which is
+            // after this call returns (it is further up this thread's stack).
+            return op(unsafe { &*p });
+        }
+        let parker = OUTSIDE_PARKER.with(|p| p.clone());
+        if registry.sleep.try_activate() {
+            let _slot = SlotGuard(registry);
+            let me = Participant::new(registry, None, parker);
+            let _current = me.enter();
+            me.begin_busy();
+            return op(&me);
+        }
+        // Every slot is busy: queue the whole call for the workers and sleep until it ran.
+        let job = StackJob::new(move || {
+            Participant::with_current(|p| op(p.expect("injected calls run on a worker")))
+        });
+        // SAFETY: the job is not published yet.
+        unsafe { job.latch.set_owner(parker) };
+        registry.publish(&registry.injector, job.as_job_ref());
+        job.latch.wait_asleep();
+        job.into_result()
+    }
+
+    /// Runs `op` inside the pool: `join`, `scope`, `for_range` and `map_reduce` called from `op`
+    /// use this pool. Returns `op`'s result; a panic in `op` is resumed here.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// let (a, b) = pool.install(|| throttle::join(|| 1, || 2));
+    /// assert_eq!(a + b, 3);
+    /// ```
+    pub fn install<R, OP>(&self, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        self.in_pool(|_| op())
+    }
+
+    /// Runs `a` and `b`, potentially in parallel, and returns both results.
+    ///
+    /// `a` runs on the calling thread; `b` runs there too unless another thread is hungry for
+    /// work, in which case it may be run by that thread. A panic in either is resumed here (after
+    /// both finished; `a`'s panic wins).
+    ///
+    /// # Examples
+    /// ```
+    /// fn fib(n: u64) -> u64 {
+    ///     if n < 2 { return n; }
+    ///     let (a, b) = throttle::join(|| fib(n - 1), || fib(n - 2));
+    ///     a + b
+    /// }
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// assert_eq!(pool.install(|| fib(20)), 6765);
+    /// ```
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.in_pool(|p| join_in(p, a, b))
+    }
+
+    /// Creates a [`Scope`] in which tasks can be spawned; returns when the body and all tasks
+    /// finished.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// let count = AtomicUsize::new(0);
+    /// pool.scope(|s| {
+    ///     for _ in 0..10 {
+    ///         s.spawn(|_| { count.fetch_add(1, Ordering::Relaxed); });
+    ///     }
+    /// });
+    /// assert_eq!(count.into_inner(), 10);
+    /// ```
+    pub fn scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        self.in_pool(|p| scope_in(p, op))
+    }
+
+    /// Calls `f(i)` for every `i` in `range`, in parallel, with automatic grain: the loop splits
+    /// only when another thread is hungry for work.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// let total = AtomicU64::new(0);
+    /// pool.for_range(0..100, |i| { total.fetch_add(i as u64, Ordering::Relaxed); });
+    /// assert_eq!(total.into_inner(), 4950);
+    /// ```
+    pub fn for_range<F>(&self, range: Range<usize>, f: F)
+    where
+        F: Fn(usize) + Sync + Send,
+    {
+        let block = auto_block(range.len(), self.threads());
+        self.in_pool(|p| for_range_in(p, range, block, &f))
+    }
+
+    /// Like [`for_range`](Pool::for_range), but splits eagerly into pieces of at most `grain`
+    /// indices (a `grain` of 0 is taken as 1).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// let calls = AtomicUsize::new(0);
+    /// pool.for_range_grain(0..64, 8, |_| { calls.fetch_add(1, Ordering::Relaxed); });
+    /// assert_eq!(calls.into_inner(), 64);
+    /// ```
+    pub fn for_range_grain<F>(&self, range: Range<usize>, grain: usize, f: F)
+    where
+        F: Fn(usize) + Sync + Send,
+    {
+        self.in_pool(|p| for_range_grain_in(p, range, grain.max(1), &f))
+    }
+
+    /// Maps every index of `range` with `map` and combines the results with `reduce`, in
+    /// parallel. `reduce` must be associative and `identity()` its neutral element; the order of
+    /// combination follows the range, so non-commutative reductions are fine.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// let s = pool.map_reduce(0..5, String::new, |i| i.to_string(), |a, b| a + &b);
+    /// assert_eq!(s, "01234");
+    /// ```
+    pub fn map_reduce<T, ID, M, RD>(&self, range: Range<usize>, identity: ID, map: M, reduce: RD) -> T
+    where
+        T: Send,
+        ID: Fn() -> T + Sync + Send,
+        M: Fn(usize) -> T + Sync + Send,
+        RD: Fn(T, T) -> T + Sync + Send,
+    {
+        let block = auto_block(range.len(), self.threads());
+        self.in_pool(|p| map_reduce_in(p, range, block, &identity, &map, &reduce))
+    }
+
+    /// Sets the live concurrency limit: at most `k` threads run this pool's tasks at any instant,
+    /// callers included. Threads above a lowered limit stop at their next task boundary or fork
+    /// and sleep; raising it wakes them at once.
+    ///
+    /// # Errors
+    /// `k` outside `1..=threads`.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(4).unwrap();
+    /// pool.set_concurrency(2).unwrap();
+    /// assert_eq!(pool.concurrency(), 2);
+    /// assert!(pool.set_concurrency(0).is_err());
+    /// assert!(pool.set_concurrency(5).is_err());
+    /// ```
+    pub fn set_concurrency(&self, k: usize) -> Result<(), Error> {
+        if k == 0 || k > self.threads() {
+            return Err(Error::concurrency(k, self.threads()));
+        }
+        let registry = &self.registry;
+        let before = registry.sleep.load().limit();
+        registry.sleep.set_limit(k);
+        if k > before && registry.has_queued() {
+            registry.publish_wake();
+        }
+        Ok(())
+    }
+
+    /// The current concurrency limit.
+    pub fn concurrency(&self) -> usize {
+        self.registry.sleep.load().limit()
+    }
+
+    /// What the pool did so far; see [`Stats`].
+    pub fn stats(&self) -> Stats {
+        self.registry.stats.snapshot()
+    }
+}
+
+impl fmt::Debug for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool")
+            .field("threads", &self.threads())
+            .field("concurrency", &self.concurrency())
+            .finish()
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.registry.terminate();
+        for h in self.handles.drain(..) {
+            // A worker never panics out of its loop (jobs catch their panics); if one did, the
+            // pool is going away anyway and the panic was already reported on stderr.
+            let _ = h.join();
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! The pool's shared heart: the workers' queues, the injector, the sleep/limit state, the
+//! counters, and the worker threads' main loop.
+
+use crate::job::JobRef;
+use crate::sleep::{Parker, Sleep, Wake};
+use crate::stats::{Collector, Counters};
+use crate::sync::{lock, Arc, AtomicUsize, Mutex, Ordering};
+use crate::worker::Participant;
+use crossbeam_utils::CachePadded;
+use std::collections::VecDeque;
+
+/// A queue of shared jobs. Shares are rare (a fork is shared only when a thread is hungry), so a
+/// short mutex is cheaper overall than a lock-free deque's fences on every fork; `len` lets
+/// thieves skip empty queues without locking.
+#[derive(Debug, Default)]
+pub(crate) struct SharedQueue {
+    jobs: Mutex<VecDeque<JobRef>>,
+    len: AtomicUsize,
+}
+
+impl SharedQueue {
+    /// True if the queue looks empty (a relaxed hint; the lock decides).
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len.load(Ordering::Relaxed) == 0
+    }
+
+    fn push_back(&self, job: JobRef) {
+        let mut q = lock(&self.jobs);
+        q.push_back(job);
+        self.len.store(q.len(), Ordering::Relaxed);
+    }
+
+    fn pop(&self, back: bool) -> Option<JobRef> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut q = lock(&self.jobs);
+        let job = if back { q.pop_back() } else { q.pop_front() };
+        self.len.store(q.len(), Ordering::Relaxed);
+        job
+    }
+
+    /// Removes `job` if it is still queued (its owner takes it back). Searches from the back,
+    /// where a fork's owner's most recent share sits.
+    fn remove(&self, job: JobRef) -> bool {
+        let mut q = lock(&self.jobs);
+        match q.iter().rposition(|j| *j == job) {
+            Some(pos) => {
+                q.remove(pos);
+                self.len.store(q.len(), Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Everything the pool's threads share.
+#[derive(Debug)]
+pub(crate) struct Registry {
+    pub(crate) sleep: Sleep,
+    /// One queue per worker: the forks it shared and the jobs spawned on it.
+    queues: Box<[CachePadded<SharedQueue>]>,
+    /// Shares of callers from outside the pool, and injected calls.
+    pub(crate) injector: CachePadded<SharedQueue>,
+    /// Jobs in all queues. SeqCst RMWs here are one half of the no-lost-wake-up handshake
+    /// (the other half is the state word in `sleep`); see sleep/README.md.
+    queued: CachePadded<AtomicUsize>,
+    pub(crate) stats: Collector,
+    threads: usize,
+}
+
+impl Registry {
+    pub(crate) fn new(threads: usize, stats: bool) -> Registry {
+        Registry {
+            sleep: Sleep::new(threads),
+            queues: (0..threads).map(|_| CachePadded::default()).collect(),
+            injector: CachePadded::default(),
+            queued: CachePadded::new(AtomicUsize::new(0)),
+            stats: Collector::new(threads, stats),
+            threads,
+        }
+    }
+
+    pub(crate) fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The queue a participant shares into: its own, or the injector for outside callers.
+    pub(crate) fn queue_of(&self, index: Option<usize>) -> &SharedQueue {
+        match index {
+            Some(i) => &self.queues[i],
+            None => &self.injector,
+        }
+    }
+
+    /// Publishes `job` in `queue` and wakes a sleeper if nobody would otherwise see it.
+    pub(crate) fn publish(&self, queue: &SharedQueue, job: JobRef) {
+        queue.push_back(job);
+        // SeqCst: pairs with the state-word RMW in `Sleep::sleep_idle` followed by its SeqCst
+        // re-check of `queued` (see README: either we see the sleeper, or it sees our job).
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        if self.sleep.notify_work() && self.stats.enabled {
+            Counters::add(&self.stats.outside.wakeups, 1);
+        }
+    }
+
+    /// Takes `job` back from `queue` if no thief has taken it yet.
+    pub(crate) fn take_back(&self, queue: &SharedQueue, job: JobRef) -> bool {
+        let removed = queue.remove(job);
+        if removed {
+            self.queued.fetch_sub(1, Ordering::SeqCst);
+        }
+        removed
+    }
+
+    /// True if any queue holds a job.
+    pub(crate) fn has_queued(&self) -> bool {
+        self.queued.load(Ordering::SeqCst) > 0
+    }
+
+    /// Finds a job: the thread's own queue (newest first), then the injector and the other
+    /// workers' queues (oldest first: the largest pieces), starting at a pseudo-random victim.
+    /// Returns the job and whether it was stolen from someone else.
+    pub(crate) fn find_work(&self, me: Option<usize>, seed: u64) -> Option<(JobRef, bool)> {
+        if !self.has_queued() {
+            return None;
+        }
+        let found = |job: Option<JobRef>| {
+            job.inspect(|_| {
+                self.queued.fetch_sub(1, Ordering::SeqCst);
+            })
+        };
+        if let Some(i) = me {
+            if let Some(job) = found(self.queues[i].pop(true)) {
+                return Some((job, false));
+            }
+        }
+        let n = self.queues.len();
+        let start = (seed % (n as u64 + 1)) as usize;
+        for k in 0..=n {
+            let v = (start + k) % (n + 1);
+            let queue = if v == n {
+                &*self.injector
+            } else if Some(v) == me {
+                continue;
+            } else {
+                &*self.queues[v]
+            };
+            if let Some(job) = found(queue.pop(false)) {
+                return Some((job, true));
+            }
+        }
+        None
+    }
+
+    /// Shutdown: wake everyone so they exit.
+    pub(crate) fn terminate(&self) {
+        self.sleep.wake_all_for_exit();
+    }
+}
+
+/// Rounds of searching before a worker sleeps. Each round waits `2^min(round, 7)` spin hints,
+/// about 60–100 µs in all here: long enough to catch the next frame of a game loop or the next
+/// fork of a running computation, short enough that an idle pool's cost stays near zero.
+const SEARCH_ROUNDS: u32 = 48;
+
+/// The main loop of worker `index`.
+pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
+    let parker = Arc::new(Parker::for_current_thread());
+    let me = Participant::new(&registry, Some(index), parker.clone());
+    let _current = me.enter();
+    let sleep = &registry.sleep;
+    let mut searching = sleep.try_activate_searching();
+    loop {
+        if !searching {
+            match me.sleep_idle_without_slot() {
+                Wake::Searching => searching = true,
+                Wake::Exit => return,
+            }
+        }
+        match me.search(SEARCH_ROUNDS) {
+            Some((job, stolen)) => {
+                let before = sleep.transition_from_searching();
+                if before.searching() == 1 && registry.has_queued() {
+                    // We were the last searcher and more work waits: pass the baton.
+                    registry.publish_wake();
+                }
+                if sleep.over_limit() {
+                    // The limit fell while we searched: wait for a slot with the job in hand.
+                    me.pause_for_limit();
+                }
+                me.execute_found(job, stolen);
+                if sleep.over_limit() && sleep.yield_if_over_limit() {
+                    searching = false;
+                    continue;
+                }
+                sleep.transition_to_searching();
+            }
+            None => match me.sleep_idle() {
+                Wake::Searching => {}
+                Wake::Exit => return,
+            },
+        }
+    }
+}
+
+impl Registry {
+    /// Wakes one sleeper for work that is already queued.
+    pub(crate) fn publish_wake(&self) {
+        if self.sleep.notify_work() && self.stats.enabled {
+            Counters::add(&self.stats.outside.wakeups, 1);
+        }
+    }
+}

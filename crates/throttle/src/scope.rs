@@ -1,0 +1,123 @@
+//! `scope`: spawn any number of tasks that may borrow from the caller; wait for all at the end.
+
+use crate::job::HeapJob;
+use crate::latch::JobLatch;
+use crate::registry::Registry;
+use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
+use crate::worker::Participant;
+use std::any::Any;
+use std::marker::PhantomData;
+use std::panic::{self, AssertUnwindSafe};
+
+/// A scope in which tasks can be spawned; see [`scope`](crate::scope) and
+/// [`Pool::scope`](crate::Pool::scope).
+///
+/// Every task spawned in the scope has finished when the scope call returns. A panic in the scope
+/// body or in any task is resumed by the scope call after all tasks finished.
+pub struct Scope<'scope> {
+    registry: *const Registry,
+    /// Tasks not yet finished, plus one for the scope body.
+    pending: AtomicUsize,
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+    latch: JobLatch,
+    /// Invariant in `'scope`, like rayon's: spawned closures may borrow exactly `'scope`.
+    _marker: PhantomData<fn(&'scope ()) -> &'scope ()>,
+}
+
+// SAFETY: [1] `registry` points at the pool's registry, which outlives the scope (the scope call
+// borrows the pool, or runs on one of its workers); [2] `pending` and `panic` are thread-safe;
+// [3] the latch is set exactly once, by whoever finishes the last task, which is the access
+// pattern `JobLatch` is made for.
+unsafe impl Send for Scope<'_> {}
+// SAFETY: as for Send: all shared access goes through atomics, a mutex, or the latch protocol.
+unsafe impl Sync for Scope<'_> {}
+
+/// A `Send` wrapper for the scope pointer captured by spawned jobs.
+struct ScopePtr<'scope>(*const Scope<'scope>);
+// SAFETY: `Scope` is Sync, so sharing a pointer to it across threads is fine; the scope outlives
+// every job (it waits for `pending` to reach zero).
+unsafe impl Send for ScopePtr<'_> {}
+
+impl<'scope> Scope<'scope> {
+    /// Spawns `task` into the scope. It may run on any thread of the pool, and may spawn more.
+    ///
+    /// # Examples
+    /// ```
+    /// let mut parts = vec![0u64; 4];
+    /// throttle::scope(|s| {
+    ///     for (i, part) in parts.iter_mut().enumerate() {
+    ///         s.spawn(move |_| *part = (i as u64 + 1) * 10);
+    ///     }
+    /// });
+    /// assert_eq!(parts, [10, 20, 30, 40]);
+    /// ```
+    pub fn spawn<F>(&self, task: F)
+    where
+        F: FnOnce(&Scope<'scope>) + Send + 'scope,
+    {
+        self.pending.fetch_add(1, Ordering::Relaxed);
+        let ptr = ScopePtr(self);
+        let run = move || {
+            let ptr = ptr;
+            // SAFETY: the scope is alive until `pending` reaches zero, which needs this job's
+            // `job_done` below.
+            let scope = unsafe { &*ptr.0 };
+            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| task(scope))) {
+                scope.record_panic(p);
+            }
+            scope.job_done();
+        };
+        // SAFETY: [1] `run` borrows only `'scope` data, and the scope call does not return before
+        // every spawned job ran (`pending`); [2] a published job is run exactly once by whoever
+        // takes it out of a queue.
+        let job = unsafe { HeapJob::into_job_ref(run) };
+        // SAFETY: see the `Send` impl: the registry outlives the scope.
+        let registry = unsafe { &*self.registry };
+        Participant::with_current(|p| match p {
+            Some(p) if p.is_in(registry) => p.publish(job),
+            _ => registry.publish(&registry.injector, job),
+        });
+    }
+
+    fn record_panic(&self, payload: Box<dyn Any + Send>) {
+        let mut slot = lock(&self.panic);
+        if slot.is_none() {
+            *slot = Some(payload);
+        }
+    }
+
+    fn job_done(&self) {
+        // AcqRel: the last finisher sees every other task's writes before it sets the latch,
+        // which publishes them to the scope's owner.
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // SAFETY: set exactly once (pending hits zero once); nothing of the scope is touched
+            // after this call.
+            unsafe { JobLatch::set(&self.latch) };
+        }
+    }
+}
+
+pub(crate) fn scope_in<'scope, F, R>(p: &Participant, body: F) -> R
+where
+    F: FnOnce(&Scope<'scope>) -> R,
+{
+    let scope = Scope {
+        registry: p.registry(),
+        pending: AtomicUsize::new(1),
+        panic: Mutex::new(None),
+        latch: JobLatch::new(),
+        _marker: PhantomData,
+    };
+    // SAFETY: nothing has been published yet.
+    unsafe { scope.latch.set_owner(p.parker().clone()) };
+    let result = panic::catch_unwind(AssertUnwindSafe(|| body(&scope)));
+    scope.job_done();
+    p.wait_until(&scope.latch);
+    if let Some(payload) = lock(&scope.panic).take() {
+        panic::resume_unwind(payload);
+    }
+    match result {
+        Ok(r) => r,
+        Err(payload) => panic::resume_unwind(payload),
+    }
+}

@@ -1,0 +1,299 @@
+//! Who runs, who searches, who sleeps: the concurrency limit and the sleep/wake protocol.
+//!
+//! The protocol and the proof sketch of why no wake-up and no slot is ever lost are in
+//! [`README.md`](https://example.invalid/throttle/crates/throttle/src/sleep/README.md) beside this
+//! file. In short:
+//!
+//! - A thread runs pool code only while it holds a *run slot*; slots are taken only while
+//!   `active < limit` ([`Sleep::try_activate`]). Threads over the limit give their slot back at the
+//!   next task boundary and wait in the *limit queue* (FIFO), which is served first whenever a slot
+//!   frees up ([`Sleep::release`]).
+//! - Idle workers search briefly, then give back their slot and sleep in the *idle list*
+//!   ([`Sleep::sleep_idle`]). Whoever publishes work calls [`Sleep::notify_work`], which wakes one
+//!   sleeper only if nobody is searching and a slot is free: the empty → non-empty edge, never a herd.
+//! - A waker moves the sleeper's counts in the state word *for* it (sleeping → searching + active)
+//!   under the idle-list lock, so the counts never lie about who can run.
+
+mod parker;
+pub(crate) mod state;
+
+pub(crate) use parker::Parker;
+use state::{State, ONE_ACTIVE, ONE_SEARCHING, ONE_SLEEPING};
+
+use crate::sync::{lock, Arc, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crossbeam_utils::CachePadded;
+use std::collections::VecDeque;
+
+/// How an idle sleep ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wake {
+    /// Woken with a run slot and counted as searching.
+    Searching,
+    /// Woken for shutdown: holds no slot.
+    Exit,
+}
+
+/// The shared state of the limit and of sleeping workers.
+#[derive(Debug)]
+pub(crate) struct Sleep {
+    /// The packed [`State`]: limit, active, searching, sleeping. Padded: every fork reads it.
+    state: CachePadded<AtomicU64>,
+    /// Idle workers, most recently asleep last (woken first: its cache is warmest).
+    idle: Mutex<Vec<Arc<Parker>>>,
+    /// Threads that have work in hand but no slot, in arrival order.
+    limit_queue: Mutex<VecDeque<Arc<Parker>>>,
+    /// Length of `limit_queue`, readable without its lock.
+    limit_waiting: AtomicUsize,
+    /// Set once at shutdown; read under the idle lock.
+    exiting: Mutex<bool>,
+}
+
+impl Sleep {
+    /// A fresh protocol state with `limit` slots.
+    pub(crate) fn new(limit: usize) -> Sleep {
+        Sleep {
+            state: CachePadded::new(AtomicU64::new(State::with_limit(limit).0)),
+            idle: Mutex::new(Vec::new()),
+            limit_queue: Mutex::new(VecDeque::new()),
+            limit_waiting: AtomicUsize::new(0),
+            exiting: Mutex::new(false),
+        }
+    }
+
+    /// A relaxed snapshot, for fast-path decisions that a slow path re-checks.
+    #[inline]
+    pub(crate) fn load(&self) -> State {
+        State(self.state.load(Ordering::Relaxed))
+    }
+
+    /// Applies `f` to the state until it succeeds; `f` returns `None` to give up.
+    fn update(&self, mut f: impl FnMut(State) -> Option<State>) -> Result<State, State> {
+        let mut cur = State(self.state.load(Ordering::SeqCst));
+        loop {
+            let Some(next) = f(cur) else {
+                return Err(cur);
+            };
+            // SeqCst: the state word takes part in the Dekker-style handshakes described in
+            // README.md (with `queued` in the registry and `limit_waiting` here).
+            match self.state.compare_exchange_weak(
+                cur.0,
+                next.0,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return Ok(cur),
+                Err(actual) => cur = State(actual),
+            }
+        }
+    }
+
+    /// Takes a run slot if one is free (`active < limit`). For a thread about to run its own work.
+    pub(crate) fn try_activate(&self) -> bool {
+        self.update(|s| s.has_free_slot().then_some(State(s.0 + ONE_ACTIVE)))
+            .is_ok()
+    }
+
+    /// Takes a run slot and starts searching, if a slot is free. For a worker looking for work.
+    pub(crate) fn try_activate_searching(&self) -> bool {
+        self.update(|s| {
+            s.has_free_slot()
+                .then_some(State(s.0 + ONE_ACTIVE + ONE_SEARCHING))
+        })
+        .is_ok()
+    }
+
+    /// A searcher found work. Returns the state before the change.
+    pub(crate) fn transition_from_searching(&self) -> State {
+        State(self.state.fetch_sub(ONE_SEARCHING, Ordering::SeqCst))
+    }
+
+    /// A worker finished a job and searches again (keeping its slot).
+    pub(crate) fn transition_to_searching(&self) {
+        self.state.fetch_add(ONE_SEARCHING, Ordering::SeqCst);
+    }
+
+    /// A searcher gives back its slot without sleeping (it goes to the limit queue instead).
+    pub(crate) fn release_searching(&self) {
+        self.state
+            .fetch_sub(ONE_ACTIVE + ONE_SEARCHING, Ordering::SeqCst);
+        self.serve_limit_queue();
+    }
+
+    /// Gives back a run slot, handing it to the oldest thread in the limit queue if any.
+    pub(crate) fn release(&self) {
+        self.state.fetch_sub(ONE_ACTIVE, Ordering::SeqCst);
+        self.serve_limit_queue();
+    }
+
+    /// True when more threads hold slots than the limit allows (the limit was lowered).
+    #[inline]
+    pub(crate) fn over_limit(&self) -> bool {
+        let s = self.load();
+        s.active() > s.limit()
+    }
+
+    /// Gives back the caller's slot if the pool is over its limit. Returns true if it did; the
+    /// caller must then get a slot again (e.g. [`Sleep::wait_for_slot`]) before running pool code.
+    pub(crate) fn yield_if_over_limit(&self) -> bool {
+        let gave_up = self
+            .update(|s| (s.active() > s.limit()).then_some(State(s.0 - ONE_ACTIVE)))
+            .is_ok();
+        if gave_up {
+            self.serve_limit_queue();
+        }
+        gave_up
+    }
+
+    /// Blocks until the caller holds a run slot. Slots free up in FIFO order of the waiters.
+    /// Returns true if the caller had to wait.
+    pub(crate) fn wait_for_slot(&self, me: &Arc<Parker>) -> bool {
+        if self.try_activate() {
+            return false;
+        }
+        {
+            let mut queue = lock(&self.limit_queue);
+            me.prepare();
+            queue.push_back(me.clone());
+            // SeqCst pairs with the SeqCst load in `serve_limit_queue`: either the releaser sees
+            // us queued, or our `try_activate` below sees its freed slot.
+            self.limit_waiting.fetch_add(1, Ordering::SeqCst);
+        }
+        if self.try_activate() {
+            let mut queue = lock(&self.limit_queue);
+            if let Some(pos) = queue.iter().position(|p| Arc::ptr_eq(p, me)) {
+                queue.remove(pos);
+                self.limit_waiting.fetch_sub(1, Ordering::SeqCst);
+                return true;
+            }
+            drop(queue);
+            // A releaser dequeued us and took a slot on our behalf too: keep one, return one.
+            me.wait();
+            self.release();
+            return true;
+        }
+        me.wait();
+        true
+    }
+
+    /// Hands free slots to queued limit waiters, oldest first.
+    fn serve_limit_queue(&self) {
+        while self.limit_waiting.load(Ordering::SeqCst) > 0 {
+            let mut queue = lock(&self.limit_queue);
+            if queue.is_empty() || !self.try_activate() {
+                return;
+            }
+            let waiter = queue.pop_front().expect("checked non-empty under the lock");
+            self.limit_waiting.fetch_sub(1, Ordering::SeqCst);
+            drop(queue);
+            waiter.wake();
+        }
+    }
+
+    /// Changes the limit. Raising it hands the new slots to queued limit waiters at once; waking
+    /// idle workers for queued work is the caller's job ([`Sleep::notify_work`]).
+    pub(crate) fn set_limit(&self, limit: usize) {
+        let _ = self.update(|s| Some(s.with_new_limit(limit)));
+        self.serve_limit_queue();
+    }
+
+    /// Called by whoever just published work (after making it visible with a SeqCst RMW on the
+    /// registry's `queued` counter): wakes one idle worker if nobody searches and a slot is free.
+    /// Returns true if it woke one.
+    pub(crate) fn notify_work(&self) -> bool {
+        let s = State(self.state.load(Ordering::SeqCst));
+        if s.searching() == 0 && s.sleeping() > 0 && s.has_free_slot() {
+            return self.wake_one_idle();
+        }
+        false
+    }
+
+    /// Wakes the most recently idle worker, moving it to searching with a slot. False if none is
+    /// asleep or no slot is free.
+    fn wake_one_idle(&self) -> bool {
+        let mut idle = lock(&self.idle);
+        if idle.is_empty() {
+            return false;
+        }
+        let moved = self.update(|s| {
+            (s.has_free_slot() && s.sleeping() > 0)
+                .then_some(State(s.0 - ONE_SLEEPING + ONE_ACTIVE + ONE_SEARCHING))
+        });
+        if moved.is_err() {
+            return false;
+        }
+        let sleeper = idle.pop().expect("checked non-empty under the lock");
+        drop(idle);
+        sleeper.wake();
+        true
+    }
+
+    /// A searching worker that found nothing gives back its slot and sleeps until woken.
+    ///
+    /// `has_work` is re-checked after the worker is counted as sleeping (the other half of the
+    /// handshake with [`Sleep::notify_work`]); if it finds work and a slot is free, the worker
+    /// takes itself back out at once.
+    ///
+    /// `searching` says whether the caller holds a slot and is counted as searching (a worker
+    /// that found nothing) or holds nothing (a worker that just started or yielded to the limit).
+    pub(crate) fn sleep_idle(
+        &self,
+        me: &Arc<Parker>,
+        searching: bool,
+        has_work: impl Fn() -> bool,
+    ) -> Wake {
+        {
+            let mut idle = lock(&self.idle);
+            if *lock(&self.exiting) {
+                drop(idle);
+                if searching {
+                    self.release_searching();
+                }
+                return Wake::Exit;
+            }
+            me.prepare();
+            idle.push(me.clone());
+            let delta = if searching {
+                ONE_SLEEPING.wrapping_sub(ONE_SEARCHING + ONE_ACTIVE)
+            } else {
+                ONE_SLEEPING
+            };
+            // SeqCst: this RMW, then the SeqCst load of the registry's `queued` in `has_work`,
+            // is the sleeper's half of the handshake with `notify_work` (README.md, step 3).
+            self.state.fetch_add(delta, Ordering::SeqCst);
+        }
+        if searching {
+            self.serve_limit_queue();
+        }
+        if has_work() {
+            let mut idle = lock(&self.idle);
+            if let Some(pos) = idle.iter().position(|p| Arc::ptr_eq(p, me)) {
+                let back = self.update(|s| {
+                    s.has_free_slot()
+                        .then_some(State(s.0 - ONE_SLEEPING + ONE_ACTIVE + ONE_SEARCHING))
+                });
+                if back.is_ok() {
+                    idle.remove(pos);
+                    return Wake::Searching;
+                }
+                // No slot: the slot holders will find the work when they next search.
+            }
+        }
+        me.wait();
+        if *lock(&self.exiting) {
+            Wake::Exit
+        } else {
+            Wake::Searching
+        }
+    }
+
+    /// Shutdown: wakes every idle worker with [`Wake::Exit`]; later sleepers return at once.
+    pub(crate) fn wake_all_for_exit(&self) {
+        let mut idle = lock(&self.idle);
+        *lock(&self.exiting) = true;
+        let n = idle.len() as u64;
+        self.state.fetch_sub(n * ONE_SLEEPING, Ordering::SeqCst);
+        for p in idle.drain(..) {
+            p.wake();
+        }
+    }
+}

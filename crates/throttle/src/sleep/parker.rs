@@ -1,0 +1,52 @@
+//! A per-thread wait flag: the handle a thread sleeps on and another thread wakes it through.
+
+use crate::sync::{current_thread, park, AtomicBool, Ordering, Thread};
+
+/// One thread's "I am waiting to be handed something" flag plus its OS thread handle.
+///
+/// The protocol is always: the waiter calls [`Parker::prepare`] while it registers itself in some
+/// list (under that list's lock), then [`Parker::wait`]; a waker removes it from the list (under the
+/// same lock) and calls [`Parker::wake`]. `wake` before `wait` is not lost: the flag is already clear
+/// and `wait` returns at once. Spurious OS wake-ups are absorbed by the loop on the flag, and a stale
+/// OS unpark token only makes some later `park` return early, which every loop here tolerates.
+#[derive(Debug)]
+pub(crate) struct Parker {
+    waiting: AtomicBool,
+    thread: Thread,
+}
+
+impl Parker {
+    /// A parker for the calling thread.
+    pub(crate) fn for_current_thread() -> Parker {
+        Parker {
+            waiting: AtomicBool::new(false),
+            thread: current_thread(),
+        }
+    }
+
+    /// Marks the owner as waiting. Call while registering in a wait list, before releasing its lock.
+    pub(crate) fn prepare(&self) {
+        self.waiting.store(true, Ordering::Relaxed);
+    }
+
+    /// Sleeps until a waker has called [`Parker::wake`] since the last [`Parker::prepare`].
+    pub(crate) fn wait(&self) {
+        // Acquire pairs with the Release store in `wake`: what the waker did for us before waking
+        // us (a slot transferred in the state word) happens-before our return.
+        while self.waiting.load(Ordering::Acquire) {
+            park();
+        }
+    }
+
+    /// Hands the wake-up to the owner.
+    pub(crate) fn wake(&self) {
+        // Release pairs with the Acquire load in `wait`.
+        self.waiting.store(false, Ordering::Release);
+        self.thread.unpark();
+    }
+
+    /// Unparks the owner thread without touching the flag (for latches, which carry their own state).
+    pub(crate) fn unpark_thread(&self) {
+        self.thread.unpark();
+    }
+}

@@ -1,0 +1,373 @@
+//! A participant: a thread taking part in a pool's work, either one of its workers or a caller
+//! from outside that runs its own call and helps while it waits.
+//!
+//! Each participant keeps its pending fork halves in a private stack (`frames`). A fork costs a
+//! push and a pop there, plus one relaxed load of the pool's state word. Only when that word says
+//! a thread is hungry (searching, or asleep beside a free slot) does the participant *share* its
+//! oldest private fork, the biggest piece of work it has, by moving it to its shared queue. This
+//! is the lazy, demand-driven cousin of heartbeat scheduling (chili, spice): forks are private by
+//! default and become public on demand, so ordinary recursion needs no sequential cutoff.
+
+use crate::job::JobRef;
+use crate::latch::JobLatch;
+use crate::registry::{Registry, SharedQueue};
+use crate::sleep::{Parker, Wake};
+use crate::stats::Counters;
+use crate::sync::Arc;
+use std::cell::{Cell, UnsafeCell};
+use std::ptr;
+use std::time::Instant;
+
+/// A private fork: the job and its latch (the job's first field, see `StackJob`).
+#[derive(Clone, Copy)]
+pub(crate) struct Frame {
+    pub(crate) job: JobRef,
+    pub(crate) latch: *const JobLatch,
+}
+
+thread_local! {
+    static CURRENT: Cell<*const Participant> = const { Cell::new(ptr::null()) };
+}
+
+/// A thread's membership in one pool.
+pub(crate) struct Participant {
+    registry: *const Registry,
+    index: Option<usize>,
+    parker: Arc<Parker>,
+    frames: UnsafeCell<Vec<Frame>>,
+    /// Frames `[0, shared)` have been moved to the shared queue.
+    shared: Cell<usize>,
+    /// Tasks run inline since the last flush to the counters.
+    inline_tasks: Cell<u64>,
+    busy_since: Cell<Option<Instant>>,
+    seed: Cell<u64>,
+}
+
+/// Restores the previous current participant when dropped.
+pub(crate) struct EnterGuard {
+    prev: *const Participant,
+}
+
+impl Drop for EnterGuard {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.prev));
+    }
+}
+
+impl Participant {
+    /// A participant of `registry`, which must outlive it.
+    pub(crate) fn new(registry: &Registry, index: Option<usize>, parker: Arc<Parker>) -> Self {
+        Participant {
+            registry,
+            index,
+            parker,
+            frames: UnsafeCell::new(Vec::with_capacity(64)),
+            shared: Cell::new(0),
+            inline_tasks: Cell::new(0),
+            busy_since: Cell::new(None),
+            seed: Cell::new(0x9E37_79B9_7F4A_7C15 ^ index.map_or(0, |i| i as u64 + 1)),
+        }
+    }
+
+    /// Makes `self` the thread's current participant until the guard drops.
+    pub(crate) fn enter(&self) -> EnterGuard {
+        EnterGuard {
+            prev: CURRENT.with(|c| c.replace(self)),
+        }
+    }
+
+    /// The thread's current participant, if it takes part in some pool.
+    #[inline(always)]
+    pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Participant>) -> R) -> R {
+        let p = CURRENT.with(|c| c.get());
+        // SAFETY: CURRENT only ever holds a participant between `enter` and the guard's drop,
+        // and the participant outlives its guard (both live in the same stack frame, the
+        // participant declared first).
+        f(unsafe { p.as_ref() })
+    }
+
+    #[inline]
+    pub(crate) fn registry(&self) -> &Registry {
+        // SAFETY: a participant never outlives its registry: workers hold an `Arc<Registry>` for
+        // their whole life, outside callers borrow the `Pool` for the call.
+        unsafe { &*self.registry }
+    }
+
+    pub(crate) fn is_in(&self, registry: &Registry) -> bool {
+        ptr::eq(self.registry, registry)
+    }
+
+    fn queue(&self) -> &SharedQueue {
+        self.registry().queue_of(self.index)
+    }
+
+    fn counters(&self) -> &Counters {
+        self.registry().stats.counters(self.index)
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    #[inline]
+    fn frames(&self) -> &mut Vec<Frame> {
+        // SAFETY: `frames` is touched only by the owning thread (the participant is !Sync by its
+        // Cell fields and is reached only through the thread-local CURRENT or the stack frame
+        // that created it), and no reference returned here is held across a call that could
+        // re-enter: callers use it for one push/pop/index and drop it.
+        unsafe { &mut *self.frames.get() }
+    }
+
+    /// Pushes a private fork; returns its index.
+    #[inline(always)]
+    pub(crate) fn push_frame(&self, frame: Frame) -> usize {
+        let frames = self.frames();
+        frames.push(frame);
+        frames.len() - 1
+    }
+
+    /// Pops the fork at `index` (the top). Returns true if it had been shared.
+    #[inline(always)]
+    pub(crate) fn pop_frame(&self, index: usize) -> bool {
+        let frames = self.frames();
+        debug_assert_eq!(frames.len(), index + 1, "forks are popped in LIFO order");
+        frames.truncate(index);
+        if index < self.shared.get() {
+            self.shared.set(index);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Counts one task run inline.
+    #[inline(always)]
+    pub(crate) fn count_inline_task(&self) {
+        self.inline_tasks.set(self.inline_tasks.get() + 1);
+    }
+
+    /// Called at every fork and at loop boundaries: one relaxed load, and the slow path only
+    /// when a thread is hungry or the pool is over its limit.
+    #[inline(always)]
+    pub(crate) fn poll(&self) {
+        if self.registry().sleep.load().wants_attention() {
+            self.poll_slow();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn poll_slow(&self) {
+        let s = self.registry().sleep.load();
+        if s.active() > s.limit() {
+            self.pause_for_limit();
+        } else if self.queue().is_empty() {
+            self.share_oldest();
+        }
+    }
+
+    /// Moves the oldest private fork to the shared queue. Returns false if there is none.
+    fn share_oldest(&self) -> bool {
+        let i = self.shared.get();
+        let Some(frame) = self.frames().get(i).copied() else {
+            return false;
+        };
+        // SAFETY: the frame's job is live (its owner, below us on this stack, is waiting in
+        // `join` for it) and not yet published, so we may record its owner.
+        unsafe { (*frame.latch).set_owner(self.parker.clone()) };
+        self.shared.set(i + 1);
+        if self.registry().stats.enabled {
+            Counters::add(&self.counters().shared, 1);
+        }
+        self.registry().publish(self.queue(), frame.job);
+        true
+    }
+
+    /// Gives up this thread's slot while the pool is over its limit. Before it waits, it shares
+    /// all its private forks so the threads that keep running can take them.
+    pub(crate) fn pause_for_limit(&self) {
+        while self.share_oldest() {}
+        let sleep = &self.registry().sleep;
+        if sleep.yield_if_over_limit() {
+            self.end_busy();
+            let t0 = Instant::now();
+            sleep.wait_for_slot(&self.parker);
+            self.add_limit_wait(t0);
+            self.begin_busy();
+        }
+    }
+
+    fn add_limit_wait(&self, since: Instant) {
+        if self.registry().stats.enabled {
+            Counters::add(
+                &self.counters().limit_wait_ns,
+                since.elapsed().as_nanos() as u64,
+            );
+        }
+    }
+
+    /// Takes a shared fork back if no thief has it yet.
+    pub(crate) fn take_back(&self, job: JobRef) -> bool {
+        self.registry().take_back(self.queue(), job)
+    }
+
+    /// Publishes a heap job (a scope spawn) in this participant's queue.
+    pub(crate) fn publish(&self, job: JobRef) {
+        self.registry().publish(self.queue(), job);
+    }
+
+    fn next_seed(&self) -> u64 {
+        // xorshift64: cheap victim selection, no shared state.
+        let mut x = self.seed.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.seed.set(x);
+        x
+    }
+
+    /// Looks for work for up to `rounds` rounds of growing spins.
+    pub(crate) fn search(&self, rounds: u32) -> Option<(JobRef, bool)> {
+        let registry = self.registry();
+        for round in 0..rounds {
+            if let Some(found) = registry.find_work(self.index, self.next_seed()) {
+                return Some(found);
+            }
+            for _ in 0..(1u32 << round.min(7)) {
+                std::hint::spin_loop();
+            }
+        }
+        None
+    }
+
+    /// Runs a job found in a queue, with the bookkeeping of a task boundary.
+    pub(crate) fn execute_found(&self, job: JobRef, stolen: bool) {
+        let enabled = self.registry().stats.enabled;
+        if enabled {
+            let c = self.counters();
+            Counters::add(&c.tasks, 1);
+            if stolen {
+                Counters::add(&c.steals, 1);
+            }
+        }
+        let track = self.index.is_some();
+        if track {
+            self.begin_busy();
+        }
+        // SAFETY: the job came out of a queue, so it was published and not yet run; taking it
+        // out of the queue (under its lock) made us its only runner.
+        unsafe { job.execute() };
+        if track {
+            self.end_busy();
+        }
+    }
+
+    /// Waits until `latch` is set, running other work meanwhile. Holds a run slot on entry and
+    /// on return; gives it back while asleep.
+    pub(crate) fn wait_until(&self, latch: &JobLatch) {
+        const HELP_ROUNDS: u32 = 24;
+        let registry = self.registry();
+        while !latch.probe() {
+            let mut found = None;
+            for round in 0..HELP_ROUNDS {
+                if latch.probe() {
+                    return;
+                }
+                found = registry.find_work(self.index, self.next_seed());
+                if found.is_some() {
+                    break;
+                }
+                for _ in 0..(1u32 << round.min(6)) {
+                    std::hint::spin_loop();
+                }
+            }
+            if let Some((job, stolen)) = found {
+                // A task boundary: honour a lowered limit before running more.
+                if registry.sleep.over_limit() {
+                    self.pause_for_limit();
+                }
+                self.flush();
+                self.execute_found_while_waiting(job, stolen);
+                continue;
+            }
+            // Nothing to help with: sleep until the latch is set, without a slot.
+            self.end_busy();
+            registry.sleep.release();
+            latch.wait_asleep();
+            let t0 = Instant::now();
+            if registry.sleep.wait_for_slot(&self.parker) {
+                self.add_limit_wait(t0);
+            }
+            self.begin_busy();
+        }
+    }
+
+    fn execute_found_while_waiting(&self, job: JobRef, stolen: bool) {
+        if self.registry().stats.enabled {
+            let c = self.counters();
+            Counters::add(&c.tasks, 1);
+            if stolen {
+                Counters::add(&c.steals, 1);
+            }
+        }
+        // SAFETY: as in `execute_found`.
+        unsafe { job.execute() };
+    }
+
+    /// Starts a stretch of busy time (stats).
+    pub(crate) fn begin_busy(&self) {
+        if self.registry().stats.enabled && self.busy_since.get().is_none() {
+            self.busy_since
+                .set(Some(self.registry().stats.busy_changed(1)));
+        }
+    }
+
+    /// Ends a stretch of busy time (stats).
+    pub(crate) fn end_busy(&self) {
+        if let Some(since) = self.busy_since.take() {
+            let now = self.registry().stats.busy_changed(-1);
+            Counters::add(
+                &self.counters().busy_ns,
+                now.saturating_duration_since(since).as_nanos() as u64,
+            );
+        }
+    }
+
+    /// Moves the inline task count to the shared counters.
+    pub(crate) fn flush(&self) {
+        let n = self.inline_tasks.replace(0);
+        if n > 0 && self.registry().stats.enabled {
+            Counters::add(&self.counters().tasks, n);
+        }
+    }
+
+    /// Sleeps as an idle worker holding a searching slot.
+    pub(crate) fn sleep_idle(&self) -> Wake {
+        self.idle(true)
+    }
+
+    /// Sleeps as an idle worker holding no slot.
+    pub(crate) fn sleep_idle_without_slot(&self) -> Wake {
+        self.idle(false)
+    }
+
+    fn idle(&self, searching: bool) -> Wake {
+        self.flush();
+        let registry = self.registry();
+        if registry.stats.enabled {
+            Counters::add(&self.counters().parks, 1);
+        }
+        registry
+            .sleep
+            .sleep_idle(&self.parker, searching, || registry.has_queued())
+    }
+
+    /// The parker of this participant's thread.
+    pub(crate) fn parker(&self) -> &Arc<Parker> {
+        &self.parker
+    }
+}
+
+impl Drop for Participant {
+    fn drop(&mut self) {
+        self.flush();
+        self.end_busy();
+    }
+}
