@@ -91,7 +91,7 @@ mod worker;
 
 pub use error::Error;
 pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
-pub use pool::{Pool, PoolBuilder};
+pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE};
 pub use scope::Scope;
 pub use semaphore::{Permit, Throttle};
 pub use stats::Stats;

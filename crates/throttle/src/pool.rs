@@ -40,6 +40,12 @@ pub struct Pool {
 
 type NameFn = Box<dyn Fn(usize) -> String>;
 
+/// Default stack size of a worker: 32 MiB of address space. A thread that waits for a stolen
+/// fork runs other pending work on top of its own stack ("whoever waits, helps"), so a worker's
+/// stack can hold several computations' recursions at once. Only the pages actually touched
+/// cost memory, so a large reservation is cheap insurance against overflow.
+pub const DEFAULT_STACK_SIZE: usize = 32 << 20;
+
 /// Configures a [`Pool`]; from [`Pool::builder`].
 pub struct PoolBuilder {
     threads: Option<usize>,
@@ -72,7 +78,7 @@ impl PoolBuilder {
         self
     }
 
-    /// Stack size of each worker in bytes (default: Rust's default for spawned threads).
+    /// Stack size of each worker in bytes (default: [`DEFAULT_STACK_SIZE`]).
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = Some(bytes);
         self
@@ -110,9 +116,7 @@ impl PoolBuilder {
                 None => format!("throttle-{index}"),
             };
             let mut b = std::thread::Builder::new().name(name);
-            if let Some(size) = self.stack_size {
-                b = b.stack_size(size);
-            }
+            b = b.stack_size(self.stack_size.unwrap_or(DEFAULT_STACK_SIZE));
             let registry = pool.registry.clone();
             // On failure, `pool` drops here and stops the threads already started.
             let handle = b
@@ -134,7 +138,7 @@ struct SlotGuard<'a>(&'a Registry);
 
 impl Drop for SlotGuard<'_> {
     fn drop(&mut self) {
-        self.0.sleep.release();
+        self.0.release_slot();
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::job::JobRef;
 use crate::sleep::{Parker, Sleep, Wake};
 use crate::stats::{Collector, Counters};
-use crate::sync::{lock, Arc, AtomicUsize, Mutex, Ordering};
+use crate::sync::{fence, lock, Arc, AtomicUsize, Mutex, Ordering};
 use crate::worker::Participant;
 use crossbeam_utils::CachePadded;
 use std::collections::VecDeque;
@@ -207,6 +207,18 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
 }
 
 impl Registry {
+    /// Gives back a run slot. A publisher that found every slot busy woke nobody, so after the
+    /// release we look for queued work and wake a sleeper for it (the release is a SeqCst RMW on
+    /// the state word, then `has_queued` a SeqCst load: the mirror of `publish`).
+    pub(crate) fn release_slot(&self) {
+        self.sleep.release();
+        // Pairs with the fence in `Sleep::notify_work` (the publisher's side).
+        fence(Ordering::SeqCst);
+        if self.has_queued() {
+            self.publish_wake();
+        }
+    }
+
     /// Wakes one sleeper for work that is already queued.
     pub(crate) fn publish_wake(&self) {
         if self.sleep.notify_work() && self.stats.enabled {

@@ -287,9 +287,20 @@ impl Participant {
                 self.execute_found_while_waiting(job, stolen);
                 continue;
             }
-            // Nothing to help with: sleep until the latch is set, without a slot.
+            // Nothing to help with: sleep until the latch is set, without a slot. Publishers
+            // cannot see latch sleepers, so after giving back the slot (a SeqCst RMW) we look at
+            // the queues once more (a SeqCst load): work published after our last search is
+            // either seen here, or its publisher saw our free slot and woke an idle worker.
             self.end_busy();
-            registry.sleep.release();
+            registry.release_slot();
+            if registry.has_queued() && !latch.probe() {
+                let t0 = Instant::now();
+                if registry.sleep.wait_for_slot(&self.parker) {
+                    self.add_limit_wait(t0);
+                }
+                self.begin_busy();
+                continue;
+            }
             latch.wait_asleep();
             let t0 = Instant::now();
             if registry.sleep.wait_for_slot(&self.parker) {

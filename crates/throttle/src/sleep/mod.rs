@@ -1,8 +1,7 @@
 //! Who runs, who searches, who sleeps: the concurrency limit and the sleep/wake protocol.
 //!
 //! The protocol and the proof sketch of why no wake-up and no slot is ever lost are in
-//! [`README.md`](https://example.invalid/throttle/crates/throttle/src/sleep/README.md) beside this
-//! file. In short:
+//! `README.md` beside this file (`crates/throttle/src/sleep/README.md`). In short:
 //!
 //! - A thread runs pool code only while it holds a *run slot*; slots are taken only while
 //!   `active < limit` ([`Sleep::try_activate`]). Threads over the limit give their slot back at the
@@ -20,7 +19,7 @@ pub(crate) mod state;
 pub(crate) use parker::Parker;
 use state::{State, ONE_ACTIVE, ONE_SEARCHING, ONE_SLEEPING};
 
-use crate::sync::{lock, Arc, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sync::{fence, lock, Arc, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crossbeam_utils::CachePadded;
 use std::collections::VecDeque;
 
@@ -158,6 +157,8 @@ impl Sleep {
             // us queued, or our `try_activate` below sees its freed slot.
             self.limit_waiting.fetch_add(1, Ordering::SeqCst);
         }
+        // Pairs with the fence in `serve_limit_queue` (README.md, "the limit queue").
+        fence(Ordering::SeqCst);
         if self.try_activate() {
             let mut queue = lock(&self.limit_queue);
             if let Some(pos) = queue.iter().position(|p| Arc::ptr_eq(p, me)) {
@@ -177,6 +178,9 @@ impl Sleep {
 
     /// Hands free slots to queued limit waiters, oldest first.
     fn serve_limit_queue(&self) {
+        // Our caller just freed a slot or raised the limit (an RMW on the state word); this fence
+        // pairs with the one in `wait_for_slot`: either we see the waiter, or it sees the slot.
+        fence(Ordering::SeqCst);
         while self.limit_waiting.load(Ordering::SeqCst) > 0 {
             let mut queue = lock(&self.limit_queue);
             if queue.is_empty() || !self.try_activate() {
@@ -200,6 +204,8 @@ impl Sleep {
     /// registry's `queued` counter): wakes one idle worker if nobody searches and a slot is free.
     /// Returns true if it woke one.
     pub(crate) fn notify_work(&self) -> bool {
+        // Pairs with the fence in `sleep_idle` (README.md, "no lost wake-up").
+        fence(Ordering::SeqCst);
         let s = State(self.state.load(Ordering::SeqCst));
         if s.searching() == 0 && s.sleeping() > 0 && s.has_free_slot() {
             return self.wake_one_idle();
@@ -264,6 +270,9 @@ impl Sleep {
         if searching {
             self.serve_limit_queue();
         }
+        // Pairs with the fence in `notify_work`: either the publisher sees us asleep, or we see
+        // its work here.
+        fence(Ordering::SeqCst);
         if has_work() {
             let mut idle = lock(&self.idle);
             if let Some(pos) = idle.iter().position(|p| Arc::ptr_eq(p, me)) {
@@ -295,5 +304,140 @@ impl Sleep {
         for p in idle.drain(..) {
             p.wake();
         }
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_models {
+    //! Model checks of the protocol with loom: `RUSTFLAGS="--cfg loom" cargo test -p throttle
+    //! --release --lib loom_models`. Small on purpose: two or three threads, one or two jobs.
+
+    use super::*;
+    use crate::sync::AtomicUsize;
+    use loom::thread;
+
+    /// A queue as the registry has it: a count of jobs, bumped with SeqCst by the publisher.
+    struct World {
+        sleep: Sleep,
+        queued: AtomicUsize,
+        done: AtomicUsize,
+    }
+
+    impl World {
+        fn publish(&self) {
+            self.queued.fetch_add(1, Ordering::SeqCst);
+            self.sleep.notify_work();
+        }
+
+        fn take(&self) -> bool {
+            let mut n = self.queued.load(Ordering::SeqCst);
+            while n > 0 {
+                match self.queued.compare_exchange(n, n - 1, Ordering::SeqCst, Ordering::SeqCst) {
+                    Ok(_) => return true,
+                    Err(actual) => n = actual,
+                }
+            }
+            false
+        }
+
+        /// A worker: search once, else sleep (with the re-check), until `jobs` were done.
+        fn worker(&self, me: &Arc<Parker>, jobs: usize) {
+            let mut searching = self.sleep.try_activate_searching();
+            loop {
+                if self.done.load(Ordering::SeqCst) == jobs {
+                    if searching {
+                        self.sleep.release_searching();
+                    }
+                    return;
+                }
+                if !searching {
+                    match self.sleep.sleep_idle(me, false, || self.queued.load(Ordering::SeqCst) > 0) {
+                        Wake::Searching => searching = true,
+                        Wake::Exit => return,
+                    }
+                    continue;
+                }
+                if self.take() {
+                    self.sleep.transition_from_searching();
+                    self.done.fetch_add(1, Ordering::SeqCst);
+                    self.sleep.transition_to_searching();
+                    continue;
+                }
+                match self.sleep.sleep_idle(me, true, || self.queued.load(Ordering::SeqCst) > 0) {
+                    Wake::Searching => {}
+                    Wake::Exit => return,
+                }
+            }
+        }
+    }
+
+    /// No lost wake-up: a job published while the only worker decides to sleep is always run.
+    /// If the worker slept forever, loom would report a deadlock (the main thread joins it).
+    #[test]
+    fn published_work_is_never_stranded() {
+        loom::model(|| {
+            let world = Arc::new(World {
+                sleep: Sleep::new(1),
+                queued: AtomicUsize::new(0),
+                done: AtomicUsize::new(0),
+            });
+            let w = world.clone();
+            let worker = thread::spawn(move || {
+                let me = Arc::new(Parker::for_current_thread());
+                w.worker(&me, 1);
+            });
+            world.publish();
+            // The test's end: wait until the job ran, then shut the worker down.
+            while world.done.load(Ordering::SeqCst) < 1 {
+                thread::yield_now();
+            }
+            world.sleep.wake_all_for_exit();
+            worker.join().unwrap();
+            assert_eq!(world.queued.load(Ordering::SeqCst), 0);
+        });
+    }
+
+    /// The limit: with one slot and two threads wanting it, never two hold it; a released slot
+    /// reaches the queued waiter (no lost hand-off).
+    #[test]
+    fn slots_are_exclusive_and_handed_over() {
+        loom::model(|| {
+            let sleep = Arc::new(Sleep::new(1));
+            let holders = Arc::new(AtomicUsize::new(0));
+            let spawn = |sleep: Arc<Sleep>, holders: Arc<AtomicUsize>| {
+                thread::spawn(move || {
+                    let me = Arc::new(Parker::for_current_thread());
+                    sleep.wait_for_slot(&me);
+                    assert_eq!(holders.fetch_add(1, Ordering::SeqCst), 0, "two slot holders");
+                    holders.fetch_sub(1, Ordering::SeqCst);
+                    sleep.release();
+                })
+            };
+            let a = spawn(sleep.clone(), holders.clone());
+            let b = spawn(sleep.clone(), holders.clone());
+            a.join().unwrap();
+            b.join().unwrap();
+            let s = sleep.load();
+            assert_eq!((s.active(), s.limit()), (0, 1));
+        });
+    }
+
+    /// Raising the limit hands the new slot to a waiter at once.
+    #[test]
+    fn raising_the_limit_admits_a_waiter() {
+        loom::model(|| {
+            let sleep = Arc::new(Sleep::new(1));
+            assert!(sleep.try_activate());
+            let s2 = sleep.clone();
+            let waiter = thread::spawn(move || {
+                let me = Arc::new(Parker::for_current_thread());
+                s2.wait_for_slot(&me);
+                s2.release();
+            });
+            sleep.set_limit(2);
+            waiter.join().unwrap();
+            sleep.release();
+            assert_eq!(sleep.load().active(), 0);
+        });
     }
 }

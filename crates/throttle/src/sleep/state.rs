@@ -36,7 +36,7 @@ pub(crate) struct State(pub(crate) u64);
 impl State {
     /// A state with the given limit and no threads counted.
     pub(crate) fn with_limit(limit: usize) -> State {
-        debug_assert!(limit >= 1 && limit <= MAX_THREADS);
+        debug_assert!((1..=MAX_THREADS).contains(&limit));
         State((limit as u64) << LIMIT_SHIFT)
     }
 

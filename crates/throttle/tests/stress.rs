@@ -1,0 +1,111 @@
+//! A stress test: at least a million random nested tasks (more with THROTTLE_STRESS_TASKS).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use throttle::Pool;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Runs a random tree of exactly `budget` tasks (each counts itself once), mixing join, scope
+/// spawns and loops; returns the number of tasks it ran.
+fn random_tasks(budget: u64, seed: u64, counter: &AtomicU64) -> u64 {
+    if budget == 0 {
+        return 0;
+    }
+    counter.fetch_add(1, Ordering::Relaxed);
+    if budget == 1 {
+        return 1;
+    }
+    let mut rng = Rng(seed | 1);
+    let rest = budget - 1;
+    match rng.next() % 5 {
+        0 | 1 => {
+            let left = rng.next() % (rest + 1);
+            let (a, b) = throttle::join(
+                || random_tasks(left, rng.0 ^ 0xA5, counter),
+                || random_tasks(rest - left, seed.rotate_left(7) ^ 0x5A, counter),
+            );
+            1 + a + b
+        }
+        2 => {
+            let parts = 1 + rng.next() % 4;
+            let total = AtomicU64::new(0);
+            throttle::scope(|s| {
+                for k in 0..parts {
+                    let share = rest / parts + u64::from(k < rest % parts);
+                    let total = &total;
+                    s.spawn(move |_| {
+                        total.fetch_add(
+                            random_tasks(share, seed ^ (k + 1) * 0x9E37, counter),
+                            Ordering::Relaxed,
+                        );
+                    });
+                }
+            });
+            1 + total.into_inner()
+        }
+        3 => {
+            let parts = 1 + (rng.next() % 8) as usize;
+            let total = AtomicU64::new(0);
+            throttle::for_range(0..parts, |k| {
+                let k = k as u64;
+                let share = rest / parts as u64 + u64::from(k < rest % parts as u64);
+                total.fetch_add(random_tasks(share, seed ^ (k + 3) * 0x51, counter), Ordering::Relaxed);
+            });
+            1 + total.into_inner()
+        }
+        _ => {
+            let parts = 1 + (rng.next() % 3) as usize;
+            1 + throttle::map_reduce(
+                0..parts,
+                || 0u64,
+                |k| {
+                    let k = k as u64;
+                    let share = rest / parts as u64 + u64::from(k < rest % parts as u64);
+                    random_tasks(share, seed ^ (k + 5) * 0x77, counter)
+                },
+                |a, b| a + b,
+            )
+        }
+    }
+}
+
+/// The caller takes part and helps while it waits, so, like the pool's workers, it runs on a
+/// thread with a large stack (the test harness's threads have 2 MiB).
+#[test]
+fn a_million_random_nested_tasks() {
+    std::thread::Builder::new()
+        .stack_size(throttle::DEFAULT_STACK_SIZE)
+        .spawn(run_stress)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn run_stress() {
+    let total: u64 = std::env::var("THROTTLE_STRESS_TASKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
+    let pool = Pool::new(4).unwrap();
+    let counter = AtomicU64::new(0);
+    let mut done = 0;
+    let mut seed = 0xDEAD_BEEF;
+    while done < total {
+        let batch = (total - done).min(250_000);
+        // Change the limit between batches, so the stress also covers throttled pools.
+        pool.set_concurrency(1 + (seed % 4) as usize).unwrap();
+        let ran = pool.install(|| random_tasks(batch, seed, &counter));
+        assert_eq!(ran, batch);
+        done += batch;
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    }
+    assert_eq!(counter.load(Ordering::Relaxed), total);
+}
