@@ -2,7 +2,9 @@
 //!
 //! Subcommands return `anyhow::Result<()>`. An error whose root is a [`UsageError`] is bad input
 //! (a flag with an impossible value, a missing placeholder, an unwritable output path): `main`
-//! prints its one line and exits with status 2. Anything else is a failed run: exit status 1.
+//! prints its one line and exits with status 2. An [`Interrupted`] error means Ctrl-C stopped the
+//! experiment after its partial results were printed and saved: exit status 130. Anything else is
+//! a failed run: exit status 1.
 
 use std::fmt;
 
@@ -29,7 +31,26 @@ pub fn usage(flag: &str, value: &str, why: &str) -> anyhow::Error {
 
 /// True when `err` (or any error in its chain) is a [`UsageError`].
 pub fn is_usage(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| e.downcast_ref::<UsageError>().is_some())
+    err.chain()
+        .any(|e| e.downcast_ref::<UsageError>().is_some())
+}
+
+/// The experiment was interrupted (Ctrl-C); its partial results were already printed and saved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interrupted;
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("interrupted: the partial results above were printed and saved")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// True when `err` (or any error in its chain) is [`Interrupted`].
+pub fn is_interrupted(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|e| e.downcast_ref::<Interrupted>().is_some())
 }
 
 #[cfg(test)]

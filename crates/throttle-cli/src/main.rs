@@ -1,18 +1,43 @@
-//! `throttle`: run CPU-bound work at the right concurrency, and show what the wrong one costs.
+//! `throttle`: run CPU-bound work at the right concurrency, and measure what the wrong one costs.
 //!
-//! A thin pipeline: parse the command line, run the chosen experiment, export its results.
-//! Each experiment lives in its own module; output formats live under `export/`.
+//! A thin pipeline: parse the command line, check the output paths, run the chosen experiment,
+//! print its table and export its results. Each experiment lives in its own module and returns a
+//! [`report::Report`]; output formats live under `export/`.
 
+mod calibrate;
 mod error;
+mod export;
+mod frames;
 mod interrupt;
+mod levels;
+mod overhead;
+mod procs;
+mod progress;
+mod report;
 mod scan;
+mod spin;
+mod sum;
+mod sweep;
+mod table;
+mod topology;
+mod units;
 
+use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+use crate::export::OutputArgs;
+use crate::report::{Machine, Report};
+
 /// Run CPU-bound parallel work at the right concurrency, and measure what the wrong one costs.
+///
+/// Each subcommand reproduces one of the seed experiments on this machine (sum, sweep, overhead,
+/// frames, procs), shows what the probe knows about the CPUs (topology), or profiles any
+/// command (scan). Tables go to standard output; --json, --csv and --plot save the results.
+/// Ctrl-C stops an experiment between measurements and still prints and saves what was
+/// measured, marked partial (exit status 130).
 #[derive(Debug, Parser)]
-#[command(name = "throttle", version, about, long_about = None)]
+#[command(name = "throttle", version, about, long_about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -20,15 +45,46 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Sum(sum::SumArgs),
+    Sweep(sweep::SweepArgs),
+    Overhead(overhead::OverheadArgs),
+    Frames(frames::FramesArgs),
+    Procs(procs::ProcsArgs),
+    Topology(topology::TopologyArgs),
     /// Profile how any command scales with its thread count or with concurrent copies.
     Scan(scan::ScanArgs),
+    #[command(name = "__spin", hide = true)]
+    Spin(spin::SpinArgs),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return clap_error(err),
+    };
     interrupt::install();
     let result = match cli.command {
         Command::Scan(args) => scan::run(args),
+        Command::Sum(args) => experiment(
+            &args.output,
+            |m| sum::run(&args, m),
+            |r| sum::render(r, args.verbose),
+        ),
+        Command::Sweep(args) => experiment(&args.output, |m| sweep::run(&args, m), table::render),
+        Command::Overhead(args) => {
+            experiment(&args.output, |m| overhead::run(&args, m), table::render)
+        }
+        Command::Frames(args) => experiment(&args.output, |m| frames::run(&args, m), table::render),
+        Command::Procs(args) => experiment(&args.output, |m| procs::run(&args, m), table::render),
+        Command::Topology(args) => experiment(
+            &OutputArgs {
+                json: args.json.clone(),
+                ..OutputArgs::default()
+            },
+            |m| Ok(Report::new("topology", m)),
+            topology::render,
+        ),
+        Command::Spin(args) => spin::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -36,9 +92,69 @@ fn main() -> ExitCode {
             eprintln!("error: {err}");
             ExitCode::from(2)
         }
+        Err(err) if error::is_interrupted(&err) => {
+            eprintln!("{err}");
+            ExitCode::from(130)
+        }
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::from(1)
+        }
+    }
+}
+
+/// The experiment pipeline: check the outputs, measure, print, export, then judge the run.
+fn experiment(
+    output: &OutputArgs,
+    measure: impl FnOnce(Machine) -> anyhow::Result<Report>,
+    render: impl Fn(&Report) -> String,
+) -> anyhow::Result<()> {
+    let outputs = output.prepare()?;
+    let report = measure(Machine::detect())?;
+    let text = render(&report);
+    if outputs.json_on_stdout() {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
+    outputs.write(&report)?;
+    let failed = report
+        .sections
+        .iter()
+        .flat_map(|s| s.rows.iter())
+        .find_map(|r| Some((r, r.check.as_ref().filter(|c| !c.ok)?)));
+    if let Some((row, check)) = failed {
+        anyhow::bail!(
+            "wrong result ({} at {}): got {}, expected {}",
+            row.series,
+            row.label,
+            check.got,
+            check.expected
+        );
+    }
+    if report.partial {
+        return Err(error::Interrupted.into());
+    }
+    Ok(())
+}
+
+/// Prints a command-line parsing error. A bad value gets one line naming the flag and the value;
+/// help and version go to stdout with status 0; other usage errors keep clap's hint. Exit status 2
+/// for every usage error.
+fn clap_error(err: clap::Error) -> ExitCode {
+    match err.kind() {
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+            let text = err.render().to_string();
+            let first = text.split("\n\n").next().unwrap_or(&text);
+            let line: Vec<&str> = first.lines().map(str::trim).collect();
+            eprintln!("{}", line.join(" "));
+            ExitCode::from(2)
+        }
+        _ => {
+            let code = err.exit_code();
+            // Printing to a closed stream is not worth a panic; the exit status still tells.
+            let _ = err.print();
+            ExitCode::from(u8::try_from(code).unwrap_or(2))
         }
     }
 }

@@ -83,7 +83,10 @@ mod tests {
         assert_eq!(parse_threads(" 2 ").unwrap(), 2);
         for bad in ["0", "-1", "abc", "", "1.5", "70000"] {
             let e = parse_threads(bad).unwrap_err().to_string();
-            assert!(e.contains(THREADS_ENV) && e.contains(&format!("'{bad}'")), "{e}");
+            assert!(
+                e.contains(THREADS_ENV) && e.contains(&format!("'{bad}'")),
+                "{e}"
+            );
         }
     }
 }

@@ -203,7 +203,12 @@ where
 /// let n = throttle::map_reduce(0..10, || 0, |i| i, |a, b| a + b);
 /// assert_eq!(n, 45);
 /// ```
-pub fn map_reduce<T, ID, M, RD>(range: std::ops::Range<usize>, identity: ID, map: M, reduce: RD) -> T
+pub fn map_reduce<T, ID, M, RD>(
+    range: std::ops::Range<usize>,
+    identity: ID,
+    map: M,
+    reduce: RD,
+) -> T
 where
     T: Send,
     ID: Fn() -> T + Sync + Send,

@@ -333,7 +333,13 @@ impl Pool {
     /// let s = pool.map_reduce(0..5, String::new, |i| i.to_string(), |a, b| a + &b);
     /// assert_eq!(s, "01234");
     /// ```
-    pub fn map_reduce<T, ID, M, RD>(&self, range: Range<usize>, identity: ID, map: M, reduce: RD) -> T
+    pub fn map_reduce<T, ID, M, RD>(
+        &self,
+        range: Range<usize>,
+        identity: ID,
+        map: M,
+        reduce: RD,
+    ) -> T
     where
         T: Send,
         ID: Fn() -> T + Sync + Send,

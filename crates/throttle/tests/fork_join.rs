@@ -43,7 +43,13 @@ fn nested(lo: u64, hi: u64, salt: u64) -> u64 {
         _ => throttle::map_reduce(
             0..2,
             || 0u64,
-            |k| if k == 0 { nested(lo, mid, salt) } else { nested(mid, hi, salt) },
+            |k| {
+                if k == 0 {
+                    nested(lo, mid, salt)
+                } else {
+                    nested(mid, hi, salt)
+                }
+            },
             |a, b| a + b,
         ),
     }

@@ -84,7 +84,10 @@ fn in_flight_never_exceeds_limit_while_it_changes() {
         done.store(true, Ordering::SeqCst);
     });
     assert_eq!(violations.load(Ordering::Relaxed), 0);
-    assert!(changes.load(Ordering::Relaxed) > 1, "the limit never changed");
+    assert!(
+        changes.load(Ordering::Relaxed) > 1,
+        "the limit never changed"
+    );
     assert!(max_seen.load(Ordering::Relaxed) >= 1);
 }
 

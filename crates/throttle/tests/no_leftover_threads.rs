@@ -20,7 +20,11 @@ fn dropping_a_pool_joins_all_its_threads() {
         });
         assert!(threads_of_this_process() >= before + n);
         drop(pool);
-        assert_eq!(threads_of_this_process(), before, "after dropping a pool of {n}");
+        assert_eq!(
+            threads_of_this_process(),
+            before,
+            "after dropping a pool of {n}"
+        );
     }
     // An idle pool, dropped while its workers sleep.
     let pool = Pool::new(4).unwrap();
@@ -28,4 +32,3 @@ fn dropping_a_pool_joins_all_its_threads() {
     drop(pool);
     assert_eq!(threads_of_this_process(), before);
 }
-

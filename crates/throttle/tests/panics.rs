@@ -65,14 +65,22 @@ fn panics_reach_the_caller_and_the_pool_survives() {
         })
         .unwrap_err();
         assert_eq!(message(e), "spawned");
-        assert_eq!(ran.load(Ordering::SeqCst), 50, "every task ran before the scope returned");
+        assert_eq!(
+            ran.load(Ordering::SeqCst),
+            50,
+            "every task ran before the scope returned"
+        );
         still_works(&pool);
 
-        let e = quiet(|| pool.for_range(0..1000, |i| assert!(i != 500, "range")))
-            .unwrap_err();
+        let e = quiet(|| pool.for_range(0..1000, |i| assert!(i != 500, "range"))).unwrap_err();
         assert!(message(e).contains("range"));
         let e = quiet(|| {
-            pool.map_reduce(0..1000, || 0, |i| if i == 999 { panic!("mr") } else { i }, |a, b| a + b)
+            pool.map_reduce(
+                0..1000,
+                || 0,
+                |i| if i == 999 { panic!("mr") } else { i },
+                |a, b| a + b,
+            )
         })
         .unwrap_err();
         assert_eq!(message(e), "mr");

@@ -43,7 +43,7 @@ fn random_tasks(budget: u64, seed: u64, counter: &AtomicU64) -> u64 {
                     let total = &total;
                     s.spawn(move |_| {
                         total.fetch_add(
-                            random_tasks(share, seed ^ (k + 1) * 0x9E37, counter),
+                            random_tasks(share, seed ^ ((k + 1) * 0x9E37), counter),
                             Ordering::Relaxed,
                         );
                     });
@@ -57,7 +57,10 @@ fn random_tasks(budget: u64, seed: u64, counter: &AtomicU64) -> u64 {
             throttle::for_range(0..parts, |k| {
                 let k = k as u64;
                 let share = rest / parts as u64 + u64::from(k < rest % parts as u64);
-                total.fetch_add(random_tasks(share, seed ^ (k + 3) * 0x51, counter), Ordering::Relaxed);
+                total.fetch_add(
+                    random_tasks(share, seed ^ ((k + 3) * 0x51), counter),
+                    Ordering::Relaxed,
+                );
             });
             1 + total.into_inner()
         }
@@ -69,7 +72,7 @@ fn random_tasks(budget: u64, seed: u64, counter: &AtomicU64) -> u64 {
                 |k| {
                     let k = k as u64;
                     let share = rest / parts as u64 + u64::from(k < rest % parts as u64);
-                    random_tasks(share, seed ^ (k + 5) * 0x77, counter)
+                    random_tasks(share, seed ^ ((k + 5) * 0x77), counter)
                 },
                 |a, b| a + b,
             )

@@ -1,12 +1,234 @@
-//! `throttle scan`: a scalability profiler for any command (placeholder until written).
+//! `throttle scan`: a scalability profiler for any command.
+//!
+//! A pipeline like the CLI's: options → [`plan::Plan`] (checked, exit 2 on bad input) →
+//! [`measure::measure`] (interleaved rounds of real child processes, accounted with `wait4` and
+//! schedstat by the probe) → [`analysis::analyse`] (statistics, the USL and Amdahl fits of
+//! [`usl`], notes) → the table and the [`export`] files.
+
+use std::path::PathBuf;
 
 use clap::Args;
 
+mod analysis;
+mod export;
+mod format;
+mod measure;
+mod overhead;
+mod plan;
+mod record;
+mod sampler;
+mod stats;
+mod table;
+mod usl;
+
+const LONG_ABOUT: &str = "\
+Profile how any command scales: run it at several thread counts (-P/-L) or as K concurrent \
+copies (--procs), measure every run with the kernel's own accounting, and fit a model that \
+says where it peaks and why it stops scaling.
+
+Per run, from wait4(2) and /proc schedstat: wall time, user and system CPU time, peak RSS, \
+voluntary and involuntary context switches, run-queue wait (time runnable but waiting for a \
+CPU; exact for the main thread, sampled every 10 ms for worker threads, so a lower bound) and \
+the exit code.
+
+Per value: median, mean, stddev, min and max of the wall time; user, system, CPU/wall (how \
+many CPUs the command kept busy), switches and run-queue wait; throughput (runs/s, or K/wall \
+with --procs), speedup over the first value, efficiency and the Karp–Flatt serial fraction; a \
+warning when a run is an outlier by the modified z-score (> 3.5).
+
+The model: the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)) is fitted to the \
+throughput of every run by Levenberg–Marquardt least squares on relative residuals (bounds \
+0 ≤ σ, κ ≤ 1), with standard errors from the Jacobian and R². σ is contention (the serial \
+part, as in Amdahl's law), κ the coherency cost that makes throughput fall past the peak \
+N* = √((1−σ)/κ). The Amdahl fit (κ = 0) is shown beside it, followed by a plain-language \
+reading, and notes when the range passes the physical or logical core count or when wall \
+time is far above CPU time (the command waits rather than computes).
+
+Runs are interleaved: each round runs every value once, in a freshly shuffled order, so drift \
+of the machine does not bias one value. Without --runs, rounds continue past --min-runs until \
+every median is known to ±2.5 % (95 % notch interval), at most --max-runs.
+
+The command runs without a shell (no quoting surprises, no shell start-up in the times); \
+--shell runs it with `sh -c`. Its output is discarded unless --show-output. A failing run \
+stops the scan with its exit code unless --ignore-failure. Ctrl-C stops after the current run \
+and still prints and exports what was measured, marked partial.
+
+Exit status: 0 success; 1 a run failed; 130 interrupted (results partial); 2 bad usage (MIN > MAX, step 0, \
+missing {NAME} placeholder, a command that cannot be started, an unwritable output path).";
+
+const AFTER_LONG_HELP: &str = "\
+Examples:
+  # xz's thread knob, 1 to 4 threads:
+  head -c 64M /dev/urandom > data.bin
+  throttle scan -P n 1 4 -- xz -T{n} -k -c -3 data.bin
+  # a list of values, all exports:
+  throttle scan -L n 1,2,4,8 --export-json scan.json --export-csv scan.csv \\
+      --export-markdown scan.md --plot scan.svg --report scan.html -- zstd -T{n} -c data.bin
+  # K concurrent copies of a single-threaded program (seed 004's experiment):
+  throttle scan --procs 1,2,4,8 -- gzip -c data.bin
+  # through a shell (pipes, redirections):
+  throttle scan --shell -P j 1 4 -- 'pigz -p {j} -c data.bin | wc -c'
+  # the profiler's own cost per run against hyperfine's, on `true`:
+  throttle scan --self-overhead --quick
+
+JSON (--export-json) uses hyperfine's fields in results[] (command, mean, stddev, median, user, \
+system, min, max, times, exit_codes, parameters) plus ours (throughput, speedup, efficiency, \
+karp_flatt, cpu_per_wall, switches, run_queue_wait, max_rss_kib, runs[]), and top-level model, \
+notes, machine and partial. Times are in seconds; missing data is null.";
+
 /// Options of `throttle scan`.
 #[derive(Debug, Args)]
-pub struct ScanArgs {}
+#[command(before_long_help = LONG_ABOUT, after_long_help = AFTER_LONG_HELP)]
+pub struct ScanArgs {
+    /// Scan the integers MIN..=MAX as {NAME} in the command (step -D).
+    #[arg(
+        short = 'P',
+        long = "parameter-scan",
+        num_args = 3,
+        value_names = ["NAME", "MIN", "MAX"],
+        allow_negative_numbers = true
+    )]
+    pub parameter_scan: Option<Vec<String>>,
+
+    /// Step of -P (default 1).
+    #[arg(
+        short = 'D',
+        long = "parameter-step-size",
+        value_name = "STEP",
+        allow_negative_numbers = true
+    )]
+    pub step: Option<String>,
+
+    /// Scan the listed values as {NAME}: `-L n 1,2,4,8`. Non-numeric values are measured but
+    /// not modelled.
+    #[arg(short = 'L', long = "parameter-list", num_args = 2, value_names = ["NAME", "VALUES"])]
+    pub parameter_list: Option<Vec<String>>,
+
+    /// Run K copies of the command at once for each K in the list: throughput = K / wall.
+    #[arg(long, value_name = "K,K,...")]
+    pub procs: Option<String>,
+
+    /// Measured runs per value, exactly (default: adaptive, see --min-runs/--max-runs).
+    #[arg(short = 'r', long, value_name = "R")]
+    pub runs: Option<usize>,
+
+    /// Adaptive runs: at least this many per value.
+    #[arg(long, value_name = "R", default_value_t = 3)]
+    pub min_runs: usize,
+
+    /// Adaptive runs: at most this many per value.
+    #[arg(long, value_name = "R", default_value_t = 10)]
+    pub max_runs: usize,
+
+    /// Unmeasured warm-up runs per value (page cache, CPU frequency) before measuring.
+    #[arg(short = 'w', long, value_name = "W", default_value_t = 1)]
+    pub warmup: usize,
+
+    /// Run the command through `sh -c` (for pipes and redirections).
+    #[arg(long)]
+    pub shell: bool,
+
+    /// Go on when the command exits non-zero (the exit codes are reported).
+    #[arg(short = 'i', long)]
+    pub ignore_failure: bool,
+
+    /// Let the command's stdout and stderr through (discarded by default).
+    #[arg(long)]
+    pub show_output: bool,
+
+    /// Write results as JSON (hyperfine's fields plus ours, and the model).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Write one CSV line per value.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+
+    /// Write the table, model and notes as Markdown.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+
+    /// Plot throughput with the USL and Amdahl fits, and wall vs CPU time, as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+
+    /// Write one self-contained HTML page (tables, fit, plots; no network needed).
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+
+    /// Benchmark the profiler's own cost per run on `true` against hyperfine's (needs
+    /// hyperfine on PATH) and print medians and the ratio; takes no command.
+    #[arg(long)]
+    pub self_overhead: bool,
+
+    /// With --self-overhead: fewer rounds (a few seconds).
+    #[arg(long, requires = "self_overhead")]
+    pub quick: bool,
+
+    /// The command, with {NAME} where the value goes (after `--` if it has options).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<String>,
+}
 
 /// Runs `throttle scan`.
-pub fn run(_args: ScanArgs) -> anyhow::Result<()> {
-    anyhow::bail!("scan is not implemented yet")
+pub fn run(args: ScanArgs) -> anyhow::Result<()> {
+    if args.self_overhead {
+        return overhead::run(args.quick);
+    }
+    let plan = plan::Plan::from_args(&args)?;
+    let outputs = [
+        ("--export-json", &args.export_json),
+        ("--export-csv", &args.export_csv),
+        ("--export-markdown", &args.export_markdown),
+        ("--plot", &args.plot),
+        ("--report", &args.report),
+    ];
+    for (flag, path) in outputs {
+        if let Some(path) = path {
+            export::check_writable(flag, path)?;
+        }
+    }
+    let machine = detect_machine();
+    let scan = measure::measure(&plan, machine)?;
+    let analysis = analysis::analyse(&scan);
+    print!("{}", table::render(&scan, &analysis));
+
+    if let Some(path) = &args.export_json {
+        export::write(path, &export::json::to_string(&scan, &analysis))?;
+    }
+    if let Some(path) = &args.export_csv {
+        export::write(path, &export::csv::to_string(&scan, &analysis))?;
+    }
+    if let Some(path) = &args.export_markdown {
+        export::write(path, &export::markdown::to_string(&scan, &analysis))?;
+    }
+    if args.plot.is_some() || args.report.is_some() {
+        let svg = export::svg::to_string(&scan, &analysis)?;
+        if let Some(path) = &args.plot {
+            export::write(path, &svg)?;
+        }
+        if let Some(path) = &args.report {
+            export::write(path, &export::html::to_string(&scan, &analysis, &svg))?;
+        }
+    }
+    if scan.partial {
+        return Err(crate::error::Interrupted.into());
+    }
+    Ok(())
+}
+
+fn detect_machine() -> record::Machine {
+    let t = throttle_probe::Topology::detect();
+    record::Machine {
+        logical_cpus: t.logical_cpus,
+        physical_cores: t.physical_cores,
+        affinity: t.affinity.len(),
+        cgroup_quota: t.cgroup_quota,
+        recommended: t.recommended,
+        reason: t.reason,
+    }
 }

@@ -332,7 +332,10 @@ mod loom_models {
         fn take(&self) -> bool {
             let mut n = self.queued.load(Ordering::SeqCst);
             while n > 0 {
-                match self.queued.compare_exchange(n, n - 1, Ordering::SeqCst, Ordering::SeqCst) {
+                match self
+                    .queued
+                    .compare_exchange(n, n - 1, Ordering::SeqCst, Ordering::SeqCst)
+                {
                     Ok(_) => return true,
                     Err(actual) => n = actual,
                 }
@@ -351,7 +354,10 @@ mod loom_models {
                     return;
                 }
                 if !searching {
-                    match self.sleep.sleep_idle(me, false, || self.queued.load(Ordering::SeqCst) > 0) {
+                    match self
+                        .sleep
+                        .sleep_idle(me, false, || self.queued.load(Ordering::SeqCst) > 0)
+                    {
                         Wake::Searching => searching = true,
                         Wake::Exit => return,
                     }
@@ -363,7 +369,10 @@ mod loom_models {
                     self.sleep.transition_to_searching();
                     continue;
                 }
-                match self.sleep.sleep_idle(me, true, || self.queued.load(Ordering::SeqCst) > 0) {
+                match self
+                    .sleep
+                    .sleep_idle(me, true, || self.queued.load(Ordering::SeqCst) > 0)
+                {
                     Wake::Searching => {}
                     Wake::Exit => return,
                 }
@@ -408,7 +417,11 @@ mod loom_models {
                 thread::spawn(move || {
                     let me = Arc::new(Parker::for_current_thread());
                     sleep.wait_for_slot(&me);
-                    assert_eq!(holders.fetch_add(1, Ordering::SeqCst), 0, "two slot holders");
+                    assert_eq!(
+                        holders.fetch_add(1, Ordering::SeqCst),
+                        0,
+                        "two slot holders"
+                    );
                     holders.fetch_sub(1, Ordering::SeqCst);
                     sleep.release();
                 })

@@ -101,11 +101,17 @@ mod tests {
     #[test]
     fn fields_round_trip() {
         let s = State(State::with_limit(3).0 + 2 * ONE_ACTIVE + ONE_SEARCHING + 4 * ONE_SLEEPING);
-        assert_eq!((s.limit(), s.active(), s.searching(), s.sleeping()), (3, 2, 1, 4));
+        assert_eq!(
+            (s.limit(), s.active(), s.searching(), s.sleeping()),
+            (3, 2, 1, 4)
+        );
         assert!(s.has_free_slot());
         assert!(s.wants_attention());
         let t = s.with_new_limit(1);
-        assert_eq!((t.limit(), t.active(), t.searching(), t.sleeping()), (1, 2, 1, 4));
+        assert_eq!(
+            (t.limit(), t.active(), t.searching(), t.sleeping()),
+            (1, 2, 1, 4)
+        );
         assert!(!t.has_free_slot());
     }
 

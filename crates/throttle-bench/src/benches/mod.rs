@@ -1,0 +1,137 @@
+//! The benchmarks of issue 2, one module each, and the list that runs them.
+
+mod dispatch;
+mod fib;
+mod for_range;
+mod frames;
+mod idle_cpu;
+mod peers;
+mod seed_throttle;
+mod stats_overhead;
+mod tree_sum;
+
+use anyhow::Result;
+
+use crate::harness::Report;
+
+/// What every bench needs to know about the run.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Small sizes for CI.
+    pub quick: bool,
+    /// Recorded repetitions per case.
+    pub reps: usize,
+    /// "All threads": the CPUs this process may use.
+    pub threads: usize,
+}
+
+impl Settings {
+    /// The thread counts a bench measures: 1 and all (just 1 on one CPU).
+    pub fn one_and_all(&self) -> Vec<usize> {
+        if self.threads > 1 {
+            vec![1, self.threads]
+        } else {
+            vec![1]
+        }
+    }
+}
+
+/// One entry of the suite.
+pub struct Bench {
+    /// Its name on the command line and in the JSON (`for_range_compute`).
+    pub name: &'static str,
+    /// The group it belongs to on the command line (`for_range`).
+    pub group: &'static str,
+    /// Runs it.
+    pub run: fn(&Settings) -> Result<Report>,
+}
+
+/// The suite, in the order it runs.
+pub const ALL: &[Bench] = &[
+    Bench {
+        name: "tree_sum",
+        group: "tree_sum",
+        run: tree_sum::run,
+    },
+    Bench {
+        name: "fib",
+        group: "fib",
+        run: fib::run,
+    },
+    Bench {
+        name: "for_range_compute",
+        group: "for_range",
+        run: for_range::run_compute,
+    },
+    Bench {
+        name: "for_range_memory",
+        group: "for_range",
+        run: for_range::run_memory,
+    },
+    Bench {
+        name: "frames",
+        group: "frames",
+        run: frames::run,
+    },
+    Bench {
+        name: "dispatch_hot",
+        group: "dispatch",
+        run: dispatch::run_hot,
+    },
+    Bench {
+        name: "dispatch_cold",
+        group: "dispatch",
+        run: dispatch::run_cold,
+    },
+    Bench {
+        name: "idle_cpu",
+        group: "idle_cpu",
+        run: idle_cpu::run,
+    },
+    Bench {
+        name: "seed_throttle",
+        group: "seed_throttle",
+        run: seed_throttle::run,
+    },
+    Bench {
+        name: "stats_overhead",
+        group: "stats_overhead",
+        run: stats_overhead::run,
+    },
+];
+
+/// Every name `--bench` accepts: bench names and group names.
+pub fn selectable_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = ALL.iter().flat_map(|b| [b.name, b.group]).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// The benches named by `wanted` (bench or group names), in suite order;
+/// all of them when `wanted` is empty.
+pub fn select(wanted: &[String]) -> Vec<&'static Bench> {
+    ALL.iter()
+        .filter(|b| wanted.is_empty() || wanted.iter().any(|w| w == b.name || w == b.group))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selection_by_name_and_group() {
+        let names = |w: &[&str]| -> Vec<&str> {
+            let w: Vec<String> = w.iter().map(|s| s.to_string()).collect();
+            select(&w).iter().map(|b| b.name).collect()
+        };
+        assert_eq!(names(&[]).len(), ALL.len());
+        assert_eq!(
+            names(&["for_range"]),
+            ["for_range_compute", "for_range_memory"]
+        );
+        assert_eq!(names(&["fib", "tree_sum"]), ["tree_sum", "fib"]);
+        assert!(selectable_names().contains(&"dispatch"));
+    }
+}

@@ -1,0 +1,145 @@
+//! `tree_sum`: a perfect tree of boxed nodes summed with a join at every
+//! node (chili's and spice's benchmark), no sequential cutoff.
+
+use anyhow::Result;
+use throttle_workloads::tree::{sum_serial, Node};
+
+use super::{peers, Settings};
+use crate::harness::{check, run_interleaved, time, Baseline, Case, Report};
+
+/// Depth of the full run (2^23 − 1 nodes), as in issue 2.
+const DEPTH: u32 = 23;
+/// Depth under `--quick`.
+const QUICK_DEPTH: u32 = 18;
+
+fn sum_throttle(node: &Node) -> u64 {
+    let (l, r) = throttle::join(
+        || node.left.as_deref().map_or(0, sum_throttle),
+        || node.right.as_deref().map_or(0, sum_throttle),
+    );
+    node.value + l + r
+}
+
+fn sum_rayon(node: &Node) -> u64 {
+    let (l, r) = rayon::join(
+        || node.left.as_deref().map_or(0, sum_rayon),
+        || node.right.as_deref().map_or(0, sum_rayon),
+    );
+    node.value + l + r
+}
+
+fn sum_chili(node: &Node, s: &mut chili::Scope<'_>) -> u64 {
+    let (l, r) = s.join(
+        |s| node.left.as_deref().map_or(0, |n| sum_chili(n, s)),
+        |s| node.right.as_deref().map_or(0, |n| sum_chili(n, s)),
+    );
+    node.value + l + r
+}
+
+/// The throttle system on a given pool: `install` then recursive joins.
+/// Shared with `stats_overhead`.
+pub(super) fn throttle_case<'a>(
+    pool: &'a throttle::Pool,
+    tree: &'a Node,
+    want: u64,
+) -> impl FnMut() -> Result<f64> + 'a {
+    move || {
+        let (t, got) = time(|| pool.install(|| sum_throttle(tree)));
+        check("throttle", got, want)?;
+        Ok(t)
+    }
+}
+
+/// Builds the tree for this run's size.
+pub(super) fn build(settings: &Settings) -> (Node, u32) {
+    let depth = if settings.quick { QUICK_DEPTH } else { DEPTH };
+    (Node::tree(depth), depth)
+}
+
+/// Runs the bench.
+pub fn run(settings: &Settings) -> Result<Report> {
+    let (tree, depth) = build(settings);
+    let want = Node::expected_sum(depth);
+    let counts = settings.one_and_all();
+    let throttles = counts
+        .iter()
+        .map(|&t| peers::throttle_pool(t))
+        .collect::<Result<Vec<_>>>()?;
+    let rayons = counts
+        .iter()
+        .map(|&t| peers::rayon_pool(t))
+        .collect::<Result<Vec<_>>>()?;
+    let chilis = counts
+        .iter()
+        .map(|&t| peers::chili_pool(t))
+        .collect::<Result<Vec<_>>>()?;
+    let tree = &tree;
+    let mut cases = vec![Case::new("serial", 1, || {
+        let (t, got) = time(|| sum_serial(tree));
+        check("serial", got, want)?;
+        Ok(t)
+    })];
+    for (i, &threads) in counts.iter().enumerate() {
+        cases.push(Case::new(
+            "throttle",
+            threads,
+            throttle_case(&throttles[i], tree, want),
+        ));
+        let rayon = &rayons[i];
+        cases.push(Case::new("rayon", threads, move || {
+            let (t, got) = time(|| rayon.install(|| sum_rayon(tree)));
+            check("rayon", got, want)?;
+            Ok(t)
+        }));
+        let chili = &chilis[i];
+        cases.push(Case::new("chili", threads, move || {
+            let (t, got) = time(|| sum_chili(tree, &mut chili.scope()));
+            check("chili", got, want)?;
+            Ok(t)
+        }));
+    }
+    let series = run_interleaved(settings.reps, true, cases)?;
+    let what =
+        format!("sum of a boxed binary tree of depth {depth}, join at every node; wall time");
+    let mut report = Report::new("tree_sum", what, serial_baseline(), series);
+    fork_join_targets(&mut report, settings);
+    Ok(report)
+}
+
+/// The serial system is every fork-join bench's ratio baseline.
+pub(super) fn serial_baseline() -> Baseline {
+    Baseline {
+        system: "serial",
+        threads: 1,
+        variant: None,
+    }
+}
+
+/// Issue 2's targets for `tree_sum` and `fib`: at all threads throttle ≤
+/// chili and ≤ 0.3 × rayon; at 1 thread throttle ≤ 1.15 × serial.
+pub(super) fn fork_join_targets(report: &mut Report, settings: &Settings) {
+    let n = settings.threads;
+    let throttle_all = report.median_of("throttle", n);
+    let chili_all = report.median_of("chili", n);
+    let rayon_all = report.median_of("rayon", n);
+    let throttle_one = report.median_of("throttle", 1);
+    let serial = report.median_of("serial", 1);
+    report.ratio_target(
+        format!("throttle ≤ 1.0×chili ({n} threads)"),
+        throttle_all,
+        chili_all,
+        1.0,
+    );
+    report.ratio_target(
+        format!("throttle ≤ 0.3×rayon ({n} threads)"),
+        throttle_all,
+        rayon_all,
+        0.3,
+    );
+    report.ratio_target(
+        "throttle ≤ 1.15×serial (1 thread)",
+        throttle_one,
+        serial,
+        1.15,
+    );
+}

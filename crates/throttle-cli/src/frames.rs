@@ -1,0 +1,229 @@
+//! `throttle frames`: seeds 002 and 003, the game loop. Every frame transforms every mesh of a
+//! scene (a 4×4 matrix per vertex) in one parallel loop, under each of the simple schedulers of
+//! `throttle_workloads::frames` and the throttle pool. Per scheduler: frames per second, the ratio
+//! to the theoretical minimum (serial time / threads), the average concurrency level (process
+//! CPU time / wall time) and the wake-ups ("transitions") per second, counted as voluntary context
+//! switches per second from `getrusage`.
+
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Args;
+use throttle_probe::Snapshot;
+use throttle_workloads::frames::{
+    self, EventPool, FrameScheduler, LockedQueuePool, MutexPool, Scene, Serial, ThreadPerFrame,
+    ThrottlePool,
+};
+
+use crate::export::OutputArgs;
+use crate::interrupt;
+use crate::progress::Progress;
+use crate::report::{Check, Machine, Report, Row, Sample, Section};
+use crate::units;
+
+/// Options of `throttle frames`.
+#[derive(Debug, Args)]
+#[command(
+    about = "Seeds 002/003: a game loop under six schedulers; frames/s, concurrency, wake-ups/s",
+    long_about = "Seeds 002 and 003 (task scheduler profiling; persistent thread vs thread per \
+job): a scene of --meshes meshes × --vertices vertices, one parallel loop over the meshes per \
+frame, under: serial; thread_per_frame (threads created every frame); mutex_pool (persistent \
+threads signalled by Mutex+Condvar, seed 003's heavy monitor); event_pool (persistent threads \
+signalled by a light event, seed 003's ManualResetEvent); locked_queue (seed 002's first \
+version: a shared Mutex<VecDeque> of tasks); and throttle (throttle::Pool::for_range). Every \
+scheduler counts the calling thread among its --threads. Per scheduler: frames per second, the \
+ratio to the theoretical minimum serial time / threads, the average concurrency level (CPU/wall) \
+and wake-ups (voluntary context switches) per second. Every scene's checksum must equal the \
+serial one."
+)]
+pub struct FramesArgs {
+    /// Threads per scheduler, the calling thread included (default: usable CPUs).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Option<u32>,
+    /// Meshes in the scene (one loop index each).
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub meshes: u32,
+    /// Vertices per mesh.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+    pub vertices: u32,
+    /// Frames per run (default: calibrated to about 1 s serial, 0.15 s with --quick).
+    #[arg(long, value_name = "F", value_parser = clap::value_parser!(u32).range(1..))]
+    pub frames: Option<u32>,
+    /// Repetitions of every scheduler.
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub reps: Option<u32>,
+    /// A short run (under 10 s).
+    #[arg(long)]
+    pub quick: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+}
+
+/// Runs `throttle frames`.
+pub fn run(args: &FramesArgs, machine: Machine) -> anyhow::Result<Report> {
+    let threads = args.threads.map_or(machine.usable_cpus(), |t| t as usize);
+    let reps = args.reps.unwrap_or(3) as usize;
+    let (meshes, vertices) = (args.meshes as usize, args.vertices as usize);
+    let frames = match args.frames {
+        Some(f) => f as usize,
+        None => {
+            let target = if args.quick { 0.15 } else { 1.0 };
+            let mut scene = Scene::new(meshes, vertices);
+            let start = Instant::now();
+            frames::run_frames(&mut scene, &mut Serial::new(), 3);
+            let per_frame = start.elapsed().as_secs_f64() / 3.0;
+            ((target / per_frame.max(1e-9)).round() as usize).clamp(10, 100_000)
+        }
+    };
+    let mut schedulers: Vec<Box<dyn FrameScheduler>> = vec![
+        Box::new(Serial::new()),
+        Box::new(ThreadPerFrame::new(threads)),
+        Box::new(MutexPool::new(threads).context("starting mutex_pool")?),
+        Box::new(EventPool::new(threads).context("starting event_pool")?),
+        Box::new(LockedQueuePool::new(threads).context("starting locked_queue")?),
+        Box::new(ThrottlePool::new(threads).context("starting the throttle pool")?),
+    ];
+
+    let mut report = Report::new("frames", machine);
+    report.param("threads", threads);
+    report.param("meshes", meshes);
+    report.param("vertices", vertices);
+    report.param("frames", frames);
+    report.param("reps", reps);
+
+    let progress = Progress::new((reps * schedulers.len()) as u64, "frames");
+    let count = schedulers.len();
+    let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); count];
+    let mut checksums: Vec<Option<f64>> = vec![None; count];
+    'reps: for rep in 0..reps {
+        for i in 0..count {
+            let index = (i + rep) % count;
+            if interrupt::requested() {
+                report.partial = true;
+                break 'reps;
+            }
+            let sched = &mut schedulers[index];
+            progress.step(sched.name().to_string());
+            let mut scene = Scene::new(meshes, vertices);
+            let before = Snapshot::now();
+            frames::run_frames(&mut scene, sched.as_mut(), frames);
+            let span = before.elapsed();
+            let wall = span.wall.as_secs_f64().max(1e-12);
+            let mut sample = Sample::from_span(&span)
+                .metric("frames_per_sec", frames as f64 / wall)
+                .metric("avg_concurrency", span.cpu().as_secs_f64() / wall)
+                .metric("wakeups_per_sec", span.voluntary_switches as f64 / wall);
+            if matches!(sched.name(), "std_spawn" | "thread_per_frame") {
+                sample.run_queue_wait = Some(Err(
+                    "threads exit every frame; the kernel drops an exited thread's schedstat"
+                        .into(),
+                ));
+            }
+            samples[index].push(sample);
+            let sum = scene.checksum();
+            // Keep a wrong checksum if any repetition produced one.
+            if checksums[index].is_none_or_eq(sum) {
+                checksums[index] = Some(sum);
+            }
+            progress.done_one();
+        }
+    }
+    progress.finish();
+
+    let mut section = Section::new(
+        "frames",
+        &format!(
+            "seeds 002/003: {meshes} meshes × {vertices} vertices × {frames} frames, {threads} threads"
+        ),
+        "scheduler",
+        "threads",
+        false,
+    )
+    .metric_column("frames_per_sec", "frames/s")
+    .metric_column("ratio_to_ideal", "× ideal")
+    .metric_column("avg_concurrency", "avg concurrency")
+    .metric_column("wakeups_per_sec", "wake-ups/s");
+    let expected = checksums[0];
+    for (i, sched) in schedulers.iter().enumerate() {
+        let t = sched.threads();
+        if let Some(mut row) = Row::from_samples(
+            sched.name(),
+            t as u64,
+            &t.to_string(),
+            i as f64 + 1.0,
+            &samples[i],
+        ) {
+            if let (Some(e), Some(g)) = (expected, checksums[i]) {
+                row.check = Some(Check {
+                    expected: format!("{e:e}"),
+                    got: format!("{g:e}"),
+                    ok: e.to_bits() == g.to_bits(),
+                });
+            }
+            section.rows.push(row);
+        }
+    }
+    if let Some(serial) = section.row("serial", 1).map(|r| r.wall.median) {
+        let ideal = serial / threads as f64;
+        for row in &mut section.rows {
+            row.metrics
+                .insert("ratio_to_ideal".into(), row.wall.median / ideal);
+        }
+    }
+    section.mark_best();
+    report.findings = findings(&section, threads);
+    report.sections.push(section);
+    Ok(report)
+}
+
+/// A helper for "record unless a different value is already recorded".
+trait KeepFirstDifferent {
+    fn is_none_or_eq(&self, value: f64) -> bool;
+}
+
+impl KeepFirstDifferent for Option<f64> {
+    fn is_none_or_eq(&self, value: f64) -> bool {
+        match self {
+            None => true,
+            Some(v) => v.to_bits() == value.to_bits(),
+        }
+    }
+}
+
+fn findings(section: &Section, threads: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let metric = |r: &Row, k: &str| r.metrics.get(k).copied().unwrap_or(f64::NAN);
+    if let Some(best) = section.rows.iter().find(|r| r.best) {
+        out.push(format!(
+            "Fastest: {} at {} frames/s, {:.2}× the theoretical minimum (serial time / {threads}), \
+             average concurrency {:.2}.",
+            best.series,
+            units::count(metric(best, "frames_per_sec")),
+            metric(best, "ratio_to_ideal"),
+            metric(best, "avg_concurrency")
+        ));
+    }
+    let parallel: Vec<&Row> = section
+        .rows
+        .iter()
+        .filter(|r| r.series != "serial")
+        .collect();
+    if let (Some(most), Some(least)) = (
+        parallel
+            .iter()
+            .max_by(|a, b| metric(a, "wakeups_per_sec").total_cmp(&metric(b, "wakeups_per_sec"))),
+        parallel
+            .iter()
+            .min_by(|a, b| metric(a, "wakeups_per_sec").total_cmp(&metric(b, "wakeups_per_sec"))),
+    ) {
+        out.push(format!(
+            "Wake-ups: {} causes the most transitions ({}/s), {} the fewest ({}/s).",
+            most.series,
+            units::count(metric(most, "wakeups_per_sec")),
+            least.series,
+            units::count(metric(least, "wakeups_per_sec"))
+        ));
+    }
+    out
+}

@@ -1,0 +1,543 @@
+//! From runs to conclusions: per-value statistics, the scaling model and the plain-language
+//! notes about the machine and the program.
+
+use super::record::{Machine, Mode, Point, Scan};
+use super::stats::{self, Dist};
+use super::usl::{self, Fit};
+
+/// Statistics of one value's runs. Times are in seconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointStats {
+    /// Wall time.
+    pub wall: Dist,
+    /// User CPU time.
+    pub user: Dist,
+    /// System CPU time.
+    pub system: Dist,
+    /// CPU time (user + system).
+    pub cpu: Dist,
+    /// Median of CPU / wall: how many CPUs the command kept busy on average.
+    pub cpu_per_wall: f64,
+    /// Median voluntary context switches.
+    pub voluntary_switches: f64,
+    /// Median involuntary context switches.
+    pub involuntary_switches: f64,
+    /// Run-queue wait, when the kernel reported it for every run.
+    pub run_queue_wait: Option<Dist>,
+    /// Largest peak RSS over the runs, KiB.
+    pub max_rss_kib: u64,
+    /// Throughput, copies per second of median wall time.
+    pub throughput: f64,
+    /// Throughput over the first value's.
+    pub speedup: f64,
+    /// Concurrency over the first value's (`n / n0`), when both are numbers.
+    pub relative_concurrency: Option<f64>,
+    /// Speedup over relative concurrency.
+    pub efficiency: Option<f64>,
+    /// Karp–Flatt serial fraction, defined above the first value.
+    pub karp_flatt: Option<f64>,
+    /// Wall times flagged by the modified z-score.
+    pub outliers: usize,
+    /// Runs that did not exit with status 0.
+    pub failures: usize,
+}
+
+/// The fitted scaling model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    /// The Universal Scalability Law fit, or why there is none.
+    pub usl: Result<Fit, String>,
+    /// The Amdahl fit (κ = 0), or why there is none.
+    pub amdahl: Result<Fit, String>,
+    /// Unit of λ and of the throughput axis.
+    pub unit: &'static str,
+    /// One to three plain sentences on what the fit means.
+    pub summary: Vec<String>,
+}
+
+/// Statistics, model and notes of a scan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysis {
+    /// One entry per point, `None` for a point without runs (an interrupted scan).
+    pub stats: Vec<Option<PointStats>>,
+    /// The model; `None` when the values are not numbers or too few were measured.
+    pub model: Option<Model>,
+    /// Observations about the range, the machine and the program.
+    pub notes: Vec<String>,
+    /// Things that make the numbers less trustworthy (outliers, failures).
+    pub warnings: Vec<String>,
+}
+
+fn secs(d: std::time::Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+fn point_stats(point: &Point) -> Option<(Dist, Dist, Dist, Dist, PointStatsRest)> {
+    let wall: Vec<f64> = point.runs.iter().map(|r| secs(r.wall)).collect();
+    let user: Vec<f64> = point.runs.iter().map(|r| secs(r.user)).collect();
+    let system: Vec<f64> = point.runs.iter().map(|r| secs(r.system)).collect();
+    let cpu: Vec<f64> = point.runs.iter().map(|r| secs(r.cpu())).collect();
+    let ratio: Vec<f64> = point
+        .runs
+        .iter()
+        .map(|r| secs(r.cpu()) / secs(r.wall).max(1e-12))
+        .collect();
+    let vol: Vec<f64> = point
+        .runs
+        .iter()
+        .map(|r| r.voluntary_switches as f64)
+        .collect();
+    let invol: Vec<f64> = point
+        .runs
+        .iter()
+        .map(|r| r.involuntary_switches as f64)
+        .collect();
+    let rq: Option<Vec<f64>> = point
+        .runs
+        .iter()
+        .map(|r| r.run_queue_wait.map(secs))
+        .collect();
+    let rest = PointStatsRest {
+        cpu_per_wall: stats::median(&ratio)?,
+        voluntary: stats::median(&vol)?,
+        involuntary: stats::median(&invol)?,
+        run_queue_wait: rq.and_then(|v| Dist::of(&v)),
+        max_rss_kib: point.runs.iter().map(|r| r.max_rss_kib).max().unwrap_or(0),
+        outliers: stats::count_outliers(&wall),
+        failures: point.runs.iter().filter(|r| !r.succeeded()).count(),
+    };
+    Some((
+        Dist::of(&wall)?,
+        Dist::of(&user)?,
+        Dist::of(&system)?,
+        Dist::of(&cpu)?,
+        rest,
+    ))
+}
+
+struct PointStatsRest {
+    cpu_per_wall: f64,
+    voluntary: f64,
+    involuntary: f64,
+    run_queue_wait: Option<Dist>,
+    max_rss_kib: u64,
+    outliers: usize,
+    failures: usize,
+}
+
+/// Computes statistics, fits the model and writes the notes.
+pub fn analyse(scan: &Scan) -> Analysis {
+    let mut stats_out: Vec<Option<PointStats>> = Vec::with_capacity(scan.points.len());
+    let mut base: Option<(f64, Option<f64>)> = None; // (throughput, n) of the first measured value
+    for point in &scan.points {
+        let Some((wall, user, system, cpu, rest)) = point_stats(point) else {
+            stats_out.push(None);
+            continue;
+        };
+        let throughput = point.copies as f64 / wall.median.max(1e-12);
+        let (x0, n0) = *base.get_or_insert((throughput, point.n));
+        let speedup = throughput / x0;
+        let relative_concurrency = match (point.n, n0) {
+            (Some(n), Some(n0)) => Some(n / n0),
+            _ => None,
+        };
+        stats_out.push(Some(PointStats {
+            wall,
+            user,
+            system,
+            cpu,
+            cpu_per_wall: rest.cpu_per_wall,
+            voluntary_switches: rest.voluntary,
+            involuntary_switches: rest.involuntary,
+            run_queue_wait: rest.run_queue_wait,
+            max_rss_kib: rest.max_rss_kib,
+            throughput,
+            speedup,
+            relative_concurrency,
+            efficiency: relative_concurrency.map(|p| stats::efficiency(speedup, p)),
+            karp_flatt: relative_concurrency.and_then(|p| stats::karp_flatt(speedup, p)),
+            outliers: rest.outliers,
+            failures: rest.failures,
+        }));
+    }
+    let model = fit_model(scan);
+    let notes = notes(scan, &stats_out);
+    let warnings = warnings(scan, &stats_out);
+    Analysis {
+        stats: stats_out,
+        model,
+        notes,
+        warnings,
+    }
+}
+
+/// The throughput points the model is fitted to: every run, `(n, copies / wall)`.
+pub fn throughput_points(scan: &Scan) -> Vec<(f64, f64)> {
+    scan.points
+        .iter()
+        .filter_map(|p| p.n.map(|n| (n, p)))
+        .flat_map(|(n, p)| {
+            p.runs
+                .iter()
+                .map(move |r| (n, p.copies as f64 / secs(r.wall).max(1e-12)))
+        })
+        .collect()
+}
+
+fn fit_model(scan: &Scan) -> Option<Model> {
+    if scan.points.iter().any(|p| p.n.is_none()) {
+        return None;
+    }
+    let points = throughput_points(scan);
+    if points.is_empty() {
+        return None;
+    }
+    let usl = usl::fit_usl(&points).map_err(|e| e.to_string());
+    let amdahl = usl::fit_amdahl(&points).map_err(|e| e.to_string());
+    if usl.is_err() && amdahl.is_err() {
+        return None;
+    }
+    let unit = match scan.mode {
+        Mode::Parameter => "runs/s",
+        Mode::Procs => "copies/s",
+    };
+    let n_max = points.iter().map(|p| p.0).fold(0.0, f64::max);
+    let n_min = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let summary = match (&usl, &amdahl) {
+        (Ok(fit), _) => explain(fit, n_min, n_max, &scan.parameter, unit),
+        (Err(_), Ok(fit)) => explain(fit, n_min, n_max, &scan.parameter, unit),
+        (Err(_), Err(_)) => Vec::new(),
+    };
+    Some(Model {
+        usl,
+        amdahl,
+        unit,
+        summary,
+    })
+}
+
+/// Formats a number with about three significant digits, trailing zeros dropped
+/// (`0.0812`, `12.3`, `4`, `1.00e-5`).
+pub fn sig3(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let mag = v.abs().log10().floor() as i32;
+    if !(-3..6).contains(&mag) {
+        return format!("{v:.2e}");
+    }
+    let decimals = (2 - mag).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// One to three sentences on what a fit means, for a reader who has not met the USL.
+pub fn explain(fit: &Fit, n_min: f64, n_max: f64, name: &str, unit: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let contention = fit.sigma * (n_max - 1.0);
+    let coherency = fit.kappa * n_max * (n_max - 1.0);
+    let of_linear = 100.0 / (1.0 + contention + coherency);
+    let (s, k) = (sig3(fit.sigma), sig3(fit.kappa));
+    if contention + coherency < 0.02 {
+        out.push(format!(
+            "Scales almost linearly over the measured range: σ = {s} and κ = {k} cost under 2 % at {name} = {n_max}."
+        ));
+    } else if contention >= coherency {
+        let coh = if fit.kappa == 0.0 {
+            "no coherency penalty".to_string()
+        } else {
+            format!("coherency κ = {k} is smaller")
+        };
+        out.push(format!(
+            "Contention σ = {s} dominates ({coh}); at {name} = {n_max} the model gives {of_linear:.0} % of linear scaling."
+        ));
+    } else {
+        out.push(format!(
+            "Coherency κ = {k} dominates over contention σ = {s}: the cost of keeping workers in step grows with the square of {name}; at {name} = {n_max} the model gives {of_linear:.0} % of linear scaling."
+        ));
+    }
+    match fit.peak() {
+        Some(peak) if peak <= n_min => out.push(format!(
+            "Throughput is highest at the smallest level measured ({name} = {}): adding concurrency only makes this command slower here.",
+            sig3(n_min)
+        )),
+        Some(peak) if peak <= n_max => out.push(format!(
+            "Throughput peaks near {name}* = {} ({} {unit}); beyond it more concurrency makes it slower.",
+            sig3(peak),
+            sig3(fit.predict(peak)),
+        )),
+        Some(peak) => out.push(format!(
+            "The predicted peak {name}* = {} ({} {unit}) lies beyond the measured range.",
+            sig3(peak),
+            sig3(fit.predict(peak)),
+        )),
+        None => match fit.ceiling() {
+            Some(ceiling) => out.push(format!(
+                "No peak: throughput keeps rising towards λ/σ = {} {unit} ({}× one unit's).",
+                sig3(ceiling),
+                sig3(1.0 / fit.sigma),
+            )),
+            None => out.push("No peak within the model: no sign of a limit yet.".to_string()),
+        },
+    }
+    if let Some(r2) = fit.r_squared.filter(|r2| *r2 < 0.8) {
+        out.push(format!(
+            "The fit is poor (R² = {r2:.2}): the curve is noisy or not USL-shaped, so read σ and κ with caution."
+        ));
+    }
+    out
+}
+
+fn effective_cpus(machine: &Machine) -> f64 {
+    let mut cpus = machine.logical_cpus.max(1) as f64;
+    if machine.affinity > 0 {
+        cpus = cpus.min(machine.affinity as f64);
+    }
+    if let Some(q) = machine.cgroup_quota {
+        cpus = cpus.min(q);
+    }
+    cpus
+}
+
+fn notes(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
+    let mut out = Vec::new();
+    let name = &scan.parameter;
+    let ns: Vec<f64> = scan.points.iter().filter_map(|p| p.n).collect();
+    let n_max = ns.iter().copied().fold(0.0, f64::max);
+    let m = &scan.machine;
+    let cpus = effective_cpus(m);
+    if m.physical_cores > 0 && m.physical_cores < m.logical_cpus && n_max > m.physical_cores as f64
+    {
+        out.push(format!(
+            "The range passes the {} physical cores ({} logical CPUs): above {name} = {}, SMT siblings share a core's execution units, so expect well under linear gains there.",
+            m.physical_cores, m.logical_cpus, m.physical_cores
+        ));
+    }
+    if m.logical_cpus > 0 && n_max > cpus {
+        out.push(format!(
+            "The range passes the {} CPUs this process may use: above {name} = {}, threads or copies wait for a CPU (see the run-queue wait column).",
+            sig3(cpus),
+            sig3(cpus)
+        ));
+    }
+    let waiting: Vec<String> = scan
+        .points
+        .iter()
+        .zip(stats)
+        .filter_map(|(p, s)| s.as_ref().map(|s| (p, s)))
+        .filter(|(_, s)| s.cpu_per_wall < 0.5)
+        .map(|(p, s)| format!("{name} = {} ({:.2})", p.label, s.cpu_per_wall))
+        .collect();
+    if !waiting.is_empty() {
+        out.push(format!(
+            "Wall time is far above CPU time at {} (CPU/wall in brackets): the command waits (I/O, sleep, locks) more than it computes, and more threads can only overlap the waiting.",
+            waiting.join(", ")
+        ));
+    }
+    let measured: Vec<(&Point, &PointStats)> = scan
+        .points
+        .iter()
+        .zip(stats)
+        .filter_map(|(p, s)| s.as_ref().map(|s| (p, s)))
+        .collect();
+    if let (Some(first), Some(last)) = (measured.first(), measured.last()) {
+        let per_copy = |p: &Point, s: &PointStats| s.cpu.median / p.copies as f64;
+        let (c0, c1) = (per_copy(first.0, first.1), per_copy(last.0, last.1));
+        if measured.len() > 1 && c0 > 0.0 && c1 > 1.25 * c0 {
+            out.push(format!(
+                "CPU time per {} grew {:.0} % from {name} = {} to {name} = {} ({} s → {} s): the extra concurrency costs work (spinning, contention, shared caches or SMT), not only waiting.",
+                if scan.mode == Mode::Procs { "copy" } else { "run" },
+                (c1 / c0 - 1.0) * 100.0,
+                first.0.label,
+                last.0.label,
+                sig3(c0),
+                sig3(c1)
+            ));
+        }
+    }
+    if let Some(reason) = &scan.run_queue_unavailable {
+        out.push(format!("Run-queue wait is not available: {reason}."));
+    }
+    out
+}
+
+fn warnings(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
+    let mut out = Vec::new();
+    let name = &scan.parameter;
+    for (p, s) in scan.points.iter().zip(stats) {
+        let Some(s) = s else {
+            out.push(format!("{name} = {}: no runs measured.", p.label));
+            continue;
+        };
+        if s.outliers > 0 {
+            out.push(format!(
+                "{name} = {}: {} of {} wall times are statistical outliers (modified z-score > {}); other load on the machine may have disturbed them — consider more --warmup or --runs.",
+                p.label, s.outliers, s.wall.count, stats::OUTLIER_THRESHOLD
+            ));
+        }
+        if s.failures > 0 {
+            let codes: Vec<String> = p
+                .runs
+                .iter()
+                .filter(|r| !r.succeeded())
+                .map(|r| match (r.exit_code, r.signal) {
+                    (_, Some(sig)) => format!("signal {sig}"),
+                    (Some(c), None) => format!("exit {c}"),
+                    (None, None) => "unknown".to_string(),
+                })
+                .collect();
+            out.push(format!(
+                "{name} = {}: {} of {} runs failed ({}).",
+                p.label,
+                s.failures,
+                s.wall.count,
+                codes.join(", ")
+            ));
+        }
+    }
+    if scan.partial {
+        out.push("Interrupted: these results are partial.".to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::Run;
+    use super::*;
+    use std::time::Duration;
+
+    fn run(wall: f64, cpu: f64) -> Run {
+        Run {
+            round: 0,
+            wall: Duration::from_secs_f64(wall),
+            user: Duration::from_secs_f64(cpu * 0.9),
+            system: Duration::from_secs_f64(cpu * 0.1),
+            max_rss_kib: 1000,
+            voluntary_switches: 3,
+            involuntary_switches: 1,
+            run_queue_wait: Some(Duration::from_millis(1)),
+            exit_code: Some(0),
+            signal: None,
+        }
+    }
+
+    fn scan(walls: &[(f64, f64)], machine: Machine) -> Scan {
+        Scan {
+            mode: Mode::Parameter,
+            parameter: "n".into(),
+            template: "prog -j{n}".into(),
+            points: walls
+                .iter()
+                .map(|&(n, wall)| Point {
+                    label: format!("{n}"),
+                    n: Some(n),
+                    copies: 1,
+                    command: format!("prog -j{n}"),
+                    runs: vec![run(wall, 1.0), run(wall * 1.01, 1.0), run(wall * 0.99, 1.0)],
+                })
+                .collect(),
+            machine,
+            partial: false,
+            run_queue_unavailable: None,
+            warmup: 0,
+        }
+    }
+
+    #[test]
+    fn speedup_efficiency_and_model_of_amdahl_data() {
+        let walls: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0]
+            .iter()
+            .map(|&n| (n, 0.1 + 0.9 / n))
+            .collect();
+        let machine = Machine {
+            logical_cpus: 4,
+            physical_cores: 2,
+            affinity: 4,
+            ..Machine::default()
+        };
+        let a = analyse(&scan(&walls, machine));
+        let s4 = a.stats[2].as_ref().unwrap();
+        assert!((s4.speedup - 1.0 / 0.325).abs() < 1e-9);
+        assert!((s4.karp_flatt.unwrap() - 0.1).abs() < 1e-9);
+        let model = a.model.unwrap();
+        let fit = model.usl.unwrap();
+        assert!((fit.sigma - 0.1).abs() < 0.01, "{fit:?}");
+        assert!(
+            model.summary[0].contains("Contention"),
+            "{:?}",
+            model.summary
+        );
+        assert!(
+            a.notes.iter().any(|n| n.contains("2 physical cores")),
+            "{:?}",
+            a.notes
+        );
+        assert!(
+            a.notes.iter().any(|n| n.contains("4 CPUs")),
+            "{:?}",
+            a.notes
+        );
+    }
+
+    #[test]
+    fn waiting_command_gets_a_note() {
+        let mut s = scan(&[(1.0, 2.0), (2.0, 1.0)], Machine::default());
+        for p in &mut s.points {
+            for r in &mut p.runs {
+                r.user = Duration::from_millis(10);
+                r.system = Duration::ZERO;
+            }
+        }
+        let a = analyse(&s);
+        assert!(a.notes.iter().any(|n| n.contains("waits")), "{:?}", a.notes);
+    }
+
+    #[test]
+    fn labels_that_are_not_numbers_have_no_model() {
+        let mut s = scan(&[(1.0, 1.0), (2.0, 0.6)], Machine::default());
+        s.points[1].n = None;
+        let a = analyse(&s);
+        assert!(a.model.is_none());
+        assert!(a.stats[1].as_ref().unwrap().efficiency.is_none());
+    }
+
+    #[test]
+    fn explain_names_the_peak_inside_the_range() {
+        let fit = usl::fit_usl(
+            &[1.0, 2.0, 4.0, 8.0, 16.0]
+                .iter()
+                .map(|&n| (n, usl::usl(10.0, 0.02, 0.01, n)))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let text = explain(&fit, 1.0, 16.0, "n", "runs/s").join(" ");
+        assert!(text.contains("peaks near n* = 9.9"), "{text}");
+        let falling = Fit {
+            sigma: 1.0,
+            kappa: 0.1,
+            ..fit.clone()
+        };
+        let text = explain(&falling, 1.0, 4.0, "n", "runs/s").join(" ");
+        assert!(text.contains("highest at the smallest level"), "{text}");
+        assert!(!text.contains("NaN"), "{text}");
+        let text = explain(&fit, 1.0, 16.0, "n", "runs/s").join(" ");
+        assert!(text.contains("Coherency"), "{text}");
+        assert!(text.contains("peaks near n* = 9.9"), "{text}");
+    }
+
+    #[test]
+    fn sig3_formats() {
+        assert_eq!(sig3(0.08123), "0.0812");
+        assert_eq!(sig3(12.345), "12.3");
+        assert_eq!(sig3(1234.5), "1234");
+        assert_eq!(sig3(0.0), "0");
+        assert_eq!(sig3(4.0), "4");
+        assert_eq!(sig3(0.08), "0.08");
+        assert_eq!(sig3(1e-5), "1.00e-5");
+    }
+}

@@ -1,0 +1,57 @@
+//! `--export-csv`: one line per value. The first columns are hyperfine's (`command`, `mean`,
+//! `stddev`, `median`, `user`, `system`, `min`, `max`, `parameter_<name>`), then ours. Times are
+//! seconds; an empty field means "not measured".
+
+use crate::scan::analysis::Analysis;
+use crate::scan::record::Scan;
+
+fn field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    v.filter(|v| v.is_finite())
+        .map_or_else(String::new, |v| v.to_string())
+}
+
+/// The CSV text.
+pub fn to_string(scan: &Scan, analysis: &Analysis) -> String {
+    let mut out = format!(
+        "command,mean,stddev,median,user,system,min,max,parameter_{},copies,runs,cpu_per_wall,voluntary_switches,involuntary_switches,run_queue_wait,max_rss_kib,throughput,speedup,efficiency,karp_flatt,outliers,failures\n",
+        scan.parameter
+    );
+    for (p, s) in scan.points.iter().zip(&analysis.stats) {
+        let Some(s) = s else { continue };
+        let cells = [
+            field(&p.command),
+            num(Some(s.wall.mean)),
+            num(s.wall.stddev),
+            num(Some(s.wall.median)),
+            num(Some(s.user.mean)),
+            num(Some(s.system.mean)),
+            num(Some(s.wall.min)),
+            num(Some(s.wall.max)),
+            field(&p.label),
+            p.copies.to_string(),
+            p.runs.len().to_string(),
+            num(Some(s.cpu_per_wall)),
+            num(Some(s.voluntary_switches)),
+            num(Some(s.involuntary_switches)),
+            num(s.run_queue_wait.as_ref().map(|d| d.median)),
+            s.max_rss_kib.to_string(),
+            num(Some(s.throughput)),
+            num(Some(s.speedup)),
+            num(s.efficiency),
+            num(s.karp_flatt),
+            s.outliers.to_string(),
+            s.failures.to_string(),
+        ];
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}

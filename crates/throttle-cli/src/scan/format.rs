@@ -1,0 +1,98 @@
+//! Human formatting shared by the table, Markdown and HTML: times, counts, fits.
+
+use super::analysis::{sig3, Model};
+use super::usl::Fit;
+
+/// Seconds with a unit chosen for the magnitude: `812 µs`, `12.3 ms`, `1.52 s`.
+pub fn secs(s: f64) -> String {
+    if !s.is_finite() {
+        return "–".into();
+    }
+    let a = s.abs();
+    if a >= 1.0 {
+        format!("{} s", sig3(s))
+    } else if a >= 1e-3 {
+        format!("{} ms", sig3(s * 1e3))
+    } else if a > 0.0 {
+        format!("{} µs", sig3(s * 1e6))
+    } else {
+        "0".into()
+    }
+}
+
+/// A count with k/M suffixes.
+pub fn count(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{}M", sig3(v / 1e6))
+    } else if v >= 1e4 {
+        format!("{}k", sig3(v / 1e3))
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// An optional number with three significant digits, `–` when missing.
+pub fn opt(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".into(), sig3)
+}
+
+/// `0.081 ± 0.004`, or the value alone without an error.
+pub fn with_error(v: f64, err: Option<f64>) -> String {
+    match err {
+        Some(e) => format!("{} ± {}", sig3(v), sig3(e)),
+        None => sig3(v),
+    }
+}
+
+/// One line describing a fit: `λ = 3.1 ± 0.02 runs/s, σ = ..., κ = ..., R² = ..., N* = ...`.
+pub fn fit_line(fit: &Fit, unit: &str, name: &str, amdahl: bool) -> String {
+    let se = fit.std_errors;
+    let mut parts = vec![
+        format!("λ = {} {unit}", with_error(fit.lambda, se.map(|e| e[0]))),
+        format!("σ = {}", with_error(fit.sigma, se.map(|e| e[1]))),
+    ];
+    if !amdahl {
+        parts.push(format!("κ = {}", with_error(fit.kappa, se.map(|e| e[2]))));
+    }
+    parts.push(format!(
+        "R² = {}",
+        fit.r_squared
+            .map_or_else(|| "–".into(), |r| format!("{r:.3}"))
+    ));
+    match (fit.peak(), fit.ceiling()) {
+        (Some(p), _) if p < 1.0 => parts.push(format!("{name}* ≤ 1")),
+        (Some(p), _) => parts.push(format!("{name}* = {}", sig3(p))),
+        (None, Some(c)) => parts.push(format!("{name}* = ∞ (ceiling {} {unit})", sig3(c))),
+        (None, None) => parts.push(format!("{name}* = ∞")),
+    }
+    parts.join(", ")
+}
+
+/// The model as plain text lines (used by the table and Markdown).
+pub fn model_lines(model: &Model, name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    match &model.usl {
+        Ok(f) => out.push(format!("USL:    {}", fit_line(f, model.unit, name, false))),
+        Err(e) => out.push(format!("USL:    no fit ({e})")),
+    }
+    match &model.amdahl {
+        Ok(f) => out.push(format!("Amdahl: {}", fit_line(f, model.unit, name, true))),
+        Err(e) => out.push(format!("Amdahl: no fit ({e})")),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_pick_a_unit() {
+        assert_eq!(secs(1.5), "1.5 s");
+        assert_eq!(secs(0.0123), "12.3 ms");
+        assert_eq!(secs(0.000812), "812 µs");
+        assert_eq!(secs(0.0), "0");
+        assert_eq!(count(12345.0), "12.3k");
+        assert_eq!(count(12.0), "12");
+    }
+}

@@ -1,0 +1,439 @@
+//! From command-line options to a checked plan: the values to scan, the command template, and
+//! how many runs to take. Every mistake in the options is found here, before anything runs, and
+//! reported as one line naming the flag (exit status 2).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::record::Mode;
+use super::ScanArgs;
+use crate::error::usage;
+
+/// More values than this is almost certainly a typo (`-P n 1 100000`), and would take hours.
+const MAX_VALUES: usize = 1000;
+
+/// One value of the scan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Value {
+    /// The value as substituted into the command.
+    pub label: String,
+    /// The value as a concurrency level, when it is a positive number.
+    pub n: Option<f64>,
+    /// Copies to run at once.
+    pub copies: usize,
+}
+
+/// How many measured runs each value gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunPolicy {
+    /// Exactly this many (`--runs`).
+    Fixed(usize),
+    /// At least `min`, then more rounds until every median is stable, at most `max`.
+    Adaptive {
+        /// Rounds always taken.
+        min: usize,
+        /// Rounds never exceeded.
+        max: usize,
+    },
+}
+
+/// A checked scan plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Parameter or procs mode.
+    pub mode: Mode,
+    /// The parameter's name (`procs` in procs mode).
+    pub parameter: String,
+    /// The values, in the order given.
+    pub values: Vec<Value>,
+    /// The command words, placeholders kept.
+    pub template: Vec<String>,
+    /// Run through `sh -c`.
+    pub shell: bool,
+    /// Runs per value.
+    pub runs: RunPolicy,
+    /// Warm-up runs per value.
+    pub warmup: usize,
+    /// Go on when the command fails.
+    pub ignore_failure: bool,
+    /// Let the command's output through instead of discarding it.
+    pub show_output: bool,
+}
+
+fn parse_int(flag: &str, text: &str) -> anyhow::Result<i64> {
+    text.trim()
+        .parse::<i64>()
+        .map_err(|_| usage(flag, text, "expected an integer"))
+}
+
+fn numeric(label: &str) -> Option<f64> {
+    label
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// The values of `-P NAME MIN MAX [-D STEP]`.
+fn range_values(spec: &[String], step: Option<&str>) -> anyhow::Result<(String, Vec<Value>)> {
+    let [name, min, max] = spec else {
+        return Err(usage("-P", &spec.join(" "), "expected NAME MIN MAX"));
+    };
+    check_name("-P", name)?;
+    let (lo, hi) = (parse_int("-P", min)?, parse_int("-P", max)?);
+    if lo > hi {
+        return Err(usage(
+            "-P",
+            &format!("{name} {min} {max}"),
+            "MIN must not be greater than MAX",
+        ));
+    }
+    let step = match step {
+        Some(s) => parse_int("-D", s)?,
+        None => 1,
+    };
+    if step <= 0 {
+        return Err(usage(
+            "-D",
+            &step.to_string(),
+            "the step must be a positive integer",
+        ));
+    }
+    let count = (hi - lo) / step + 1;
+    if count as usize > MAX_VALUES {
+        return Err(usage(
+            "-P",
+            &format!("{name} {min} {max}"),
+            &format!("{count} values; at most {MAX_VALUES} (use -D to take bigger steps)"),
+        ));
+    }
+    let values = (0..count)
+        .map(|i| {
+            let v = lo + i * step;
+            Value {
+                label: v.to_string(),
+                n: numeric(&v.to_string()),
+                copies: 1,
+            }
+        })
+        .collect();
+    Ok((name.clone(), values))
+}
+
+fn check_name(flag: &str, name: &str) -> anyhow::Result<()> {
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return Err(usage(
+            flag,
+            name,
+            "the parameter name must be letters, digits or '_'",
+        ));
+    }
+    Ok(())
+}
+
+/// The values of `-L NAME v1,v2,...`.
+fn list_values(spec: &[String]) -> anyhow::Result<(String, Vec<Value>)> {
+    let [name, list] = spec else {
+        return Err(usage("-L", &spec.join(" "), "expected NAME VALUES"));
+    };
+    check_name("-L", name)?;
+    let labels: Vec<&str> = list.split(',').map(str::trim).collect();
+    if labels.iter().any(|l| l.is_empty()) {
+        return Err(usage(
+            "-L",
+            list,
+            "expected a comma-separated list with no empty items",
+        ));
+    }
+    if labels.len() > MAX_VALUES {
+        return Err(usage("-L", list, &format!("at most {MAX_VALUES} values")));
+    }
+    let values = labels
+        .iter()
+        .map(|l| Value {
+            label: (*l).to_string(),
+            n: numeric(l),
+            copies: 1,
+        })
+        .collect();
+    Ok((name.clone(), values))
+}
+
+/// The values of `--procs 1,2,4`.
+fn procs_values(list: &str) -> anyhow::Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for item in list.split(',') {
+        let k: usize = item.trim().parse().map_err(|_| {
+            usage(
+                "--procs",
+                list,
+                "expected a comma-separated list of positive integers",
+            )
+        })?;
+        if k == 0 || k > MAX_VALUES {
+            return Err(usage(
+                "--procs",
+                list,
+                &format!("each count must be 1..={MAX_VALUES}"),
+            ));
+        }
+        out.push(Value {
+            label: k.to_string(),
+            n: Some(k as f64),
+            copies: k,
+        });
+    }
+    Ok(out)
+}
+
+impl Plan {
+    /// Checks the options and builds the plan.
+    pub fn from_args(args: &ScanArgs) -> anyhow::Result<Plan> {
+        if args.command.is_empty() {
+            return Err(usage(
+                "CMD",
+                "",
+                "give the command to scan after the options, e.g. `throttle scan -P n 1 4 -- xz -T{n} -k -c FILE`",
+            ));
+        }
+        let (mode, parameter, values) =
+            match (&args.parameter_scan, &args.parameter_list, &args.procs) {
+                (Some(spec), None, None) => {
+                    let (name, values) = range_values(spec, args.step.as_deref())?;
+                    (Mode::Parameter, name, values)
+                }
+                (None, Some(spec), None) => {
+                    let (name, values) = list_values(spec)?;
+                    (Mode::Parameter, name, values)
+                }
+                (None, None, Some(list)) => (Mode::Procs, "procs".to_string(), procs_values(list)?),
+                (None, None, None) => {
+                    return Err(usage(
+                        "-P/-L/--procs",
+                        "",
+                        "say what to scan: -P NAME MIN MAX, -L NAME v1,v2,... or --procs 1,2,4",
+                    ))
+                }
+                _ => {
+                    return Err(usage(
+                        "-P/-L/--procs",
+                        "",
+                        "use only one of -P, -L and --procs",
+                    ))
+                }
+            };
+        if args.step.is_some() && args.parameter_scan.is_none() {
+            return Err(usage(
+                "-D",
+                args.step.as_deref().unwrap_or(""),
+                "-D only goes with -P",
+            ));
+        }
+        if mode == Mode::Parameter {
+            let placeholder = format!("{{{parameter}}}");
+            if !args.command.iter().any(|w| w.contains(&placeholder)) {
+                return Err(usage(
+                    "CMD",
+                    &args.command.join(" "),
+                    &format!("the command must contain the placeholder {placeholder}"),
+                ));
+            }
+        }
+        let runs = match args.runs {
+            Some(0) => return Err(usage("--runs", "0", "at least one run is needed")),
+            Some(r) => RunPolicy::Fixed(r),
+            None => {
+                if args.min_runs == 0 || args.min_runs > args.max_runs {
+                    return Err(usage(
+                        "--min-runs",
+                        &args.min_runs.to_string(),
+                        &format!("must be 1..=--max-runs ({})", args.max_runs),
+                    ));
+                }
+                RunPolicy::Adaptive {
+                    min: args.min_runs,
+                    max: args.max_runs,
+                }
+            }
+        };
+        let plan = Plan {
+            mode,
+            parameter,
+            values,
+            template: args.command.clone(),
+            shell: args.shell,
+            runs,
+            warmup: args.warmup,
+            ignore_failure: args.ignore_failure,
+            show_output: args.show_output,
+        };
+        plan.check_program()?;
+        Ok(plan)
+    }
+
+    /// The command words for value `index`, placeholders substituted.
+    pub fn words(&self, index: usize) -> Vec<String> {
+        let placeholder = format!("{{{}}}", self.parameter);
+        let label = &self.values[index].label;
+        self.template
+            .iter()
+            .map(|w| {
+                if self.mode == Mode::Parameter {
+                    w.replace(&placeholder, label)
+                } else {
+                    w.clone()
+                }
+            })
+            .collect()
+    }
+
+    /// The command for value `index` as a person would type it.
+    pub fn display(&self, index: usize) -> String {
+        let words = self.words(index);
+        if self.shell {
+            words.join(" ")
+        } else {
+            words
+                .iter()
+                .map(|w| shell_quote(w))
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+    }
+
+    /// The template as a person would type it, placeholders kept.
+    pub fn template_display(&self) -> String {
+        self.template.join(" ")
+    }
+
+    /// A ready-to-spawn command for value `index`: stdin from /dev/null, output discarded
+    /// unless `--show-output`.
+    pub fn command(&self, index: usize) -> Command {
+        let words = self.words(index);
+        let mut cmd = if self.shell {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg(words.join(" "));
+            c
+        } else {
+            let mut c = Command::new(&words[0]);
+            c.args(&words[1..]);
+            c
+        };
+        cmd.stdin(Stdio::null());
+        if !self.show_output {
+            cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        }
+        cmd
+    }
+
+    /// Fails with a usage error when the program cannot be found or is not executable.
+    fn check_program(&self) -> anyhow::Result<()> {
+        let program = if self.shell {
+            "sh".to_string()
+        } else {
+            self.words(0)[0].clone()
+        };
+        if program.is_empty() {
+            return Err(usage("CMD", "", "the command is empty"));
+        }
+        match find_program(&program) {
+            Some(_) => Ok(()),
+            None => Err(usage(
+                "CMD",
+                &program,
+                "cannot be started: no such executable file (not found on PATH or not executable)",
+            )),
+        }
+    }
+}
+
+/// Quotes `w` for display when it holds characters a shell would treat specially.
+fn shell_quote(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_alphanumeric() || "-_./=:,+@%{}".contains(c));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// Resolves `program` as `execvp` would: a path when it contains `/`, else a search of `PATH`.
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return is_executable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| is_executable(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn range_with_step() {
+        let (name, v) = range_values(&s(&["n", "1", "8"]), Some("3")).unwrap();
+        assert_eq!(name, "n");
+        let labels: Vec<_> = v.iter().map(|v| v.label.as_str()).collect();
+        assert_eq!(labels, ["1", "4", "7"]);
+        assert_eq!(v[1].n, Some(4.0));
+    }
+
+    #[test]
+    fn bad_ranges_are_usage_errors() {
+        let e = range_values(&s(&["n", "4", "1"]), None).unwrap_err();
+        assert!(crate::error::is_usage(&e));
+        assert!(
+            e.to_string().contains("MIN must not be greater than MAX"),
+            "{e}"
+        );
+        let e = range_values(&s(&["n", "1", "4"]), Some("0")).unwrap_err();
+        assert!(e.to_string().contains("'-D'"), "{e}");
+        assert!(range_values(&s(&["n", "x", "4"]), None).is_err());
+        assert!(range_values(&s(&["n", "1", "100000"]), None).is_err());
+    }
+
+    #[test]
+    fn lists_and_procs() {
+        let (_, v) = list_values(&s(&["mode", "fast,2, slow"])).unwrap();
+        assert_eq!(v[1].n, Some(2.0));
+        assert_eq!(v[2].label, "slow");
+        assert_eq!(v[2].n, None);
+        assert!(list_values(&s(&["m", "1,,2"])).is_err());
+        let p = procs_values("1,2,4").unwrap();
+        assert_eq!(p[2].copies, 4);
+        assert!(procs_values("0,1").is_err());
+        assert!(procs_values("a").is_err());
+    }
+
+    #[test]
+    fn programs_are_resolved_like_execvp() {
+        assert!(find_program("sh").is_some());
+        assert!(find_program("/bin/sh").is_some());
+        assert!(find_program("no-such-program-for-throttle").is_none());
+        assert!(find_program("/etc/passwd").is_none(), "not executable");
+    }
+
+    #[test]
+    fn quoting_for_display() {
+        assert_eq!(shell_quote("-T4"), "-T4");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    }
+}

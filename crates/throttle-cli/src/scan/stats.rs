@@ -1,0 +1,176 @@
+//! Descriptive statistics of repeated runs: location and spread, outliers, the stability of a
+//! median, and the scaling metrics derived from a speedup (efficiency, Karp–Flatt).
+
+use serde::Serialize;
+
+/// Location and spread of one quantity over repeated runs, in the quantity's own unit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dist {
+    /// Number of values.
+    pub count: usize,
+    /// Median.
+    pub median: f64,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Sample standard deviation (n − 1 in the denominator); `None` for a single value, as
+    /// hyperfine does.
+    pub stddev: Option<f64>,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+}
+
+impl Dist {
+    /// Summarises `values`; `None` when there are none or one is not finite.
+    pub fn of(values: &[f64]) -> Option<Dist> {
+        if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let mean = sorted.iter().sum::<f64>() / n as f64;
+        let stddev = (n > 1).then(|| {
+            (sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        });
+        Some(Dist {
+            count: n,
+            median: quantile_sorted(&sorted, 0.5),
+            mean,
+            stddev,
+            min: sorted[0],
+            max: sorted[n - 1],
+        })
+    }
+}
+
+/// The `q` quantile (0 ≤ q ≤ 1) of sorted values, interpolating linearly between order
+/// statistics (type 7 in Hyndman & Fan, the default of R and NumPy). `sorted` must be non-empty.
+fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    let pos = q * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// The median of `values`; `None` when empty.
+pub fn median(values: &[f64]) -> Option<f64> {
+    Dist::of(values).map(|d| d.median)
+}
+
+/// Iglewicz and Hoaglin's threshold for the modified z-score: values beyond 3.5 are "potential
+/// outliers" (Iglewicz & Hoaglin, *How to Detect and Handle Outliers*, 1993).
+pub const OUTLIER_THRESHOLD: f64 = 3.5;
+
+/// Modified z-scores `0.6745 (x − median) / MAD`. When the MAD is zero (more than half the
+/// values are equal) every score is zero, not infinity: with that little spread nothing is
+/// called an outlier.
+pub fn modified_z_scores(values: &[f64]) -> Vec<f64> {
+    let Some(med) = median(values) else {
+        return Vec::new();
+    };
+    let deviations: Vec<f64> = values.iter().map(|v| (v - med).abs()).collect();
+    let mad = median(&deviations).unwrap_or(0.0);
+    values
+        .iter()
+        .map(|v| {
+            if mad > 0.0 {
+                // 0.6745 is the 0.75 quantile of the standard normal: it makes the MAD a
+                // consistent estimator of σ for normal data.
+                0.6745 * (v - med) / mad
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+/// How many of `values` have a modified z-score beyond [`OUTLIER_THRESHOLD`].
+pub fn count_outliers(values: &[f64]) -> usize {
+    modified_z_scores(values)
+        .iter()
+        .filter(|z| z.abs() > OUTLIER_THRESHOLD)
+        .count()
+}
+
+/// Relative half-width of the approximate 95 % confidence interval of the median,
+/// `1.57 · IQR / √n / median` (McGill, Tukey & Larsen's notch, 1978). `None` when empty or the
+/// median is not positive.
+pub fn median_relative_uncertainty(values: &[f64]) -> Option<f64> {
+    if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let med = quantile_sorted(&sorted, 0.5);
+    if med <= 0.0 {
+        return None;
+    }
+    let iqr = quantile_sorted(&sorted, 0.75) - quantile_sorted(&sorted, 0.25);
+    Some(1.57 * iqr / (sorted.len() as f64).sqrt() / med)
+}
+
+/// Parallel efficiency: speedup divided by the growth of concurrency (`n / n0`).
+pub fn efficiency(speedup: f64, relative_concurrency: f64) -> f64 {
+    speedup / relative_concurrency
+}
+
+/// The Karp–Flatt experimentally determined serial fraction
+/// `e = (1/S − 1/p) / (1 − 1/p)` for speedup `S` at `p` times the base concurrency.
+/// `None` at `p ≤ 1`, where it is undefined. A serial fraction that grows with `p` points at
+/// parallel overhead (synchronisation, coherency); a constant one at plain serial work.
+pub fn karp_flatt(speedup: f64, p: f64) -> Option<f64> {
+    (p > 1.0 && speedup > 0.0 && speedup.is_finite())
+        .then(|| (1.0 / speedup - 1.0 / p) / (1.0 - 1.0 / p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dist_of_known_values() {
+        let d = Dist::of(&[3.0, 1.0, 2.0, 4.0]).unwrap();
+        assert_eq!(d.count, 4);
+        assert_eq!(d.median, 2.5);
+        assert_eq!(d.mean, 2.5);
+        assert_eq!(d.min, 1.0);
+        assert_eq!(d.max, 4.0);
+        let sd = d.stddev.unwrap();
+        assert!((sd - (5.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert_eq!(Dist::of(&[2.0]).unwrap().stddev, None);
+        assert_eq!(Dist::of(&[]), None);
+        assert_eq!(Dist::of(&[1.0, f64::NAN]), None);
+    }
+
+    #[test]
+    fn outliers_by_modified_z_score() {
+        let values = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 5.0];
+        assert_eq!(count_outliers(&values), 1);
+        assert_eq!(
+            count_outliers(&[1.0, 1.0, 1.0, 9.0]),
+            0,
+            "MAD 0: no outliers"
+        );
+        assert_eq!(count_outliers(&[]), 0);
+    }
+
+    #[test]
+    fn median_uncertainty_shrinks_with_agreement() {
+        let tight = median_relative_uncertainty(&[1.0, 1.001, 0.999]).unwrap();
+        let loose = median_relative_uncertainty(&[1.0, 1.3, 0.7]).unwrap();
+        assert!(tight < 0.01 && loose > 0.1, "{tight} {loose}");
+        assert_eq!(median_relative_uncertainty(&[]), None);
+    }
+
+    #[test]
+    fn karp_flatt_of_amdahl_speedup_is_the_serial_fraction() {
+        // Amdahl with serial fraction 0.1 at p = 4: S = 1 / (0.1 + 0.9/4).
+        let s = 1.0 / (0.1 + 0.9 / 4.0);
+        assert!((karp_flatt(s, 4.0).unwrap() - 0.1).abs() < 1e-12);
+        assert_eq!(karp_flatt(s, 1.0), None);
+        assert!((karp_flatt(4.0, 4.0).unwrap()).abs() < 1e-12);
+        assert!((efficiency(3.0, 4.0) - 0.75).abs() < 1e-12);
+    }
+}

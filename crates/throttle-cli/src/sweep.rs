@@ -1,0 +1,314 @@
+//! `throttle sweep`: THE MAIN JOB. Seed 000's batch file on this machine: the same 64-task sum at
+//! concurrency levels 1, 2, 3, 4, 5, 6, 8, 16, 32, 64 and 0 (no limit), in two modes, repeated with
+//! the order of levels and modes interleaved so drift does not favour one configuration.
+//!
+//! Both modes have one thread per task (64 by default) and differ only in the gate:
+//! `threads` = 64 OS threads created per run and gated by a `throttle::Throttle` semaphore (the
+//! seed's program); `pool` = one persistent `throttle::Pool` of 64 threads whose live limit is
+//! `set_concurrency(level)`. So the sweep measures exactly what the seed measures — N runnable
+//! threads contending for the cores — and what a pool's limit does against a semaphore.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::error::usage;
+use crate::export::OutputArgs;
+use crate::interrupt;
+use crate::levels::LevelList;
+use crate::progress::Progress;
+use crate::report::{Machine, Report, Row, Sample, Section};
+use crate::sum::{self, Mode, Work};
+use crate::units;
+
+/// The seed's batch file.
+const DEFAULT_LEVELS: &str = "1,2,3,4,5,6,8,16,32,64,0";
+/// Wall time the default sweep aims at, seconds.
+const DEFAULT_SECONDS: f64 = 60.0;
+/// Wall time `--quick` aims at, seconds (under 10 with calibration and pool start-up).
+const QUICK_SECONDS: f64 = 5.0;
+
+/// Options of `throttle sweep`.
+#[derive(Debug, Args)]
+#[command(
+    about = "THE MAIN JOB: seed 000's batch (N = 1,2,3,4,5,6,8,16,32,64,0) in two modes, repeated",
+    long_about = "THE MAIN JOB. Seed 000's batch file on this machine: 64 CPU-bound tasks (task i \
+sums 1 + i·chunk ..= (i+1)·chunk) run with at most N at once, for each level N (0 = no limit), \
+repeated --reps times with the order of levels and modes interleaved.\n\n\
+Both modes have one thread per task (64) and differ only in the gate: `threads` creates 64 OS \
+threads per run, gated by a throttle::Throttle semaphore (the seed's program); `pool` runs the \
+tasks on one persistent throttle::Pool of 64 threads with set_concurrency(N) (0 = all 64).\n\n\
+Per level and mode: wall median (min–max), user and system CPU, CPU/wall, voluntary and \
+involuntary context switches, run-queue wait (process-wide schedstat; unavailable in threads \
+mode, whose threads exit before it can be read), speedup over level 1 and efficiency = speedup / \
+min(N, usable CPUs). The best level is marked, and a few sentences say what the numbers mean.\n\n\
+The work is calibrated so the whole sweep takes about --seconds (60 by default, 5 with --quick)."
+)]
+pub struct SweepArgs {
+    /// Concurrency levels, comma-separated; 0 = no limit.
+    #[arg(long, value_name = "LIST", default_value = DEFAULT_LEVELS)]
+    pub levels: LevelList,
+    /// Modes to compare, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Mode::Threads, Mode::Pool])]
+    pub modes: Vec<Mode>,
+    /// Repetitions of every level and mode (medians are reported).
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub reps: Option<u32>,
+    /// A short sweep (under 10 s): less work per task, 3 repetitions.
+    #[arg(long)]
+    pub quick: bool,
+    /// Approximate duration of the whole sweep in seconds (sets the calibrated work).
+    #[arg(long, value_name = "S")]
+    pub seconds: Option<f64>,
+    /// Number of tasks (and threads per mode).
+    #[arg(long, default_value_t = 64)]
+    pub tasks: usize,
+    /// Numbers summed per task (skips calibration).
+    #[arg(long, value_name = "C")]
+    pub chunk: Option<u64>,
+    /// Repetitions of each task's sum (with --chunk).
+    #[arg(long, value_name = "R")]
+    pub repeat: Option<u32>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+}
+
+/// Runs `throttle sweep`.
+pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
+    let levels = args.levels.values();
+    if let Some(&bad) = levels.iter().find(|&&l| l > args.tasks) {
+        return Err(usage(
+            "--levels",
+            args.levels.raw(),
+            &format!("level {bad} exceeds --tasks {}", args.tasks),
+        ));
+    }
+    let mut modes: Vec<Mode> = Vec::new();
+    for &m in &args.modes {
+        if !modes.contains(&m) {
+            modes.push(m);
+        }
+    }
+    let reps = args.reps.unwrap_or(3) as usize;
+    let seconds = match args.seconds {
+        Some(s) if !(s.is_finite() && s > 0.0) => {
+            return Err(usage(
+                "--seconds",
+                &s.to_string(),
+                "must be a positive number",
+            ))
+        }
+        Some(s) => s,
+        None if args.quick => QUICK_SECONDS,
+        None => DEFAULT_SECONDS,
+    };
+    let cpus = machine.usable_cpus();
+    // Expected wall of one batch relative to its serial time: 1 / min(level, cpus).
+    let parallel = |level: usize| -> usize {
+        let effective = if level == 0 { args.tasks } else { level };
+        effective.min(cpus).max(1)
+    };
+    let relative: f64 = levels.iter().map(|&l| 1.0 / parallel(l) as f64).sum();
+    let serial_target = seconds / (reps as f64 * modes.len() as f64 * relative);
+    let work = Work::from_flags(
+        args.tasks,
+        args.chunk,
+        args.repeat,
+        Duration::from_secs_f64(serial_target),
+    )?;
+    let pool = if modes.contains(&Mode::Pool) {
+        Some(sum::task_pool(work.tasks)?)
+    } else {
+        None
+    };
+
+    let mut report = Report::new("sweep", machine);
+    report.param("levels", &levels);
+    report.param("modes", modes.iter().map(|m| m.name()).collect::<Vec<_>>());
+    report.param("reps", reps);
+    report.param("tasks", work.tasks);
+    report.param("chunk", work.chunk);
+    report.param("repeat", work.repeat);
+    report.param("expected_sum", work.expected().to_string());
+    report.param("usable_cpus", cpus);
+    report.param("target_seconds", seconds);
+
+    let progress = Progress::new((reps * levels.len() * modes.len()) as u64, "sweep");
+    let mut samples: BTreeMap<(usize, usize), Vec<Sample>> = BTreeMap::new();
+    let mut checks = BTreeMap::new();
+    'reps: for rep in 0..reps {
+        // Interleave: each repetition starts at a different level and alternates the mode order.
+        for i in 0..levels.len() {
+            let level_index = (i + rep) % levels.len();
+            let level = levels[level_index];
+            for j in 0..modes.len() {
+                let mode_index = if rep % 2 == 0 { j } else { modes.len() - 1 - j };
+                if interrupt::requested() {
+                    report.partial = true;
+                    break 'reps;
+                }
+                let mode = modes[mode_index];
+                progress.step(format!("{} at {}", mode.name(), sum::level_label(level)));
+                let (sample, check) = sum::measure_once(mode, level, &work, pool.as_ref())?;
+                samples
+                    .entry((level_index, mode_index))
+                    .or_default()
+                    .push(sample);
+                let entry = checks
+                    .entry((level_index, mode_index))
+                    .or_insert(check.clone());
+                if !check.ok {
+                    *entry = check;
+                }
+                progress.done_one();
+            }
+        }
+    }
+    progress.finish();
+
+    let mut section = Section::new(
+        "sweep",
+        &format!(
+            "seed 000 sweep: {} tasks × {} numbers × {} repeat(s), {} repetitions, {} usable CPUs",
+            work.tasks, work.chunk, work.repeat, reps, cpus
+        ),
+        "mode",
+        "concurrent tasks",
+        true,
+    );
+    for (li, &level) in levels.iter().enumerate() {
+        for (mi, mode) in modes.iter().enumerate() {
+            let Some(s) = samples.get(&(li, mi)) else {
+                continue;
+            };
+            let x = if level == 0 { work.tasks } else { level } as f64;
+            if let Some(mut row) =
+                Row::from_samples(mode.name(), level as u64, &sum::level_label(level), x, s)
+            {
+                row.check = checks.remove(&(li, mi));
+                section.rows.push(row);
+            }
+        }
+    }
+    section.fill_speedup(1, |level| parallel(level as usize) as f64);
+    section.mark_best();
+    report.findings = findings(&section, &report.machine, work.tasks);
+    report.sections.push(section);
+    Ok(report)
+}
+
+/// Two to four plain sentences derived from the numbers.
+fn findings(section: &Section, machine: &Machine, tasks: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let topo = &machine.topology;
+    let cpus = machine.usable_cpus();
+    let Some(best) = section.rows.iter().find(|r| r.best) else {
+        return out;
+    };
+    let spread = |r: &Row| (r.wall.max - r.wall.min) / r.wall.median * 100.0;
+    let speed = best.speedup.map_or(String::new(), |s| {
+        format!(", {s:.2}× faster than one at a time")
+    });
+    out.push(format!(
+        "It peaks at {} concurrent tasks ({} mode: {}{}) on a machine with {} usable CPUs \
+         ({} physical cores, {} logical).",
+        best.label,
+        best.series,
+        units::secs(best.wall.median),
+        speed,
+        cpus,
+        topo.physical_cores,
+        topo.logical_cpus
+    ));
+
+    // What oversubscription costs: the unlimited level against the best level of the same mode.
+    let mut costs = Vec::new();
+    for mode in series_names(section) {
+        let rows: Vec<&Row> = section.rows.iter().filter(|r| r.series == mode).collect();
+        let Some(mode_best) = rows
+            .iter()
+            .min_by(|a, b| a.wall.median.total_cmp(&b.wall.median))
+        else {
+            continue;
+        };
+        let crowded = rows
+            .iter()
+            .find(|r| r.level == 0)
+            .or_else(|| rows.iter().max_by_key(|r| r.level));
+        let Some(crowded) = crowded else { continue };
+        if crowded.level == mode_best.level
+            || (crowded.level as usize) <= cpus && crowded.level != 0
+        {
+            continue;
+        }
+        let cost = (crowded.wall.median / mode_best.wall.median - 1.0) * 100.0;
+        let noise = spread(crowded).max(spread(mode_best));
+        let verdict = if cost.abs() <= noise {
+            "within the run-to-run spread".to_string()
+        } else {
+            "beyond the run-to-run spread".to_string()
+        };
+        costs.push(format!(
+            "in {mode} mode {} takes {cost:+.1} % against its best level {} ({verdict} of {noise:.1} %; \
+             {} involuntary switches per run against {})",
+            if crowded.level == 0 {
+                format!("letting all {tasks} tasks contend")
+            } else {
+                format!("level {}", crowded.label)
+            },
+            mode_best.label,
+            units::count(crowded.involuntary_switches),
+            units::count(mode_best.involuntary_switches)
+        ));
+    }
+    if !costs.is_empty() {
+        out.push(format!("Oversubscription: {}.", costs.join("; ")));
+    }
+
+    // The seed's claim: slower from M to 2M, flat beyond.
+    let m = cpus as u64;
+    for mode in series_names(section) {
+        if let (Some(at_m), Some(at_2m)) = (section.row(&mode, m), section.row(&mode, 2 * m)) {
+            let change = (at_2m.wall.median / at_m.wall.median - 1.0) * 100.0;
+            out.push(format!(
+                "From {m} to {} concurrent tasks ({mode} mode) the wall time changes by {change:+.1} % \
+                 (the seed predicted a loss between M and 2M cores).",
+                2 * m
+            ));
+            break;
+        }
+    }
+
+    // The semaphore against the pool, level by level.
+    let mut ratios = Vec::new();
+    for row in section.rows.iter().filter(|r| r.series == "threads") {
+        if let Some(p) = section.row("pool", row.level) {
+            ratios.push(row.wall.median / p.wall.median);
+        }
+    }
+    if let Some(summary) = throttle_probe::Summary::of(&ratios) {
+        let median = (summary.median - 1.0) * 100.0;
+        let faster = if median >= 0.0 { "slower" } else { "faster" };
+        out.push(format!(
+            "The semaphore with fresh threads is {:.1} % {faster} than the pool's limit (median over \
+             {} levels; range {:+.1} % to {:+.1} %).",
+            median.abs(),
+            summary.count,
+            (summary.min - 1.0) * 100.0,
+            (summary.max - 1.0) * 100.0
+        ));
+    }
+    out
+}
+
+fn series_names(section: &Section) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for r in &section.rows {
+        if !names.contains(&r.series) {
+            names.push(r.series.clone());
+        }
+    }
+    names
+}

@@ -1,0 +1,122 @@
+//! Human formatting of durations, counts and ratios for tables and sentences.
+
+/// A time unit chosen so that a value prints with three or four significant digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Seconds.
+    S,
+    /// Milliseconds.
+    Ms,
+    /// Microseconds.
+    Us,
+}
+
+impl Unit {
+    /// The unit that suits `seconds`.
+    pub fn for_secs(seconds: f64) -> Unit {
+        let a = seconds.abs();
+        if a >= 1.0 {
+            Unit::S
+        } else if a >= 1e-3 {
+            Unit::Ms
+        } else {
+            Unit::Us
+        }
+    }
+
+    fn scale(self) -> f64 {
+        match self {
+            Unit::S => 1.0,
+            Unit::Ms => 1e3,
+            Unit::Us => 1e6,
+        }
+    }
+
+    fn suffix(self) -> &'static str {
+        match self {
+            Unit::S => "s",
+            Unit::Ms => "ms",
+            Unit::Us => "µs",
+        }
+    }
+
+    /// `seconds` in this unit, without the suffix.
+    pub fn number(self, seconds: f64) -> String {
+        let v = seconds * self.scale();
+        if v.abs() >= 100.0 {
+            format!("{v:.1}")
+        } else if v.abs() >= 10.0 {
+            format!("{v:.2}")
+        } else {
+            format!("{v:.3}")
+        }
+    }
+}
+
+/// `seconds` with a suitable unit: `1.234 s`, `12.35 ms`, `4.120 µs`.
+pub fn secs(seconds: f64) -> String {
+    if seconds == 0.0 {
+        return "0 s".to_string();
+    }
+    let unit = Unit::for_secs(seconds);
+    format!("{} {}", unit.number(seconds), unit.suffix())
+}
+
+/// A median with its range in the median's unit: `1.234 s (1.201–1.300)`.
+pub fn secs_range(median: f64, min: f64, max: f64) -> String {
+    let unit = Unit::for_secs(median);
+    format!(
+        "{} {} ({}–{})",
+        unit.number(median),
+        unit.suffix(),
+        unit.number(min),
+        unit.number(max)
+    )
+}
+
+/// A count or rate with thousands abbreviated: `812`, `12.3k`, `4.56M`.
+pub fn count(value: f64) -> String {
+    let a = value.abs();
+    if a >= 1e9 {
+        format!("{:.2}G", value / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.2}M", value / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.1}k", value / 1e3)
+    } else if a >= 100.0 || value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+/// A ratio with two decimals: `1.97`.
+pub fn ratio(value: f64) -> String {
+    format!("{value:.2}")
+}
+
+/// A fraction as a percentage: `0.934` → `93 %`.
+pub fn percent(value: f64) -> String {
+    format!("{:.0} %", value * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_units() {
+        assert_eq!(secs(1.23456), "1.235 s");
+        assert_eq!(secs(0.01234), "12.34 ms");
+        assert_eq!(secs(0.000_004_12), "4.120 µs");
+        assert_eq!(secs_range(0.5, 0.25, 0.75), "500.0 ms (250.0–750.0)");
+    }
+
+    #[test]
+    fn counts() {
+        assert_eq!(count(812.0), "812");
+        assert_eq!(count(12_345.0), "12.3k");
+        assert_eq!(count(4_560_000.0), "4.56M");
+        assert_eq!(count(2.5), "2.50");
+    }
+}

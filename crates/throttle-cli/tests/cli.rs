@@ -1,0 +1,440 @@
+//! The `throttle` binary driven as a user would: every experiment in a small, quick configuration,
+//! its table, JSON, CSV and SVG checked; bad input rejected with one line and exit status 2.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn throttle() -> Command {
+    let mut cmd = Command::cargo_bin("throttle").expect("the throttle binary is built");
+    cmd.env("NO_COLOR", "1");
+    cmd
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("throttle-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn run_ok(args: &[&str]) -> Output {
+    let out = throttle().args(args).output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    out
+}
+
+fn read_json(path: &Path) -> Value {
+    let body = std::fs::read_to_string(path).expect("JSON written");
+    serde_json::from_str(&body).expect("valid JSON")
+}
+
+/// A minimal well-formedness check: every opened tag is closed in order.
+fn assert_well_formed_xml(doc: &str) {
+    let start = doc.find("<svg").expect("an <svg> element");
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = &doc[start..];
+    while let Some(open) = rest.find('<') {
+        rest = &rest[open..];
+        if rest.starts_with("<!--") {
+            let end = rest.find("-->").expect("comment closed");
+            rest = &rest[end + 3..];
+            continue;
+        }
+        let end = rest.find('>').expect("tag closed");
+        let tag = &rest[1..end];
+        if let Some(name) = tag.strip_prefix('/') {
+            let top = stack.pop().expect("closing tag has an opener");
+            assert_eq!(top, name.trim(), "mismatched tags");
+        } else if !tag.ends_with('/') && !tag.starts_with('?') && !tag.starts_with('!') {
+            let name = tag.split_whitespace().next().unwrap_or_default();
+            stack.push(name.to_string());
+        }
+        rest = &rest[end + 1..];
+    }
+    assert!(stack.is_empty(), "unclosed tags: {stack:?}");
+    assert!(doc.trim_end().ends_with("</svg>"));
+}
+
+fn closed_form(tasks: u128, chunk: u128) -> u128 {
+    let n = tasks * chunk;
+    n * (n + 1) / 2
+}
+
+#[test]
+fn sum_prints_the_seed_line() {
+    let out = run_ok(&["sum", "2", "--tasks", "8", "--chunk", "20000"]);
+    let stdout = text(&out.stdout);
+    let line = stdout.trim_end_matches('\n');
+    assert!(line.starts_with("    2 -- "), "{stdout:?}");
+    let secs: f64 = line["    2 -- ".len()..].parse().expect("seconds");
+    assert!(secs >= 0.0);
+    assert_eq!(line.split('.').nth(1).map(str::len), Some(3), "{line}");
+}
+
+#[test]
+fn sum_verbose_pool_json_checks_the_sum() {
+    let json = temp("sum.json");
+    let out = run_ok(
+        &[
+            "sum",
+            "0",
+            "--mode",
+            "pool",
+            "--tasks",
+            "16",
+            "--chunk",
+            "5000",
+            "--verbose",
+            "--json",
+        ]
+        .iter()
+        .copied()
+        .chain([json.to_str().expect("utf-8 path")])
+        .collect::<Vec<_>>(),
+    );
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("    0 -- "), "{stdout}");
+    assert!(stdout.contains("ok"), "{stdout}");
+    let v = read_json(&json);
+    let expected = closed_form(16, 5000).to_string();
+    assert_eq!(
+        v["parameters"]["expected_sum"],
+        Value::String(expected.clone())
+    );
+    let row = &v["sections"][0]["rows"][0];
+    assert_eq!(row["check"]["got"], Value::String(expected));
+    assert_eq!(row["check"]["ok"], Value::Bool(true));
+    assert_eq!(row["series"], "pool");
+}
+
+#[test]
+fn sweep_quick_writes_every_format() {
+    let (json, csv, svg) = (temp("sweep.json"), temp("sweep.csv"), temp("sweep.svg"));
+    let out = run_ok(&[
+        "sweep",
+        "--quick",
+        "--levels",
+        "1,2,0",
+        "--tasks",
+        "16",
+        "--chunk",
+        "20000",
+        "--json",
+        json.to_str().expect("utf-8"),
+        "--csv",
+        csv.to_str().expect("utf-8"),
+        "--plot",
+        svg.to_str().expect("utf-8"),
+    ]);
+    let table = text(&out.stdout);
+    for needle in [
+        "wall median",
+        "run-queue wait",
+        "speedup",
+        "efficiency",
+        "◀ best",
+        "threads",
+        "pool",
+    ] {
+        assert!(table.contains(needle), "missing {needle:?} in\n{table}");
+    }
+    assert!(table.contains("It peaks at"), "{table}");
+
+    let v = read_json(&json);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["experiment"], "sweep");
+    assert_eq!(v["partial"], false);
+    assert!(v["machine"]["topology"]["logical_cpus"]
+        .as_u64()
+        .is_some_and(|n| n >= 1));
+    let expected = closed_form(16, 20000).to_string();
+    assert_eq!(
+        v["parameters"]["expected_sum"],
+        Value::String(expected.clone())
+    );
+    let rows = v["sections"][0]["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 6, "3 levels × 2 modes");
+    assert_eq!(rows.iter().filter(|r| r["best"] == true).count(), 1);
+    for row in rows {
+        for field in [
+            "series",
+            "level",
+            "label",
+            "wall",
+            "wall_runs",
+            "user",
+            "system",
+            "cpu_per_wall",
+            "voluntary_switches",
+            "involuntary_switches",
+            "run_queue_wait",
+            "speedup",
+            "efficiency",
+        ] {
+            assert!(row.get(field).is_some(), "row lacks {field}: {row}");
+        }
+        assert_eq!(row["wall"]["count"], 3);
+        assert_eq!(row["wall_runs"].as_array().map(Vec::len), Some(3));
+        assert_eq!(row["check"]["got"], Value::String(expected.clone()));
+        assert_eq!(row["check"]["ok"], true);
+    }
+    assert!(v["findings"].as_array().is_some_and(|f| !f.is_empty()));
+
+    let csv_text = std::fs::read_to_string(&csv).expect("CSV written");
+    let mut lines = csv_text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    for col in [
+        "experiment",
+        "series",
+        "level",
+        "wall_median_s",
+        "user_s",
+        "system_s",
+        "run_queue_wait_s",
+        "speedup",
+        "efficiency",
+        "best",
+        "check_ok",
+    ] {
+        assert!(header.contains(&col), "CSV lacks {col}: {header:?}");
+    }
+    let body: Vec<&str> = lines.collect();
+    assert_eq!(body.len(), 6);
+    assert!(body.iter().all(|l| l.split(',').count() == header.len()));
+
+    assert_well_formed_xml(&std::fs::read_to_string(&svg).expect("SVG written"));
+}
+
+#[test]
+fn overhead_quick() {
+    let json = temp("overhead.json");
+    let out = run_ok(&[
+        "overhead",
+        "--quick",
+        "--reps",
+        "1",
+        "--json",
+        json.to_str().expect("utf-8"),
+    ]);
+    let table = text(&out.stdout);
+    assert!(table.contains("(a)") && table.contains("(b)"), "{table}");
+    assert!(table.contains("jobs/s") && table.contains("user:sys"));
+    assert!(table.contains("Point A"), "{table}");
+    let v = read_json(&json);
+    let sections = v["sections"].as_array().expect("sections");
+    assert_eq!(sections.len(), 2);
+    assert_eq!(sections[0]["id"], "trivial_jobs");
+    assert_eq!(sections[1]["id"], "job_length");
+    let lengths: Vec<u64> = sections[1]["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["level"].as_u64())
+        .collect();
+    assert!(lengths.contains(&10) && lengths.contains(&1_000_000));
+    assert!(sections[0]["rows"][0]["metrics"]["jobs_per_sec"]
+        .as_f64()
+        .is_some_and(|r| r > 0.0));
+}
+
+#[test]
+fn frames_quick_checks_every_scheduler() {
+    let (json, svg) = (temp("frames.json"), temp("frames.svg"));
+    let out = run_ok(&[
+        "frames",
+        "--quick",
+        "--meshes",
+        "200",
+        "--vertices",
+        "50",
+        "--frames",
+        "20",
+        "--json",
+        json.to_str().expect("utf-8"),
+        "--plot",
+        svg.to_str().expect("utf-8"),
+    ]);
+    let table = text(&out.stdout);
+    for needle in [
+        "serial",
+        "mutex_pool",
+        "event_pool",
+        "locked_queue",
+        "throttle",
+        "frames/s",
+        "wake-ups/s",
+    ] {
+        assert!(table.contains(needle), "missing {needle:?} in\n{table}");
+    }
+    let v = read_json(&json);
+    let rows = v["sections"][0]["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 6);
+    for row in rows {
+        assert_eq!(row["check"]["ok"], true, "{row}");
+        for m in [
+            "frames_per_sec",
+            "ratio_to_ideal",
+            "avg_concurrency",
+            "wakeups_per_sec",
+        ] {
+            assert!(row["metrics"][m].as_f64().is_some(), "{m} missing in {row}");
+        }
+    }
+    assert_well_formed_xml(&std::fs::read_to_string(&svg).expect("SVG written"));
+}
+
+#[test]
+fn procs_quick_builtin_and_command() {
+    let csv = temp("procs.csv");
+    let out = run_ok(&[
+        "procs",
+        "--quick",
+        "--max",
+        "2",
+        "--ms",
+        "30",
+        "--csv",
+        csv.to_str().expect("utf-8"),
+    ]);
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("CPU/process") && table.contains("concurrent processes"),
+        "{table}"
+    );
+    let csv_text = std::fs::read_to_string(&csv).expect("CSV");
+    assert_eq!(
+        csv_text.lines().count(),
+        3,
+        "header + levels 1 and 2:\n{csv_text}"
+    );
+    assert!(csv_text
+        .lines()
+        .next()
+        .is_some_and(|h| h.contains("cpu_per_process_s")));
+
+    let out = run_ok(&[
+        "procs", "--max", "2", "--reps", "1", "--json", "-", "--", "true",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v["parameters"]["command"][0], "true");
+    assert!(
+        text(&out.stderr).contains("concurrent processes"),
+        "table goes to stderr"
+    );
+
+    let out = throttle()
+        .args(["procs", "--max", "1", "--reps", "1", "--", "false"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a failing command fails the run"
+    );
+    assert!(text(&out.stderr).contains("exit status 1"));
+}
+
+#[test]
+fn topology_json() {
+    let out = run_ok(&["topology"]);
+    assert!(text(&out.stdout).contains("recommended concurrency"));
+    let out = run_ok(&["topology", "--json", "-"]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["experiment"], "topology");
+    assert!(v["machine"]["topology"]["recommended"]
+        .as_u64()
+        .is_some_and(|n| n >= 1));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["sum", "65"], &["'65'", "<N>", "0..=64"]),
+        (&["sum", "-1"], &["'-1'", "<N>"]),
+        (&["sum", "abc"], &["'abc'", "<N>"]),
+        (&["sweep", "--levels", "2,x"], &["'2,x'", "--levels"]),
+        (&["sweep", "--levels", "1,65"], &["--levels", "65"]),
+        (&["procs", "--max", "0"], &["'0'", "--max"]),
+        (
+            &["sweep", "--json", "/nonexistent-dir/out.json"],
+            &["--json", "/nonexistent-dir/out.json"],
+        ),
+        (
+            &["frames", "--plot", "/nonexistent-dir/p.svg"],
+            &["--plot", "/nonexistent-dir/p.svg"],
+        ),
+        (
+            &["sweep", "--modes", "threads,bogus"],
+            &["bogus", "--modes"],
+        ),
+    ];
+    for (args, needles) in cases {
+        let out = throttle().args(*args).output().expect("runs");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        for n in *needles {
+            assert!(stderr.contains(n), "{args:?}: {n:?} not in {stderr}");
+        }
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?} measured something before failing"
+        );
+    }
+}
+
+#[test]
+fn help_explains_the_seeds() {
+    let out = run_ok(&["sweep", "--help"]);
+    let help = text(&out.stdout);
+    assert!(
+        help.contains("Seed 000") && help.contains("set_concurrency"),
+        "{help}"
+    );
+    let out = run_ok(&["--help"]);
+    for sub in [
+        "sum", "sweep", "overhead", "frames", "procs", "topology", "scan",
+    ] {
+        assert!(text(&out.stdout).contains(sub));
+    }
+}
+
+#[test]
+fn ctrl_c_saves_partial_results() {
+    let json = temp("partial.json");
+    let bin = assert_cmd::cargo::cargo_bin("throttle");
+    let child = std::process::Command::new(bin)
+        .args([
+            "sweep", "--levels", "1,2,0", "--tasks", "8", "--chunk", "200000", "--reps", "1000",
+        ])
+        .args(["--json", json.to_str().expect("utf-8")])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: kill(2) on our own child's pid with SIGINT; no memory is involved.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    assert_eq!(rc, 0);
+    let out = child.wait_with_output().expect("exits");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("PARTIAL"));
+    let v = read_json(&json);
+    assert_eq!(v["partial"], true);
+    assert!(!v["sections"][0]["rows"]
+        .as_array()
+        .expect("rows")
+        .is_empty());
+}

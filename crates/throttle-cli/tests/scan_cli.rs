@@ -1,0 +1,562 @@
+//! `throttle scan` driven as a real binary on real parallel programs (xz, zstd, pigz).
+//!
+//! The programs come from Debian packages: `apt-get install -y xz-utils zstd pigz`. A test that
+//! needs a missing one fails and says what to install. Inputs are small (1 MiB) and runs few, so
+//! the whole file stays well under a minute on 2 cores; no test asserts anything about timing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+/// Fails (not skips) when `program` is missing, naming the package to install.
+fn require(program: &str, package: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "`{program}` is not on PATH: install it with `apt-get install -y {package}` (CI installs it)"
+    );
+}
+
+/// A fresh directory for one test's files.
+fn workdir(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("throttle-scan-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// 1 MiB of mildly compressible bytes (an LCG stream with repeats), so compressors do real work.
+fn input(dir: &Path) -> PathBuf {
+    let mut x: u32 = 12345;
+    let data: Vec<u8> = (0..1 << 20)
+        .map(|i| {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            if i % 7 < 3 {
+                b'a' + (i % 26) as u8
+            } else {
+                (x >> 24) as u8
+            }
+        })
+        .collect();
+    let path = dir.join("input.bin");
+    std::fs::write(&path, data).unwrap();
+    path
+}
+
+fn throttle() -> Command {
+    Command::cargo_bin("throttle").unwrap()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn xz_scan_writes_every_format() {
+    require("xz", "xz-utils");
+    let dir = workdir("xz");
+    let file = input(&dir);
+    let (json, csv, md, svg, html) = (
+        dir.join("r.json"),
+        dir.join("r.csv"),
+        dir.join("r.md"),
+        dir.join("r.svg"),
+        dir.join("r.html"),
+    );
+    let out = throttle()
+        .args(["scan", "-P", "n", "1", "3", "--runs", "2", "--warmup", "0"])
+        .arg("--export-json")
+        .arg(&json)
+        .arg("--export-csv")
+        .arg(&csv)
+        .arg("--export-markdown")
+        .arg(&md)
+        .arg("--plot")
+        .arg(&svg)
+        .arg("--report")
+        .arg(&html)
+        .args(["--", "xz", "-T{n}", "-0", "-k", "-c"])
+        .arg(&file)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let table = String::from_utf8(out).unwrap();
+    for needle in [
+        "wall median",
+        "CPU/wall",
+        "rq wait",
+        "Karp–Flatt",
+        "USL:",
+        "Amdahl:",
+        "xz -T{n}",
+    ] {
+        assert!(table.contains(needle), "table lacks {needle:?}:\n{table}");
+    }
+
+    let j = read_json(&json);
+    let results = j["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    for (r, n) in results.iter().zip(["1", "2", "3"]) {
+        for key in [
+            "command",
+            "mean",
+            "stddev",
+            "median",
+            "user",
+            "system",
+            "min",
+            "max",
+            "times",
+            "exit_codes",
+            "parameters",
+            "throughput",
+            "speedup",
+            "cpu_per_wall",
+            "runs",
+        ] {
+            assert!(r.get(key).is_some(), "result lacks {key}: {r}");
+        }
+        assert_eq!(r["parameters"]["n"], n);
+        assert_eq!(
+            r["command"].as_str().unwrap().split(' ').nth(1).unwrap(),
+            format!("-T{n}")
+        );
+        assert_eq!(r["times"].as_array().unwrap().len(), 2);
+        assert_eq!(r["exit_codes"], serde_json::json!([0, 0]));
+        assert!(r["mean"].as_f64().unwrap() > 0.0);
+        assert!(r["user"].as_f64().unwrap() > 0.0, "xz uses CPU time");
+    }
+    assert_eq!(j["partial"], false);
+    let usl = &j["model"]["usl"];
+    for key in ["lambda", "sigma", "kappa", "r_squared", "std_errors"] {
+        assert!(usl.get(key).is_some(), "model.usl lacks {key}: {usl}");
+    }
+    let sigma = usl["sigma"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&sigma));
+    assert!(j["model"]["amdahl"]["sigma"].is_f64());
+    assert!(!j["model"]["summary"].as_str().unwrap().is_empty());
+
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("command,mean,stddev,median,user,system,min,max,parameter_n,"));
+    assert_eq!(lines.len(), 4, "{csv}");
+    let columns = lines[0].split(',').count();
+    assert!(
+        lines.iter().all(|l| l.split(',').count() == columns),
+        "{csv}"
+    );
+
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("| `n` |") && md.contains("**Model**"), "{md}");
+
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("</svg>"));
+    assert!(
+        svg.contains("USL fit") && svg.contains("Amdahl fit"),
+        "legend missing"
+    );
+    assert!(svg.contains("<circle"), "no data points drawn");
+
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<svg") && html.contains("<table>"));
+    assert!(
+        !html.contains("<?xml"),
+        "the inline SVG must not keep its XML declaration"
+    );
+    assert!(!html.contains("<script"), "no scripts");
+    assert!(
+        !html.contains("<link") && !html.contains("src=\"http"),
+        "no network resources"
+    );
+}
+
+#[test]
+fn zstd_scan_list_json() {
+    require("zstd", "zstd");
+    let dir = workdir("zstd");
+    let file = input(&dir);
+    let json = dir.join("z.json");
+    throttle()
+        .args([
+            "scan",
+            "-L",
+            "t",
+            "1,2,4",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "--export-json",
+        ])
+        .arg(&json)
+        .args(["--", "zstd", "-q", "-T{t}", "-c"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("zstd -q -T{t} -c"));
+    let j = read_json(&json);
+    let labels: Vec<&str> = j["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["parameters"]["t"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["1", "2", "4"]);
+    assert!(j["model"]["usl"]["lambda"].as_f64().unwrap() > 0.0);
+    assert!(j["machine"]["logical_cpus"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn pigz_scan_csv_and_adaptive_runs() {
+    require("pigz", "pigz");
+    let dir = workdir("pigz");
+    let file = input(&dir);
+    let csv = dir.join("p.csv");
+    throttle()
+        .args([
+            "scan",
+            "-P",
+            "p",
+            "1",
+            "2",
+            "--min-runs",
+            "3",
+            "--max-runs",
+            "4",
+            "--warmup",
+            "1",
+            "--export-csv",
+        ])
+        .arg(&csv)
+        .args(["--", "pigz", "-p", "{p}", "-c"])
+        .arg(&file)
+        .assert()
+        .success();
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let runs_col = header.iter().position(|h| *h == "runs").unwrap();
+    for line in csv.lines().skip(1) {
+        let runs: usize = line.split(',').nth(runs_col).unwrap().parse().unwrap();
+        assert!(
+            (3..=4).contains(&runs),
+            "adaptive runs out of bounds: {line}"
+        );
+    }
+}
+
+#[test]
+fn procs_mode_runs_concurrent_copies() {
+    require("xz", "xz-utils");
+    let dir = workdir("procs");
+    let file = input(&dir);
+    let json = dir.join("k.json");
+    throttle()
+        .args([
+            "scan",
+            "--procs",
+            "1,2,3",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "--export-json",
+        ])
+        .arg(&json)
+        .args(["--", "xz", "-T1", "-0", "-c"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("concurrent copies K = 1,2,3"));
+    let j = read_json(&json);
+    assert_eq!(j["mode"], "procs");
+    let r3 = &j["results"][2];
+    assert_eq!(r3["copies"], 3);
+    // Three copies do three times the work: their summed CPU time exceeds one copy's.
+    let cpu1 = j["results"][0]["cpu_median"].as_f64().unwrap();
+    let cpu3 = r3["cpu_median"].as_f64().unwrap();
+    assert!(cpu3 > 1.5 * cpu1, "cpu1 {cpu1} cpu3 {cpu3}");
+    assert_eq!(j["model"]["throughput_unit"], "copies/s");
+}
+
+/// Bad usage: one line on stderr naming the flag, exit status 2, nothing run.
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["-P", "n", "4", "1", "--", "true", "{n}"],
+            "MIN must not be greater than MAX",
+        ),
+        (
+            &["-P", "n", "1", "4", "-D", "0", "--", "true", "{n}"],
+            "'-D'",
+        ),
+        (
+            &["-P", "n", "1", "x", "--", "true", "{n}"],
+            "expected an integer",
+        ),
+        (&["-P", "n", "1", "4", "--", "true"], "placeholder {n}"),
+        (
+            &["-L", "n", "1,2", "--", "no-such-program-xyz", "{n}"],
+            "cannot be started",
+        ),
+        (&["--procs", "0,2", "--", "true"], "'--procs'"),
+        (&["--", "true"], "-P NAME MIN MAX"),
+        (&["-P", "n", "1", "2"], "give the command"),
+        (
+            &[
+                "-P",
+                "n",
+                "1",
+                "2",
+                "--export-json",
+                "/nonexistent-dir/x.json",
+                "--",
+                "true",
+                "{n}",
+            ],
+            "'--export-json'",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = throttle().arg("scan").args(*args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing should run");
+    }
+}
+
+#[test]
+fn failing_command_shows_exit_code_and_ignore_failure_goes_on() {
+    throttle()
+        .args([
+            "scan", "-L", "c", "0,3", "--runs", "1", "--warmup", "0", "--", "sh", "-c", "exit {c}",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("exited with status 3"))
+        .stderr(predicate::str::contains("--ignore-failure"));
+    let dir = workdir("fail");
+    let json = dir.join("f.json");
+    throttle()
+        .args([
+            "scan",
+            "-L",
+            "c",
+            "0,3",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "-i",
+            "--export-json",
+        ])
+        .arg(&json)
+        .args(["--", "sh", "-c", "exit {c}"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "2 of 2 runs failed (exit 3, exit 3)",
+        ));
+    let j = read_json(&json);
+    assert_eq!(j["results"][1]["exit_codes"], serde_json::json!([3, 3]));
+}
+
+#[test]
+fn shell_mode_runs_pipelines() {
+    throttle()
+        .args([
+            "scan",
+            "--shell",
+            "-L",
+            "n",
+            "1,2",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--",
+            "echo {n} | cat",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("echo {n} | cat"));
+}
+
+#[test]
+fn help_documents_scan() {
+    throttle()
+        .args(["scan", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Universal Scalability Law"))
+        .stdout(predicate::str::contains("--procs"))
+        .stdout(predicate::str::contains("Karp–Flatt"))
+        .stdout(predicate::str::contains("--self-overhead"));
+}
+
+/// Headless Chromium screenshot of a blank page of the same size, for comparison.
+fn chromium_screenshot(url: &str, png: &Path, profile: &Path) {
+    let out = StdCommand::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg("--window-size=1200,1600")
+        .arg(url)
+        .output()
+        .expect("chromium runs");
+    assert!(
+        png.is_file(),
+        "chromium wrote no screenshot for {url}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Width and height from a PNG's IHDR chunk (bytes 16..24), checking the signature.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(
+        bytes.len() > 24 && bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "not a PNG"
+    );
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let h = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    (w, h)
+}
+
+#[test]
+fn html_report_renders_in_headless_chromium() {
+    require("chromium", "chromium");
+    let dir = workdir("chromium");
+    let html = dir.join("report.html");
+    throttle()
+        .args([
+            "scan", "-L", "n", "1,2,3", "--runs", "2", "--warmup", "0", "--report",
+        ])
+        .arg(&html)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt $((2000 / {n})) ]; do i=$((i+1)); done",
+        ])
+        .assert()
+        .success();
+    let url = format!("file://{}", html.display());
+
+    let dom = StdCommand::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.join("profile-dom").display()
+        ))
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom.contains("<svg"),
+        "the SVG plot is not in the rendered DOM:\n{dom}"
+    );
+    assert!(dom.contains("USL fit"), "the plot legend is not in the DOM");
+    assert!(dom.contains("<table>"), "the table is not in the DOM");
+
+    let shot = dir.join("report.png");
+    chromium_screenshot(&url, &shot, &dir.join("profile-shot"));
+    let blank_html = dir.join("blank.html");
+    std::fs::write(&blank_html, "<!DOCTYPE html><html><body></body></html>").unwrap();
+    let blank = dir.join("blank.png");
+    chromium_screenshot(
+        &format!("file://{}", blank_html.display()),
+        &blank,
+        &dir.join("profile-blank"),
+    );
+    let (shot_bytes, blank_bytes) = (
+        std::fs::read(&shot).unwrap(),
+        std::fs::read(&blank).unwrap(),
+    );
+    assert_eq!(png_size(&shot_bytes), png_size(&blank_bytes));
+    // A blank page compresses to almost nothing; text, a table and two charts do not.
+    assert!(
+        shot_bytes.len() > 5 * blank_bytes.len(),
+        "the screenshot looks blank: {} bytes vs {} for an empty page",
+        shot_bytes.len(),
+        blank_bytes.len()
+    );
+}
+
+#[test]
+fn ctrl_c_exports_partial_results() {
+    let dir = workdir("interrupt");
+    let json = dir.join("i.json");
+    let bin = assert_cmd::cargo::cargo_bin("throttle");
+    let child = StdCommand::new(bin)
+        .args([
+            "scan",
+            "-L",
+            "n",
+            "1,2",
+            "--runs",
+            "100",
+            "--warmup",
+            "0",
+            "--export-json",
+        ])
+        .arg(&json)
+        .args(["--", "sh", "-c", "sleep 0.05; : {n}"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Let a few runs finish, then send SIGINT to the profiler alone (as Ctrl-C would, minus the
+    // child, which the profiler discards anyway).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed = StdCommand::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = read_json(&json);
+    assert_eq!(j["partial"], true);
+    let runs: usize = j["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["times"].as_array().unwrap().len())
+        .sum();
+    assert!(runs > 0 && runs < 200, "{runs} runs");
+}

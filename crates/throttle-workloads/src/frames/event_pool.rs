@@ -1,0 +1,208 @@
+//! Persistent helpers signalled by a light event (seed 003's faster
+//! `PersistentThread`, built on a .NET `ManualResetEvent`).
+//!
+//! The event is an atomic epoch plus `thread::park`/`unpark` (a futex on
+//! Linux): a helper that sees a new epoch runs its share; otherwise it spins
+//! for a moment and then parks. No lock is taken on the fast path.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{JoinHandle, Thread};
+
+use super::job::{keep_first, FrameJob, Panic};
+use super::FrameScheduler;
+use crate::Error;
+
+/// How many times a waiting thread checks its flag before parking. Frames
+/// follow each other closely in a game loop, so a short spin usually catches
+/// the next one without a futex round trip; a few microseconds at most.
+const SPINS: u32 = 2_000;
+
+/// `threads − 1` persistent helpers woken per frame by an atomic epoch and
+/// `unpark`; the caller runs share 0 and then waits (spin, then park) until
+/// the last helper unparks it.
+#[derive(Debug)]
+pub struct EventPool {
+    shared: Arc<Shared>,
+    helpers: Vec<JoinHandle<()>>,
+}
+
+struct Shared {
+    /// Incremented once per frame (and once at shutdown).
+    epoch: AtomicU64,
+    /// Written only by the caller while no helper runs (`pending == 0`),
+    /// read by helpers after they observe a new epoch.
+    slot: UnsafeCell<Slot>,
+    /// Helpers that have not finished the current frame.
+    pending: AtomicUsize,
+    shutdown: AtomicBool,
+    panic: Mutex<Option<Panic>>,
+}
+
+struct Slot {
+    job: Option<FrameJob>,
+    caller: Option<Thread>,
+}
+
+// SAFETY: `slot` is the only field that is not `Sync`. It is written only by
+// the thread inside `for_each` (which holds `&mut EventPool`, so there is one)
+// while `pending == 0`, i.e. while no helper reads it: [1] the write happens
+// before the Release increment of `epoch` that helpers Acquire before reading;
+// [2] helpers finish reading before their Release decrement of `pending`,
+// which the caller Acquires before it writes again. `FrameJob` and `Thread`
+// are `Send`.
+unsafe impl Sync for Shared {}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("epoch", &self.epoch)
+            .field("pending", &self.pending)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Waits, spinning then parking, until `ready()` holds.
+fn wait_until(ready: impl Fn() -> bool) {
+    let mut spins = 0;
+    while !ready() {
+        if spins < SPINS {
+            spins += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::park();
+        }
+    }
+}
+
+impl EventPool {
+    /// Starts `threads − 1` helpers (the caller is the other thread).
+    ///
+    /// # Errors
+    ///
+    /// If `threads` is 0 or a helper cannot be spawned.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use throttle_workloads::frames::{EventPool, FrameScheduler};
+    ///
+    /// let pool = EventPool::new(2)?;
+    /// assert_eq!(pool.threads(), 2);
+    /// # Ok::<(), throttle_workloads::Error>(())
+    /// ```
+    pub fn new(threads: usize) -> Result<EventPool, Error> {
+        if threads == 0 {
+            return Err(Error::zero_threads());
+        }
+        let mut pool = EventPool {
+            shared: Arc::new(Shared {
+                epoch: AtomicU64::new(0),
+                slot: UnsafeCell::new(Slot {
+                    job: None,
+                    caller: None,
+                }),
+                pending: AtomicUsize::new(0),
+                shutdown: AtomicBool::new(false),
+                panic: Mutex::new(None),
+            }),
+            helpers: Vec::with_capacity(threads - 1),
+        };
+        for share in 1..threads {
+            let shared = Arc::clone(&pool.shared);
+            let handle = std::thread::Builder::new()
+                .name(format!("event-pool-{share}"))
+                .spawn(move || helper(&shared, share, threads))
+                .map_err(Error::spawn)?; // Drop stops the helpers already started.
+            pool.helpers.push(handle);
+        }
+        Ok(pool)
+    }
+}
+
+fn helper(shared: &Shared, share: usize, shares: usize) {
+    let mut seen = 0;
+    loop {
+        // Acquire pairs with the Release increment in `for_each`/`drop`.
+        wait_until(|| shared.epoch.load(Ordering::Acquire) != seen);
+        seen = shared.epoch.load(Ordering::Acquire);
+        if shared.shutdown.load(Ordering::Acquire) {
+            return;
+        }
+        // SAFETY: a new epoch was observed with Acquire and `pending > 0`
+        // until this helper decrements it, so the caller does not write the
+        // slot meanwhile (see `unsafe impl Sync for Shared`).
+        let (job, caller) = unsafe {
+            let slot = &*shared.slot.get();
+            (slot.job, slot.caller.clone())
+        };
+        if let Some(job) = job {
+            if let Err(payload) = job.run_share(share, shares) {
+                let mut panic = shared.panic.lock().unwrap_or_else(|p| p.into_inner());
+                panic.get_or_insert(payload);
+            }
+        }
+        // Release pairs with the caller's Acquire load of `pending`.
+        if shared.pending.fetch_sub(1, Ordering::Release) == 1 {
+            if let Some(caller) = caller {
+                caller.unpark();
+            }
+        }
+    }
+}
+
+impl FrameScheduler for EventPool {
+    fn name(&self) -> &'static str {
+        "event_pool"
+    }
+
+    fn threads(&self) -> usize {
+        self.helpers.len() + 1
+    }
+
+    fn for_each(&mut self, n: usize, f: &(dyn Fn(usize) + Sync)) {
+        let shares = self.threads();
+        // SAFETY: this call waits until `pending == 0` (every helper is done
+        // with the job) before it returns or resumes a panic.
+        let job = unsafe { FrameJob::new(f, n) };
+        let shared = &*self.shared;
+        // SAFETY: `pending == 0` here (the previous call waited for it), so
+        // no helper reads the slot; see `unsafe impl Sync for Shared`.
+        unsafe {
+            let slot = &mut *shared.slot.get();
+            slot.job = Some(job);
+            slot.caller = Some(std::thread::current());
+        }
+        shared.pending.store(shares - 1, Ordering::Relaxed);
+        // Release publishes the slot and `pending`; pairs with the helpers'
+        // Acquire loads of `epoch`.
+        shared.epoch.fetch_add(1, Ordering::Release);
+        for helper in &self.helpers {
+            helper.thread().unpark();
+        }
+        let mine = job.run_share(0, shares);
+        // Acquire pairs with the helpers' Release decrements.
+        wait_until(|| shared.pending.load(Ordering::Acquire) == 0);
+        let mut panic = shared.panic.lock().unwrap_or_else(|p| p.into_inner());
+        keep_first(&mut panic, mine);
+        if let Some(payload) = panic.take() {
+            drop(panic);
+            std::panic::resume_unwind(payload);
+        }
+    }
+}
+
+impl Drop for EventPool {
+    fn drop(&mut self) {
+        self.shared.shutdown.store(true, Ordering::Release);
+        // Release pairs with the helpers' Acquire loads of `epoch`, so they
+        // see `shutdown`.
+        self.shared.epoch.fetch_add(1, Ordering::Release);
+        for handle in self.helpers.drain(..) {
+            handle.thread().unpark();
+            // Helpers catch task panics, so a join error cannot carry one.
+            let _ = handle.join();
+        }
+    }
+}
