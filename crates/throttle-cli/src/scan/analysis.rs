@@ -359,6 +359,19 @@ fn notes(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
             ));
         }
     }
+    if let Some((p, s)) = measured.first() {
+        if let Some(rq) = &s.run_queue_wait {
+            let share = rq.median / s.wall.median.max(1e-12);
+            if share > 0.05 {
+                out.push(format!(
+                    "Already at {name} = {} the command waited {} s for a CPU ({:.0} % of its wall time): other load competes with it on this machine, so the scan understates how it would scale on an idle one.",
+                    p.label,
+                    sig3(rq.median),
+                    share * 100.0
+                ));
+            }
+        }
+    }
     if let Some(reason) = &scan.run_queue_unavailable {
         out.push(format!("Run-queue wait is not available: {reason}."));
     }
