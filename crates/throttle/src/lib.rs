@@ -233,3 +233,8 @@ where
 fn current() -> Option<*const Participant> {
     Participant::with_current(|p| p.map(|p| p as *const Participant))
 }
+
+/// The workspace README's Rust example, compiled and run as a doctest so it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExample;
