@@ -114,12 +114,14 @@ pub fn median(xs: &[f64]) -> f64 {
 pub fn run_interleaved(reps: usize, warmup: bool, mut cases: Vec<Case<'_>>) -> Result<Vec<Series>> {
     if warmup {
         for case in &mut cases {
+            settle();
             (case.measure)()?;
         }
     }
     let mut runs = vec![Vec::with_capacity(reps); cases.len()];
     for _ in 0..reps {
         for (case, runs) in cases.iter_mut().zip(&mut runs) {
+            settle();
             runs.push((case.measure)()?);
         }
     }
@@ -133,6 +135,20 @@ pub fn run_interleaved(reps: usize, warmup: bool, mut cases: Vec<Case<'_>>) -> R
             runs,
         })
         .collect())
+}
+
+/// How long the machine idles before each measured case.
+///
+/// Several pools live in one process during a bench, and a pool keeps its threads spinning for a
+/// while after its work ends (rayon yields for a while before it sleeps; chili runs a heartbeat
+/// thread). Measured back to back, a case would share the two cores with the previous system's
+/// spin-down: here that doubled some throttle and chili runs at random. After this pause every
+/// pool's threads are asleep, so every system starts from the same idle machine and pays its own
+/// wake-up cost.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(20);
+
+fn settle() {
+    std::thread::sleep(SETTLE);
 }
 
 /// A target from the issue and whether this run met it.

@@ -3,11 +3,29 @@
 use crate::job::StackJob;
 use crate::worker::{Frame, Participant};
 
-/// Forks `b` privately, runs `a`, then runs `b` here unless a thief took it meanwhile.
+/// Forks `b`, runs `a`, then runs `b` here unless a thief took it meanwhile.
 ///
-/// `a` always runs on this thread (so it needs no `Send`); `b` may run elsewhere.
+/// `a` always runs on this thread (so it needs no `Send`); `b` may run elsewhere. Most forks run
+/// as plain calls (see `Participant::fork_privately`); the rest are shareable.
 #[inline(always)]
 pub(crate) fn join_in<A, B, RA, RB>(p: &Participant, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA,
+    B: FnOnce() -> RB + Send,
+    RB: Send,
+{
+    if p.fork_privately() {
+        let ra = a();
+        p.count_inline_task();
+        return (ra, b());
+    }
+    join_shareable(p, a, b)
+}
+
+/// Forks `b` as a shareable private fork: it stays on this thread's frame stack, where a hungry
+/// thread can have it shared, until `a` is done.
+#[inline(always)]
+pub(crate) fn join_shareable<A, B, RA, RB>(p: &Participant, a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA,
     B: FnOnce() -> RB + Send,

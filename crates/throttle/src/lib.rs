@@ -79,6 +79,7 @@ mod global;
 mod job;
 mod join;
 mod latch;
+mod placement;
 mod pool;
 mod range;
 mod registry;

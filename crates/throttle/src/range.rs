@@ -6,7 +6,7 @@
 //! could help, and splits as finely as demand asks when somebody can. A forced grain splits
 //! eagerly down to that size instead.
 
-use crate::join::join_in;
+use crate::join::{join_in, join_shareable};
 use crate::worker::Participant;
 use std::ops::Range;
 
@@ -32,7 +32,7 @@ where
     while lo < hi {
         if hi - lo > block && p.registry().sleep.load().wants_attention() {
             let mid = lo + (hi - lo) / 2;
-            join_in(
+            join_shareable(
                 p,
                 || for_range_in(p, lo..mid, block, f),
                 || on_current(|q| for_range_in(q, mid..hi, block, f)),
@@ -85,7 +85,7 @@ where
     while lo < hi {
         if hi - lo > block && p.registry().sleep.load().wants_attention() {
             let mid = lo + (hi - lo) / 2;
-            let (left, right) = join_in(
+            let (left, right) = join_shareable(
                 p,
                 || map_reduce_in(p, lo..mid, block, identity, map, reduce),
                 || on_current(|q| map_reduce_in(q, mid..hi, block, identity, map, reduce)),

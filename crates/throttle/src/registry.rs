@@ -2,6 +2,7 @@
 //! counters, and the worker threads' main loop.
 
 use crate::job::JobRef;
+use crate::placement::Placement;
 use crate::sleep::{Parker, Sleep, Wake};
 use crate::stats::{Collector, Counters};
 use crate::sync::{fence, lock, Arc, AtomicUsize, Mutex, Ordering};
@@ -168,8 +169,10 @@ const SEARCH_ROUNDS: u32 = 48;
 
 /// The main loop of worker `index`.
 pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
-    let parker = Arc::new(Parker::for_current_thread());
+    let placement = Placement::for_worker(index);
+    let parker = Arc::new(Parker::with_home(placement.home()));
     let me = Participant::new(&registry, Some(index), parker.clone());
+    let me = me.with_placement(placement);
     let _current = me.enter();
     let sleep = &registry.sleep;
     let mut searching = sleep.try_activate_searching();

@@ -10,6 +10,7 @@
 
 use crate::job::JobRef;
 use crate::latch::JobLatch;
+use crate::placement::Placement;
 use crate::registry::{Registry, SharedQueue};
 use crate::sleep::{Parker, Wake};
 use crate::stats::Counters;
@@ -41,7 +42,21 @@ pub(crate) struct Participant {
     inline_tasks: Cell<u64>,
     busy_since: Cell<Option<Instant>>,
     seed: Cell<u64>,
+    /// Forks made by this thread, for [`Participant::fork_privately`].
+    forks: Cell<u32>,
+    /// Where a worker sleeps (see placement.rs); `None` for outside callers.
+    placement: Option<Placement>,
 }
+
+/// One fork in this many is made shareable even when the thread has private forks to spare.
+/// The others run as plain calls: a fork that nobody could take is pure overhead, and a thread's
+/// oldest private forks (the biggest pieces) are what thieves get anyway. 64 keeps the cost of
+/// the shareable path (~100 instructions) to ~2 per fork on average.
+const SHARE_EVERY: u32 = 64;
+
+/// A thread keeps at least this many private, unshared forks in reserve before it lets forks run
+/// as plain calls, so a hungry thread always finds something to take.
+const RESERVE: usize = 2;
 
 /// Restores the previous current participant when dropped.
 pub(crate) struct EnterGuard {
@@ -66,7 +81,15 @@ impl Participant {
             inline_tasks: Cell::new(0),
             busy_since: Cell::new(None),
             seed: Cell::new(0x9E37_79B9_7F4A_7C15 ^ index.map_or(0, |i| i as u64 + 1)),
+            forks: Cell::new(0),
+            placement: None,
         }
+    }
+
+    /// Steers this worker's wake-ups (see placement.rs).
+    pub(crate) fn with_placement(mut self, placement: Placement) -> Self {
+        self.placement = Some(placement);
+        self
     }
 
     /// Makes `self` the thread's current participant until the guard drops.
@@ -113,6 +136,18 @@ impl Participant {
         // that created it), and no reference returned here is held across a call that could
         // re-enter: callers use it for one push/pop/index and drop it.
         unsafe { &mut *self.frames.get() }
+    }
+
+    /// True if this fork can run as a plain call: the thread already holds enough private forks
+    /// for thieves, and this is not the one fork in [`SHARE_EVERY`] that is made shareable anyway.
+    /// Such a fork skips the limit and hunger checks, so both take effect within at most
+    /// `SHARE_EVERY` forks (well under a microsecond of fork overhead).
+    #[inline(always)]
+    pub(crate) fn fork_privately(&self) -> bool {
+        let n = self.forks.get().wrapping_add(1);
+        self.forks.set(n);
+        // No underflow: `shared <= frames.len()` always holds (pop_frame lowers it).
+        n % SHARE_EVERY != 0 && self.frames().len() - self.shared.get() >= RESERVE
     }
 
     /// Pushes a private fork; returns its index.
@@ -257,6 +292,9 @@ impl Participant {
         if track {
             self.end_busy();
         }
+        // A task boundary: publish the forks this job ran inline, so `Pool::stats` taken right
+        // after the call that waited for this job counts them.
+        self.flush();
     }
 
     /// Waits until `latch` is set, running other work meanwhile. Holds a run slot on entry and
@@ -365,9 +403,16 @@ impl Participant {
         if registry.stats.enabled {
             Counters::add(&self.counters().parks, 1);
         }
-        registry
+        if let Some(p) = &self.placement {
+            p.before_sleep();
+        }
+        let wake = registry
             .sleep
-            .sleep_idle(&self.parker, searching, || registry.has_queued())
+            .sleep_idle(&self.parker, searching, || registry.has_queued());
+        if let Some(p) = &self.placement {
+            p.after_wake();
+        }
+        wake
     }
 
     /// The parker of this participant's thread.

@@ -227,7 +227,14 @@ impl Sleep {
         if moved.is_err() {
             return false;
         }
-        let sleeper = idle.pop().expect("checked non-empty under the lock");
+        // Prefer the most recent sleeper whose home CPU is not ours: the kernel must then start
+        // it on that (idle) CPU instead of stacking it on this busy one (see placement.rs).
+        let here = crate::placement::current_cpu();
+        let pos = idle
+            .iter()
+            .rposition(|p| p.home().is_none() || p.home() != here)
+            .unwrap_or(idle.len() - 1);
+        let sleeper = idle.remove(pos);
         drop(idle);
         sleeper.wake();
         true

@@ -13,15 +13,28 @@ use crate::sync::{current_thread, park, AtomicBool, Ordering, Thread};
 pub(crate) struct Parker {
     waiting: AtomicBool,
     thread: Thread,
+    /// The CPU this thread sleeps on, if its sleeps are steered (see `placement.rs`).
+    home: Option<usize>,
 }
 
 impl Parker {
     /// A parker for the calling thread.
     pub(crate) fn for_current_thread() -> Parker {
+        Parker::with_home(None)
+    }
+
+    /// A parker for the calling thread, which sleeps on CPU `home`.
+    pub(crate) fn with_home(home: Option<usize>) -> Parker {
         Parker {
             waiting: AtomicBool::new(false),
             thread: current_thread(),
+            home,
         }
+    }
+
+    /// The CPU this thread sleeps on, if steered.
+    pub(crate) fn home(&self) -> Option<usize> {
+        self.home
     }
 
     /// Marks the owner as waiting. Call while registering in a wait list, before releasing its lock.
