@@ -159,12 +159,46 @@ pub fn level_label(level: usize) -> String {
     }
 }
 
+/// The run-queue waits of exiting task threads, each read by the thread itself.
+#[derive(Default)]
+struct ThreadWaits {
+    nanos: std::sync::atomic::AtomicU64,
+    unavailable: std::sync::Mutex<Option<String>>,
+}
+
+impl ThreadWaits {
+    fn record(&self) {
+        match throttle_probe::schedstat::thread() {
+            Ok(s) => {
+                let ns = u64::try_from(s.run_queue_wait.as_nanos()).unwrap_or(u64::MAX);
+                self.nanos
+                    .fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
+            }
+            Err(e) => {
+                let mut slot = self.unavailable.lock().unwrap_or_else(|p| p.into_inner());
+                slot.get_or_insert(e.reason);
+            }
+        }
+    }
+
+    fn total(&self) -> Result<Duration, String> {
+        let slot = self.unavailable.lock().unwrap_or_else(|p| p.into_inner());
+        match slot.as_ref() {
+            Some(reason) => Err(reason.clone()),
+            None => Ok(Duration::from_nanos(
+                self.nanos.load(std::sync::atomic::Ordering::Relaxed),
+            )),
+        }
+    }
+}
+
 /// Runs the batch once in `mode` at `level` and measures it with the probe. `pool` must be
 /// `Some` in pool mode. Returns the sample and the sum check.
 ///
-/// In threads mode the run-queue wait is reported as unavailable: the task threads exit before
-/// the span ends, and Linux drops an exited thread's schedstat, so the process-wide sum would
-/// silently miss nearly all of it.
+/// In threads mode the task threads exit before the span ends, and Linux drops an exited thread's
+/// schedstat, so the process-wide sum would miss nearly all of it. Instead each task thread reads
+/// its own `/proc/thread-self/schedstat` as its last act and the waits are summed (exact for
+/// those threads; the main thread, which only spawns and joins, is left out).
 pub fn measure_once(
     mode: Mode,
     level: usize,
@@ -172,9 +206,14 @@ pub fn measure_once(
     pool: Option<&Pool>,
 ) -> anyhow::Result<(Sample, Check)> {
     let limit = (level > 0).then_some(level);
+    let thread_waits = ThreadWaits::default();
     let before = Snapshot::now();
     let got = match (mode, pool) {
-        (Mode::Threads, _) => seed_sum::run_threads(work.tasks, work.chunk, work.repeat, limit),
+        (Mode::Threads, _) => {
+            seed_sum::run_threads_observed(work.tasks, work.chunk, work.repeat, limit, &|| {
+                thread_waits.record()
+            })
+        }
         (Mode::Pool, Some(pool)) => {
             seed_sum::run_pool(pool, work.tasks, work.chunk, work.repeat, limit)
         }
@@ -183,11 +222,7 @@ pub fn measure_once(
     let span = before.elapsed();
     let mut sample = Sample::from_span(&span);
     if mode == Mode::Threads {
-        sample.run_queue_wait = Some(Err(
-            "threads mode: the task threads exit before the span ends and the kernel drops an \
-             exited thread's schedstat"
-                .to_string(),
-        ));
+        sample.run_queue_wait = Some(thread_waits.total());
     }
     let expected = work.expected();
     let check = Check {

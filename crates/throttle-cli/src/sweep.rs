@@ -40,8 +40,8 @@ Both modes have one thread per task (64) and differ only in the gate: `threads` 
 threads per run, gated by a throttle::Throttle semaphore (the seed's program); `pool` runs the \
 tasks on one persistent throttle::Pool of 64 threads with set_concurrency(N) (0 = all 64).\n\n\
 Per level and mode: wall median (min–max), user and system CPU, CPU/wall, voluntary and \
-involuntary context switches, run-queue wait (process-wide schedstat; unavailable in threads \
-mode, whose threads exit before it can be read), speedup over level 1 and efficiency = speedup / \
+involuntary context switches, run-queue wait (schedstat: summed over the pool's threads, or read \
+by each task thread just before it exits in threads mode), speedup over level 1 and efficiency = speedup / \
 min(N, usable CPUs). The best level is marked, and a few sentences say what the numbers mean.\n\n\
 The work is calibrated so the whole sweep takes about --seconds (60 by default, 5 with --quick)."
 )]

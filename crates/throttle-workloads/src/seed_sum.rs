@@ -79,14 +79,48 @@ pub fn expected_total(tasks: u64, chunk: u64) -> u128 {
 /// assert_eq!(run_threads(8, 100, 1, None), expected_total(8, 100));
 /// ```
 pub fn run_threads(tasks: usize, chunk: u64, repeat: u32, limit: Option<usize>) -> u128 {
+    run_threads_observed(tasks, chunk, repeat, limit, &|| {})
+}
+
+/// [`run_threads`], calling `at_exit` on each task thread as its last act (after its permit is
+/// released). A measurement seam: the kernel forgets an exited thread's scheduler statistics,
+/// so a caller that wants them (the CLI's run-queue wait) reads them there.
+///
+/// # Panics
+///
+/// If a thread cannot be spawned (the process's thread limit is reached).
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use throttle_workloads::seed_sum::{expected_total, run_threads_observed};
+///
+/// let exits = AtomicUsize::new(0);
+/// let total = run_threads_observed(4, 100, 1, Some(2), &|| {
+///     exits.fetch_add(1, Ordering::Relaxed);
+/// });
+/// assert_eq!(total, expected_total(4, 100));
+/// assert_eq!(exits.into_inner(), 4);
+/// ```
+pub fn run_threads_observed(
+    tasks: usize,
+    chunk: u64,
+    repeat: u32,
+    limit: Option<usize>,
+    at_exit: &(dyn Fn() + Sync),
+) -> u128 {
     let gate = limit.filter(|&k| k > 0).map(Throttle::new);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..tasks as u64)
             .map(|index| {
                 let gate = gate.as_ref();
                 s.spawn(move || {
-                    let _permit = gate.map(Throttle::acquire);
-                    task_sum(index, chunk, repeat)
+                    let permit = gate.map(Throttle::acquire);
+                    let sum = task_sum(index, chunk, repeat);
+                    drop(permit);
+                    at_exit();
+                    sum
                 })
             })
             .collect();

@@ -66,7 +66,7 @@
 //!   pool's packed state word per fork tells whether any thread is hungry (searching, or asleep
 //!   beside a free run slot) or whether the pool is over its limit; only then does the thread
 //!   share its oldest fork or give up its slot. See `src/worker.rs`.
-//! - Idle workers search for ~60–100 µs, then sleep; whoever publishes work wakes one sleeper,
+//! - Idle workers search for ~50 µs, then sleep; whoever publishes work wakes one sleeper,
 //!   and only when nobody is searching: the empty → non-empty edge, never a herd. The protocol
 //!   and why no wake-up is lost: `src/sleep/README.md`.
 //! - Whoever waits, helps: a thread waiting for a stolen fork runs other pending work.

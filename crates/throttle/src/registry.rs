@@ -162,11 +162,6 @@ impl Registry {
     }
 }
 
-/// Rounds of searching before a worker sleeps. Each round waits `2^min(round, 7)` spin hints,
-/// about 60–100 µs in all here: long enough to catch the next frame of a game loop or the next
-/// fork of a running computation, short enough that an idle pool's cost stays near zero.
-const SEARCH_ROUNDS: u32 = 48;
-
 /// The main loop of worker `index`.
 pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
     let placement = Placement::for_worker(index);
@@ -183,7 +178,7 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
                 Wake::Exit => return,
             }
         }
-        match me.search(SEARCH_ROUNDS) {
+        match me.search() {
             Some((job, stolen)) => {
                 let before = sleep.transition_from_searching();
                 if before.searching() == 1 && registry.has_queued() {

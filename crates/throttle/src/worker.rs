@@ -54,6 +54,12 @@ pub(crate) struct Participant {
 /// the shareable path (~100 instructions) to ~2 per fork on average.
 const SHARE_EVERY: u32 = 64;
 
+/// How long an idle worker searches before it sleeps. A time, not a count of spin hints: the
+/// cost of a `pause` varies tenfold between CPUs (48 rounds of growing pauses took ~300 µs here).
+/// 50 µs covers the gap between the frames of a game loop or the phases of a computation, about
+/// twice what waking a sleeper costs here (~25 µs), and keeps an idle pool's cost per burst small.
+const SEARCH_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+
 /// A thread keeps at least this many private, unshared forks in reserve before it lets forks run
 /// as plain calls, so a hungry thread always finds something to take.
 const RESERVE: usize = 2;
@@ -258,18 +264,24 @@ impl Participant {
         x
     }
 
-    /// Looks for work for up to `rounds` rounds of growing spins.
-    pub(crate) fn search(&self, rounds: u32) -> Option<(JobRef, bool)> {
+    /// Looks for work, spinning with growing pauses, for about [`SEARCH_SPIN`].
+    pub(crate) fn search(&self) -> Option<(JobRef, bool)> {
         let registry = self.registry();
-        for round in 0..rounds {
+        let start = Instant::now();
+        let mut round = 0u32;
+        loop {
             if let Some(found) = registry.find_work(self.index, self.next_seed()) {
                 return Some(found);
             }
-            for _ in 0..(1u32 << round.min(7)) {
+            for _ in 0..(1u32 << round.min(6)) {
                 std::hint::spin_loop();
             }
+            round += 1;
+            // Read the clock only after the first, short rounds: most searches end there.
+            if round >= 8 && start.elapsed() >= SEARCH_SPIN {
+                return None;
+            }
         }
-        None
     }
 
     /// Runs a job found in a queue, with the bookkeeping of a task boundary.
