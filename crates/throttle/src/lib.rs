@@ -6,9 +6,9 @@
 //!
 //! # A tour
 //!
-//! Recursion forks with [`join`]; no hand-written sequential cutoff is needed, because a fork
-//! stays private to its thread (a push and a pop on a thread-local stack) until another thread is
-//! hungry for work:
+//! Recursion forks with [`join`]; no hand-written sequential cutoff is needed, because most forks
+//! run as plain calls and the rest stay private to their thread (a push and a pop on a
+//! thread-local stack) until another thread is hungry for work:
 //!
 //! ```
 //! use throttle::Pool;
@@ -62,13 +62,16 @@
 //!
 //! # How it works
 //!
-//! - Each participating thread keeps its pending forks in a private stack. One relaxed load of the
-//!   pool's packed state word per fork tells whether any thread is hungry (searching, or asleep
+//! - Each participating thread keeps a few pending forks in a private stack and runs the rest as
+//!   plain calls. One relaxed load of the pool's packed state word per shareable fork tells
+//!   whether any thread is hungry (searching, or asleep
 //!   beside a free run slot) or whether the pool is over its limit; only then does the thread
 //!   share its oldest fork or give up its slot. See `src/worker.rs`.
 //! - Idle workers search for ~50 µs, then sleep; whoever publishes work wakes one sleeper,
 //!   and only when nobody is searching: the empty → non-empty edge, never a herd. The protocol
-//!   and why no wake-up is lost: `src/sleep/README.md`.
+//!   and why no wake-up is lost: `src/sleep/README.md`. On Linux a sleeping worker waits on its
+//!   home CPU and the waker picks one whose home is not its own CPU, so the woken thread does
+//!   not queue behind its waker (`src/placement.rs`).
 //! - Whoever waits, helps: a thread waiting for a stolen fork runs other pending work.
 //! - The calling thread takes part and counts toward the limit.
 

@@ -1,11 +1,13 @@
 //! A participant: a thread taking part in a pool's work, either one of its workers or a caller
 //! from outside that runs its own call and helps while it waits.
 //!
-//! Each participant keeps its pending fork halves in a private stack (`frames`). A fork costs a
-//! push and a pop there, plus one relaxed load of the pool's state word. Only when that word says
-//! a thread is hungry (searching, or asleep beside a free slot) does the participant *share* its
+//! Most forks are plain calls: a thread that already holds two private, unshared forks runs
+//! further forks as `a(); b()` except one in 64 (`fork_privately`), which costs a counter and two
+//! loads. The other forks are *shareable*: the second half waits in a private stack (`frames`),
+//! a push and a pop, plus one relaxed load of the pool's state word. Only when that word says a
+//! thread is hungry (searching, or asleep beside a free slot) does the participant *share* its
 //! oldest private fork, the biggest piece of work it has, by moving it to its shared queue. This
-//! is the lazy, demand-driven cousin of heartbeat scheduling (chili, spice): forks are private by
+//! is the demand-driven cousin of heartbeat scheduling (chili, spice): forks are private by
 //! default and become public on demand, so ordinary recursion needs no sequential cutoff.
 
 use crate::job::JobRef;

@@ -1,8 +1,8 @@
 //! `--plot`: wall time and CPU time against the level, one chart per section, as SVG.
 //!
 //! Each series gets one colour: a solid line with dots for the wall-time median and a dashed line
-//! for the CPU time (user + system). The x axis is logarithmic when the levels span two decades
-//! or more; on concurrency axes, grey vertical lines mark the physical and logical core counts.
+//! for the CPU time (user + system). The x axis is logarithmic when the levels span a factor of
+//! 8 or more; on concurrency axes, grey vertical lines mark the physical and logical core counts.
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
@@ -38,10 +38,15 @@ pub fn to_string(report: &Report) -> anyhow::Result<String> {
         }
         let areas = root.split_evenly((charts, 1));
         let topo = &report.machine.topology;
-        let marks = [
-            (topo.physical_cores as f64, "physical cores"),
-            (topo.logical_cpus as f64, "logical CPUs"),
-        ];
+        // One mark when the counts agree (no SMT), so the labels do not print over each other.
+        let marks: Vec<(f64, &str)> = if topo.physical_cores == topo.logical_cpus {
+            vec![(topo.logical_cpus as f64, "cores (physical = logical)")]
+        } else {
+            vec![
+                (topo.physical_cores as f64, "physical cores"),
+                (topo.logical_cpus as f64, "logical CPUs"),
+            ]
+        };
         for (area, section) in areas.iter().zip(&sections) {
             let title = if report.partial {
                 format!("{} (partial)", section.title)
@@ -57,11 +62,11 @@ pub fn to_string(report: &Report) -> anyhow::Result<String> {
                 .max(1e-9)
                 * 1.1;
             let marks: &[(f64, &str)] = if section.levels_are_concurrency {
-                &marks
+                &marks[..]
             } else {
                 &[]
             };
-            if lo > 0.0 && hi / lo >= 100.0 {
+            if lo > 0.0 && hi / lo >= LOG_AXIS_SPAN {
                 draw_chart(
                     area,
                     section,
@@ -81,6 +86,10 @@ pub fn to_string(report: &Report) -> anyhow::Result<String> {
     Ok(text)
 }
 
+/// Levels spanning this factor or more get a logarithmic x axis: with 1, 2, 3 … 64 on a linear
+/// axis the interesting low levels crowd into the first tenth of the plot.
+const LOG_AXIS_SPAN: f64 = 8.0;
+
 /// The x range: the rows' positions with a margin (multiplicative when it may become a log axis).
 fn x_bounds(section: &Section) -> (f64, f64) {
     let min = section
@@ -96,7 +105,7 @@ fn x_bounds(section: &Section) -> (f64, f64) {
     if !min.is_finite() || !max.is_finite() {
         return (0.0, 1.0);
     }
-    if min > 0.0 && max / min >= 100.0 {
+    if min > 0.0 && max / min >= LOG_AXIS_SPAN {
         (min / 1.3, max * 1.3)
     } else {
         let pad = ((max - min) * 0.05).max(0.5);

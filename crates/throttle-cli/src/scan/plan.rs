@@ -58,6 +58,10 @@ pub struct Plan {
     pub ignore_failure: bool,
     /// Let the command's output through instead of discarding it.
     pub show_output: bool,
+    /// The program, resolved against `PATH` once before the first run (when its name holds no
+    /// placeholder): a bare name would otherwise be searched for in the child at every spawn,
+    /// one failed `execve` per `PATH` entry before the right one (8 per run of `true` here).
+    pub program: Option<PathBuf>,
 }
 
 fn parse_int(flag: &str, text: &str) -> anyhow::Result<i64> {
@@ -266,9 +270,10 @@ impl Plan {
             warmup: args.warmup,
             ignore_failure: args.ignore_failure,
             show_output: args.show_output,
+            program: None,
         };
-        plan.check_program()?;
-        Ok(plan)
+        let program = plan.check_program()?;
+        Ok(Plan { program, ..plan })
     }
 
     /// The command words for value `index`, placeholders substituted.
@@ -311,11 +316,14 @@ impl Plan {
     pub fn command(&self, index: usize) -> Command {
         let words = self.words(index);
         let mut cmd = if self.shell {
-            let mut c = Command::new("sh");
+            let mut c = Command::new(self.program.as_deref().unwrap_or(Path::new("sh")));
             c.arg("-c").arg(words.join(" "));
             c
         } else {
-            let mut c = Command::new(&words[0]);
+            let mut c = match &self.program {
+                Some(path) => Command::new(path),
+                None => Command::new(&words[0]),
+            };
             c.args(&words[1..]);
             c
         };
@@ -326,18 +334,25 @@ impl Plan {
         cmd
     }
 
-    /// Fails with a usage error when the program cannot be found or is not executable.
-    fn check_program(&self) -> anyhow::Result<()> {
+    /// Fails with a usage error when the program cannot be found or is not executable; else
+    /// returns its resolved path when every value runs the same program.
+    fn check_program(&self) -> anyhow::Result<Option<PathBuf>> {
         let program = if self.shell {
             "sh".to_string()
         } else {
             self.words(0)[0].clone()
         };
+        let same_for_all = self.shell
+            || self
+                .values
+                .iter()
+                .enumerate()
+                .all(|(i, _)| self.words(i)[0] == program);
         if program.is_empty() {
             return Err(usage("CMD", "", "the command is empty"));
         }
         match find_program(&program) {
-            Some(_) => Ok(()),
+            Some(path) => Ok(same_for_all.then_some(path)),
             None => Err(usage(
                 "CMD",
                 &program,

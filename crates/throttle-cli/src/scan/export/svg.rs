@@ -101,9 +101,13 @@ fn throughput_panel(
         .draw()
         .map_err(draw_error)?;
     if let (Some(&(x0, y0)), true) = (medians.first(), x0_positive(&medians)) {
+        // End the line where it leaves the chart: plotters clamps an out-of-range endpoint,
+        // which would bend the line away from the first measurement.
+        let slope = y0 / x0;
+        let x_end = x_max.min(y_max / slope);
         chart
             .draw_series(DashedLineSeries::new(
-                [(0.0, 0.0), (x_max, y0 / x0 * x_max)],
+                [(0.0, 0.0), (x_end, slope * x_end)],
                 4,
                 4,
                 ShapeStyle::from(&BLACK.mix(0.35)).stroke_width(1),
