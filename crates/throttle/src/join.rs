@@ -16,7 +16,6 @@ where
 {
     if p.fork_privately() {
         let ra = a();
-        p.count_inline_task();
         return (ra, b());
     }
     join_shareable(p, a, b)
@@ -46,7 +45,6 @@ where
     if !p.pop_frame(index) || p.take_back(frame.job) {
         // Running `b` is a task boundary: honour a lowered limit first.
         p.poll();
-        p.count_inline_task();
         // SAFETY: the fork never left this thread, or we just took it back from the queue.
         let rb = unsafe { job_b.run_inline() };
         return (ra, rb);

@@ -215,6 +215,7 @@ impl Pool {
         });
         // SAFETY: the job is not published yet.
         unsafe { job.latch.set_owner(parker) };
+        registry.count_outside_task();
         registry.publish(&registry.injector, job.as_job_ref());
         job.latch.wait_asleep();
         job.into_result()

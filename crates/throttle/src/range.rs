@@ -32,6 +32,7 @@ where
     while lo < hi {
         if hi - lo > block && p.registry().sleep.load().wants_attention() {
             let mid = lo + (hi - lo) / 2;
+            p.count_fork();
             join_shareable(
                 p,
                 || for_range_in(p, lo..mid, block, f),
@@ -85,6 +86,7 @@ where
     while lo < hi {
         if hi - lo > block && p.registry().sleep.load().wants_attention() {
             let mid = lo + (hi - lo) / 2;
+            p.count_fork();
             let (left, right) = join_shareable(
                 p,
                 || map_reduce_in(p, lo..mid, block, identity, map, reduce),

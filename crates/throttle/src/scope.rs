@@ -74,8 +74,14 @@ impl<'scope> Scope<'scope> {
         // SAFETY: see the `Send` impl: the registry outlives the scope.
         let registry = unsafe { &*self.registry };
         Participant::with_current(|p| match p {
-            Some(p) if p.is_in(registry) => p.publish(job),
-            _ => registry.publish(&registry.injector, job),
+            Some(p) if p.is_in(registry) => {
+                p.count_published_task();
+                p.publish(job)
+            }
+            _ => {
+                registry.count_outside_task();
+                registry.publish(&registry.injector, job)
+            }
         });
     }
 

@@ -19,7 +19,9 @@ pub struct Stats {
     pub threads: usize,
     /// Time covered by the histogram.
     pub elapsed: Duration,
-    /// Tasks run: fork halves, spawned jobs and injected calls.
+    /// Tasks: forks made (each fork's second half runs once, on its thread or a thief; a half
+    /// whose first half panicked is dropped instead), scope spawns, and calls handed to the
+    /// workers because no run slot was free.
     pub tasks: u64,
     /// Fork halves made visible to other threads (promoted from private to shared).
     pub shared: u64,

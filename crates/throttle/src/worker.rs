@@ -40,12 +40,13 @@ pub(crate) struct Participant {
     frames: UnsafeCell<Vec<Frame>>,
     /// Frames `[0, shared)` have been moved to the shared queue.
     shared: Cell<usize>,
-    /// Tasks run inline since the last flush to the counters.
-    inline_tasks: Cell<u64>,
+    /// `forks` at the last flush to the counters.
+    flushed_forks: Cell<u64>,
     busy_since: Cell<Option<Instant>>,
     seed: Cell<u64>,
-    /// Forks made by this thread, for [`Participant::fork_privately`].
-    forks: Cell<u32>,
+    /// Forks made by this thread: the schedule of [`Participant::fork_privately`], and the task
+    /// count (every fork's second half runs once, here or on a thief).
+    forks: Cell<u64>,
     /// Where a worker sleeps (see placement.rs); `None` for outside callers.
     placement: Option<Placement>,
 }
@@ -86,7 +87,7 @@ impl Participant {
             parker,
             frames: UnsafeCell::new(Vec::with_capacity(64)),
             shared: Cell::new(0),
-            inline_tasks: Cell::new(0),
+            flushed_forks: Cell::new(0),
             busy_since: Cell::new(None),
             seed: Cell::new(0x9E37_79B9_7F4A_7C15 ^ index.map_or(0, |i| i as u64 + 1)),
             forks: Cell::new(0),
@@ -155,7 +156,7 @@ impl Participant {
         let n = self.forks.get().wrapping_add(1);
         self.forks.set(n);
         // No underflow: `shared <= frames.len()` always holds (pop_frame lowers it).
-        n % SHARE_EVERY != 0 && self.frames().len() - self.shared.get() >= RESERVE
+        n % u64::from(SHARE_EVERY) != 0 && self.frames().len() - self.shared.get() >= RESERVE
     }
 
     /// Pushes a private fork; returns its index.
@@ -180,10 +181,10 @@ impl Participant {
         }
     }
 
-    /// Counts one task run inline.
+    /// Counts a fork made outside `join_in` (a loop's on-demand split).
     #[inline(always)]
-    pub(crate) fn count_inline_task(&self) {
-        self.inline_tasks.set(self.inline_tasks.get() + 1);
+    pub(crate) fn count_fork(&self) {
+        self.forks.set(self.forks.get().wrapping_add(1));
     }
 
     /// Called at every fork and at loop boundaries: one relaxed load, and the slow path only
@@ -288,13 +289,8 @@ impl Participant {
 
     /// Runs a job found in a queue, with the bookkeeping of a task boundary.
     pub(crate) fn execute_found(&self, job: JobRef, stolen: bool) {
-        let enabled = self.registry().stats.enabled;
-        if enabled {
-            let c = self.counters();
-            Counters::add(&c.tasks, 1);
-            if stolen {
-                Counters::add(&c.steals, 1);
-            }
+        if stolen && self.registry().stats.enabled {
+            Counters::add(&self.counters().steals, 1);
         }
         let track = self.index.is_some();
         if track {
@@ -306,8 +302,8 @@ impl Participant {
         if track {
             self.end_busy();
         }
-        // A task boundary: publish the forks this job ran inline, so `Pool::stats` taken right
-        // after the call that waited for this job counts them.
+        // A task boundary: publish the forks this job made, so `Pool::stats` taken right after
+        // the call that waited for this job counts them.
         self.flush();
     }
 
@@ -363,12 +359,8 @@ impl Participant {
     }
 
     fn execute_found_while_waiting(&self, job: JobRef, stolen: bool) {
-        if self.registry().stats.enabled {
-            let c = self.counters();
-            Counters::add(&c.tasks, 1);
-            if stolen {
-                Counters::add(&c.steals, 1);
-            }
+        if stolen && self.registry().stats.enabled {
+            Counters::add(&self.counters().steals, 1);
         }
         // SAFETY: as in `execute_found`.
         unsafe { job.execute() };
@@ -395,9 +387,17 @@ impl Participant {
 
     /// Moves the inline task count to the shared counters.
     pub(crate) fn flush(&self) {
-        let n = self.inline_tasks.replace(0);
+        let forks = self.forks.get();
+        let n = forks.wrapping_sub(self.flushed_forks.replace(forks));
         if n > 0 && self.registry().stats.enabled {
             Counters::add(&self.counters().tasks, n);
+        }
+    }
+
+    /// Counts a job published for others to run (a scope spawn): one task.
+    pub(crate) fn count_published_task(&self) {
+        if self.registry().stats.enabled {
+            Counters::add(&self.counters().tasks, 1);
         }
     }
 
