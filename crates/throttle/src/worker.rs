@@ -63,6 +63,12 @@ const SHARE_EVERY: u32 = 64;
 /// twice what waking a sleeper costs here (~25 µs), and keeps an idle pool's cost per burst small.
 const SEARCH_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
 
+/// How long a thread waiting for a stolen fork spins (helping if it can) before it sleeps. The
+/// thief is running that fork right now, so it usually finishes soon; sleeping early would add a
+/// wake-up (~25 µs here, more when the scheduler stacks the sleeper behind its waker) to every
+/// join whose halves end close together, such as each frame of a game loop.
+const WAIT_SPIN: std::time::Duration = std::time::Duration::from_micros(100);
+
 /// A thread keeps at least this many private, unshared forks in reserve before it lets forks run
 /// as plain calls, so a hungry thread always finds something to take.
 const RESERVE: usize = 2;
@@ -310,22 +316,25 @@ impl Participant {
     /// Waits until `latch` is set, running other work meanwhile. Holds a run slot on entry and
     /// on return; gives it back while asleep.
     pub(crate) fn wait_until(&self, latch: &JobLatch) {
-        const HELP_ROUNDS: u32 = 24;
         let registry = self.registry();
         while !latch.probe() {
-            let mut found = None;
-            for round in 0..HELP_ROUNDS {
+            let start = Instant::now();
+            let mut round = 0u32;
+            let found = loop {
                 if latch.probe() {
                     return;
                 }
-                found = registry.find_work(self.index, self.next_seed());
-                if found.is_some() {
-                    break;
+                if let Some(found) = registry.find_work(self.index, self.next_seed()) {
+                    break Some(found);
                 }
                 for _ in 0..(1u32 << round.min(6)) {
                     std::hint::spin_loop();
                 }
-            }
+                round += 1;
+                if round >= 8 && start.elapsed() >= WAIT_SPIN {
+                    break None;
+                }
+            };
             if let Some((job, stolen)) = found {
                 // A task boundary: honour a lowered limit before running more.
                 if registry.sleep.over_limit() {
