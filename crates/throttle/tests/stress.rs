@@ -3,6 +3,16 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use throttle::Pool;
 
+/// splitmix64: derives a child's seed, so that no chain of children can cycle between seeds.
+/// (An earlier `seed ^ constant` did: applied twice it gave the seed back, and a branch that drew
+/// "one part" for both seeds recursed 250 000 levels deep and overflowed the stack.)
+fn mix(seed: u64, k: u64) -> u64 {
+    let mut z = seed.wrapping_add(k.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -29,8 +39,8 @@ fn random_tasks(budget: u64, seed: u64, counter: &AtomicU64) -> u64 {
         0 | 1 => {
             let left = rng.next() % (rest + 1);
             let (a, b) = throttle::join(
-                || random_tasks(left, rng.0 ^ 0xA5, counter),
-                || random_tasks(rest - left, seed.rotate_left(7) ^ 0x5A, counter),
+                || random_tasks(left, mix(seed, 1), counter),
+                || random_tasks(rest - left, mix(seed, 2), counter),
             );
             1 + a + b
         }
@@ -43,7 +53,7 @@ fn random_tasks(budget: u64, seed: u64, counter: &AtomicU64) -> u64 {
                     let total = &total;
                     s.spawn(move |_| {
                         total.fetch_add(
-                            random_tasks(share, seed ^ ((k + 1) * 0x9E37), counter),
+                            random_tasks(share, mix(seed, 10 + k), counter),
                             Ordering::Relaxed,
                         );
                     });
@@ -58,7 +68,7 @@ fn random_tasks(budget: u64, seed: u64, counter: &AtomicU64) -> u64 {
                 let k = k as u64;
                 let share = rest / parts as u64 + u64::from(k < rest % parts as u64);
                 total.fetch_add(
-                    random_tasks(share, seed ^ ((k + 3) * 0x51), counter),
+                    random_tasks(share, mix(seed, 20 + k), counter),
                     Ordering::Relaxed,
                 );
             });
@@ -72,7 +82,7 @@ fn random_tasks(budget: u64, seed: u64, counter: &AtomicU64) -> u64 {
                 |k| {
                     let k = k as u64;
                     let share = rest / parts as u64 + u64::from(k < rest % parts as u64);
-                    random_tasks(share, seed ^ ((k + 5) * 0x77), counter)
+                    random_tasks(share, mix(seed, 30 + k), counter)
                 },
                 |a, b| a + b,
             )
