@@ -18,6 +18,7 @@ where
         let ra = a();
         return (ra, b());
     }
+    p.count_fork();
     join_shareable(p, a, b)
 }
 

@@ -44,9 +44,14 @@ pub(crate) struct Participant {
     flushed_forks: Cell<u64>,
     busy_since: Cell<Option<Instant>>,
     seed: Cell<u64>,
-    /// Forks made by this thread: the schedule of [`Participant::fork_privately`], and the task
-    /// count (every fork's second half runs once, here or on a thief).
+    /// Forks made by this thread, for the task count (every fork's second half runs once, here
+    /// or on a thief). Plain-call forks are added in bulk from `plain_set - plain_left`.
     forks: Cell<u64>,
+    /// Forks that may still run as plain calls before the next shareable one (see
+    /// [`Participant::fork_privately`]); 0 when the thread's private reserve is too small.
+    plain_left: Cell<u32>,
+    /// `plain_left` when it was last set.
+    plain_set: Cell<u32>,
     /// Where a worker sleeps (see placement.rs); `None` for outside callers.
     placement: Option<Placement>,
 }
@@ -97,6 +102,8 @@ impl Participant {
             busy_since: Cell::new(None),
             seed: Cell::new(0x9E37_79B9_7F4A_7C15 ^ index.map_or(0, |i| i as u64 + 1)),
             forks: Cell::new(0),
+            plain_left: Cell::new(0),
+            plain_set: Cell::new(0),
             placement: None,
         }
     }
@@ -157,12 +164,42 @@ impl Participant {
     /// for thieves, and this is not the one fork in [`SHARE_EVERY`] that is made shareable anyway.
     /// Such a fork skips the limit and hunger checks, so both take effect within at most
     /// `SHARE_EVERY` forks (well under a microsecond of fork overhead).
+    ///
+    /// A countdown makes this one load, a test and a store: the reserve can only change when a
+    /// shareable fork is pushed, popped or shared, and each of those recomputes the countdown
+    /// ([`Participant::rebudget`]).
     #[inline(always)]
     pub(crate) fn fork_privately(&self) -> bool {
-        let n = self.forks.get().wrapping_add(1);
-        self.forks.set(n);
+        let n = self.plain_left.get();
+        if n > 0 {
+            self.plain_left.set(n - 1);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Recomputes how many forks may run as plain calls, after the private reserve changed:
+    /// [`SHARE_EVERY`] - 1 if the thread holds at least [`RESERVE`] unshared forks, else 0.
+    #[inline]
+    fn rebudget(&self) {
+        self.settle_plain_forks();
         // No underflow: `shared <= frames.len()` always holds (pop_frame lowers it).
-        n % u64::from(SHARE_EVERY) != 0 && self.frames().len() - self.shared.get() >= RESERVE
+        let n = if self.frames().len() - self.shared.get() >= RESERVE {
+            SHARE_EVERY - 1
+        } else {
+            0
+        };
+        self.plain_left.set(n);
+        self.plain_set.set(n);
+    }
+
+    /// Adds the plain-call forks made since the countdown was last set to `forks`.
+    fn settle_plain_forks(&self) {
+        let done = self.plain_set.get() - self.plain_left.get();
+        self.plain_set.set(self.plain_left.get());
+        self.forks
+            .set(self.forks.get().wrapping_add(u64::from(done)));
     }
 
     /// Pushes a private fork; returns its index.
@@ -170,7 +207,9 @@ impl Participant {
     pub(crate) fn push_frame(&self, frame: Frame) -> usize {
         let frames = self.frames();
         frames.push(frame);
-        frames.len() - 1
+        let index = frames.len() - 1;
+        self.rebudget();
+        index
     }
 
     /// Pops the fork at `index` (the top). Returns true if it had been shared.
@@ -179,12 +218,12 @@ impl Participant {
         let frames = self.frames();
         debug_assert_eq!(frames.len(), index + 1, "forks are popped in LIFO order");
         frames.truncate(index);
-        if index < self.shared.get() {
+        let was_shared = index < self.shared.get();
+        if was_shared {
             self.shared.set(index);
-            true
-        } else {
-            false
         }
+        self.rebudget();
+        was_shared
     }
 
     /// Counts a fork made outside `join_in` (a loop's on-demand split).
@@ -223,6 +262,7 @@ impl Participant {
         // `join` for it) and not yet published, so we may record its owner.
         unsafe { (*frame.latch).set_owner(self.parker.clone()) };
         self.shared.set(i + 1);
+        self.rebudget();
         if self.registry().stats.enabled {
             Counters::add(&self.counters().shared, 1);
         }
@@ -396,6 +436,7 @@ impl Participant {
 
     /// Moves the inline task count to the shared counters.
     pub(crate) fn flush(&self) {
+        self.settle_plain_forks();
         let forks = self.forks.get();
         let n = forks.wrapping_sub(self.flushed_forks.replace(forks));
         if n > 0 && self.registry().stats.enabled {
