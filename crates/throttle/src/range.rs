@@ -6,7 +6,7 @@
 //! could help, and splits as finely as demand asks when somebody can. A forced grain splits
 //! eagerly down to that size instead.
 
-use crate::join::{join_in, join_shareable};
+use crate::join::join_shareable;
 use crate::worker::Participant;
 use std::ops::Range;
 
@@ -60,7 +60,10 @@ where
     }
     let mid = range.start + range.len() / 2;
     let (left, right) = (range.start..mid, mid..range.end);
-    join_in(
+    // A forced grain asks for pieces of that size to be spread over threads, so every split is
+    // shareable (never a plain call): its cost (~100 instructions) is noise next to a piece.
+    p.count_fork();
+    join_shareable(
         p,
         || for_range_grain_in(p, left, grain, f),
         || on_current(|q| for_range_grain_in(q, right, grain, f)),
