@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{JoinHandle, Thread};
 
-use super::job::{keep_first, FrameJob, Panic};
+use super::job::{keep_first, spawn_helpers, FrameJob, Panic};
 use super::FrameScheduler;
 use crate::Error;
 
@@ -109,14 +109,14 @@ impl EventPool {
             }),
             helpers: Vec::with_capacity(threads - 1),
         };
-        for share in 1..threads {
-            let shared = Arc::clone(&pool.shared);
-            let handle = std::thread::Builder::new()
-                .name(format!("event-pool-{share}"))
-                .spawn(move || helper(&shared, share, threads))
-                .map_err(Error::spawn)?; // Drop stops the helpers already started.
-            pool.helpers.push(handle);
-        }
+        // On a failed spawn, `pool` drops and stops the helpers already started.
+        spawn_helpers(
+            &mut pool.helpers,
+            "event-pool",
+            threads,
+            &pool.shared,
+            helper,
+        )?;
         Ok(pool)
     }
 }

@@ -73,3 +73,24 @@ pub(crate) fn keep_first(slot: &mut Option<Panic>, result: Result<(), Panic>) {
         slot.get_or_insert(payload);
     }
 }
+
+/// Starts helpers `1..threads` (the caller is share 0), each running `body(&shared, share,
+/// threads)` on a thread named `{name}-{share}`. Handles go into `helpers` as they start, so that
+/// if a spawn fails the caller's pool (already owning `helpers`) stops the ones started.
+pub(crate) fn spawn_helpers<S: Send + Sync + 'static>(
+    helpers: &mut Vec<std::thread::JoinHandle<()>>,
+    name: &str,
+    threads: usize,
+    shared: &std::sync::Arc<S>,
+    body: fn(&S, usize, usize),
+) -> Result<(), crate::Error> {
+    for share in 1..threads {
+        let shared = std::sync::Arc::clone(shared);
+        let handle = std::thread::Builder::new()
+            .name(format!("{name}-{share}"))
+            .spawn(move || body(&shared, share, threads))
+            .map_err(crate::Error::spawn)?;
+        helpers.push(handle);
+    }
+    Ok(())
+}

@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use super::job::{keep_first, FrameJob, Panic};
+use super::job::{keep_first, spawn_helpers, FrameJob, Panic};
 use super::FrameScheduler;
 use crate::Error;
 
@@ -98,14 +98,14 @@ impl LockedQueuePool {
             shared: Arc::default(),
             helpers: Vec::with_capacity(threads - 1),
         };
-        for index in 1..threads {
-            let shared = Arc::clone(&pool.shared);
-            let handle = std::thread::Builder::new()
-                .name(format!("locked-queue-{index}"))
-                .spawn(move || helper(&shared))
-                .map_err(Error::spawn)?; // Drop stops the helpers already started.
-            pool.helpers.push(handle);
-        }
+        // On a failed spawn, `pool` drops and stops the helpers already started.
+        spawn_helpers(
+            &mut pool.helpers,
+            "locked-queue",
+            threads,
+            &pool.shared,
+            |s, _, _| helper(s),
+        )?;
         Ok(pool)
     }
 }

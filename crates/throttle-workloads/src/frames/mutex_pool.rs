@@ -4,7 +4,7 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use super::job::{keep_first, FrameJob, Panic};
+use super::job::{keep_first, spawn_helpers, FrameJob, Panic};
 use super::FrameScheduler;
 use crate::Error;
 
@@ -77,14 +77,14 @@ impl MutexPool {
             shared: Arc::default(),
             helpers: Vec::with_capacity(threads - 1),
         };
-        for share in 1..threads {
-            let shared = Arc::clone(&pool.shared);
-            let handle = std::thread::Builder::new()
-                .name(format!("mutex-pool-{share}"))
-                .spawn(move || helper(&shared, share, threads))
-                .map_err(Error::spawn)?; // Drop stops the helpers already started.
-            pool.helpers.push(handle);
-        }
+        // On a failed spawn, `pool` drops and stops the helpers already started.
+        spawn_helpers(
+            &mut pool.helpers,
+            "mutex-pool",
+            threads,
+            &pool.shared,
+            helper,
+        )?;
         Ok(pool)
     }
 }
