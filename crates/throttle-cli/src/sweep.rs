@@ -222,6 +222,23 @@ fn findings(section: &Section, machine: &Machine, tasks: usize) -> Vec<String> {
         topo.physical_cores,
         topo.logical_cpus
     ));
+    // A peak inside the noise is a plateau: say which levels cannot be told apart from it.
+    let tolerance = spread(best).max(1.0);
+    let plateau: Vec<&str> = section
+        .rows
+        .iter()
+        .filter(|r| r.series == best.series)
+        .filter(|r| r.wall.median <= best.wall.median * (1.0 + tolerance / 100.0))
+        .map(|r| r.label.as_str())
+        .collect();
+    if plateau.len() > 1 {
+        out.push(format!(
+            "In {} mode the levels {} are all within {tolerance:.1} % of that (the run-to-run \
+             spread), so read the peak as a plateau, not a single best level.",
+            best.series,
+            plateau.join(", ")
+        ));
+    }
 
     // What oversubscription costs: the unlimited level against the best level of the same mode.
     let mut costs = Vec::new();
