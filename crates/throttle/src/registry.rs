@@ -130,6 +130,8 @@ impl Registry {
         }
         let found = |job: Option<JobRef>| {
             job.inspect(|_| {
+                // SeqCst: `queued` is one side of the handshakes in sleep/README.md; a taker's
+                // decrement stays in the same total order as the publishers' increments.
                 self.queued.fetch_sub(1, Ordering::SeqCst);
             })
         };

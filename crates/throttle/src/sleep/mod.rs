@@ -163,6 +163,8 @@ impl Sleep {
             let mut queue = lock(&self.limit_queue);
             if let Some(pos) = queue.iter().position(|p| Arc::ptr_eq(p, me)) {
                 queue.remove(pos);
+                // SeqCst like the increment above: the count mirrors the queue for the
+                // releasers' lock-free check (they re-check under the lock anyway).
                 self.limit_waiting.fetch_sub(1, Ordering::SeqCst);
                 return true;
             }
@@ -187,6 +189,8 @@ impl Sleep {
                 return;
             }
             let waiter = queue.pop_front().expect("checked non-empty under the lock");
+            // SeqCst: keeps the count in the same total order as the increment in
+            // `wait_for_slot`; the queue itself is guarded by the lock we hold.
             self.limit_waiting.fetch_sub(1, Ordering::SeqCst);
             drop(queue);
             waiter.wake();
@@ -307,6 +311,7 @@ impl Sleep {
         let mut idle = lock(&self.idle);
         *lock(&self.exiting) = true;
         let n = idle.len() as u64;
+        // SeqCst like every state-word change; at shutdown only consistency of the counts matters.
         self.state.fetch_sub(n * ONE_SLEEPING, Ordering::SeqCst);
         for p in idle.drain(..) {
             p.wake();
