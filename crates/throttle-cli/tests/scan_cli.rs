@@ -394,6 +394,33 @@ fn shell_mode_runs_pipelines() {
 }
 
 #[test]
+fn values_that_are_not_counts_get_no_model_and_say_why() {
+    let dir = workdir("not-counts");
+    let json = dir.join("r.json");
+    throttle()
+        .args([
+            "scan",
+            "-P",
+            "n",
+            "-1",
+            "2",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--export-json",
+        ])
+        .arg(&json)
+        .args(["--", "echo", "{n}"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("No scalability model"));
+    let v = read_json(&json);
+    assert!(v["model"].is_null(), "model: {}", v["model"]);
+    assert_eq!(v["results"].as_array().map(Vec::len), Some(4));
+}
+
+#[test]
 fn help_documents_scan() {
     throttle()
         .args(["scan", "--help"])

@@ -184,8 +184,14 @@ pub fn throughput_points(scan: &Scan) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// True when every value is a positive number, as a count of threads or copies must be: only
+/// then does a scalability model mean anything.
+fn values_are_counts(scan: &Scan) -> bool {
+    scan.points.iter().all(|p| p.n.is_some_and(|n| n > 0.0))
+}
+
 fn fit_model(scan: &Scan) -> Option<Model> {
-    if scan.points.iter().any(|p| p.n.is_none()) {
+    if !values_are_counts(scan) {
         return None;
     }
     let points = throughput_points(scan);
@@ -306,6 +312,11 @@ fn effective_cpus(machine: &Machine) -> f64 {
 fn notes(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
     let mut out = Vec::new();
     let name = &scan.parameter;
+    if !scan.points.is_empty() && !values_are_counts(scan) {
+        out.push(format!(
+            "No scalability model: the USL and Amdahl fits need every value of {name} to be a positive count of threads or copies; the table still compares the values."
+        ));
+    }
     let ns: Vec<f64> = scan.points.iter().filter_map(|p| p.n).collect();
     let n_max = ns.iter().copied().fold(0.0, f64::max);
     let m = &scan.machine;
