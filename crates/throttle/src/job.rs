@@ -108,9 +108,17 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
 
     /// The result after the latch was set; resumes the job's panic on this thread.
     pub(crate) fn into_result(self) -> R {
+        match self.into_thread_result() {
+            Ok(r) => r,
+            Err(p) => panic::resume_unwind(p),
+        }
+    }
+
+    /// The result after the latch was set, with the job's panic as an `Err`.
+    pub(crate) fn into_thread_result(self) -> std::thread::Result<R> {
         match self.result.into_inner() {
-            JobResult::Ok(r) => r,
-            JobResult::Panic(p) => panic::resume_unwind(p),
+            JobResult::Ok(r) => Ok(r),
+            JobResult::Panic(p) => Err(p),
             JobResult::None => unreachable!("a job's result is read only after its latch is set"),
         }
     }
@@ -131,6 +139,8 @@ impl<F: FnOnce() -> R + Send, R: Send> Job for StackJob<F, R> {
         // SAFETY: exclusive access, see above; the write happens-before the owner's read through
         // the latch's Release/Acquire.
         unsafe { *this.result.get() = result };
+        // The forks this job made are counted before its owner can return (Pool::stats).
+        crate::worker::flush_current();
         // SAFETY: `this.latch` is live; after `set` we touch nothing of the job (the owner may
         // free it as soon as it sees the latch set).
         unsafe { JobLatch::set(&this.latch) };

@@ -1,9 +1,10 @@
 //! `join`: run two closures, potentially in parallel, and return both results.
 
 use crate::job::StackJob;
-use crate::worker::{Frame, Participant};
+use crate::worker::Participant;
+use std::panic::{self, AssertUnwindSafe};
 
-/// Forks `b`, runs `a`, then runs `b` here unless a thief took it meanwhile.
+/// Forks `b`, runs `a`, then runs `b` here unless another thread took it meanwhile.
 ///
 /// `a` always runs on this thread (so it needs no `Send`); `b` may run elsewhere. Most forks run
 /// as plain calls (see `Participant::fork_privately`); the rest are shareable.
@@ -18,12 +19,15 @@ where
         let ra = a();
         return (ra, b());
     }
-    p.count_fork();
     join_shareable(p, a, b)
 }
 
-/// Forks `b` as a shareable private fork: it stays on this thread's frame stack, where a hungry
-/// thread can have it shared, until `a` is done.
+/// Forks `b` as a shareable fork: it sits on this thread's deque, where any idle thread can
+/// steal it, until `a` is done.
+///
+/// If `a` panics, the panic is caught, `b` is taken back (dropped unrun) or, if another thread
+/// runs it, waited for, and only then is `a`'s panic resumed: nothing runs on this thread while
+/// a panic unwinds, and `b` never outlives the stack frame it borrows from.
 #[inline(always)]
 pub(crate) fn join_shareable<A, B, RA, RB>(p: &Participant, a: A, b: B) -> (RA, RB)
 where
@@ -32,44 +36,27 @@ where
     RB: Send,
 {
     let job_b = StackJob::new(b);
-    let frame = Frame {
-        job: job_b.as_job_ref(),
-        latch: &job_b.latch,
-    };
-    let index = p.push_frame(frame);
-    p.poll();
-    // If `a` unwinds, the guard pops our fork and, if a thief holds it, waits for it: the thief
-    // borrows this stack frame.
-    let guard = UnwindGuard { p, index, frame };
-    let ra = a();
-    std::mem::forget(guard);
-    if !p.pop_frame(index) || p.take_back(frame.job) {
-        // Running `b` is a task boundary: honour a lowered limit first.
-        p.poll();
-        // SAFETY: the fork never left this thread, or we just took it back from the queue.
+    let job_ref = job_b.as_job_ref();
+    // SAFETY: `job_b` lives in this frame, and we return (or unwind) only after `take_fork`
+    // returned true or its latch is set (`wait_until` below): nothing between here and there
+    // can unwind, because `a` runs under `catch_unwind`.
+    unsafe { p.push_fork(job_ref) };
+    let ra = panic::catch_unwind(AssertUnwindSafe(a));
+    if p.take_fork(job_ref) {
+        let ra = match ra {
+            Ok(ra) => ra,
+            // `b` never ran and never will: it is dropped with `job_b`.
+            Err(payload) => panic::resume_unwind(payload),
+        };
+        // SAFETY: the fork never left this thread, or we just took it back.
         let rb = unsafe { job_b.run_inline() };
         return (ra, rb);
     }
-    // A thief runs `b`: wait for it, helping meanwhile.
+    // Another thread runs (or ran) `b`: wait for it, helping meanwhile.
     p.wait_until(&job_b.latch);
-    (ra, job_b.into_result())
-}
-
-/// Cleans up a fork whose first half panicked.
-struct UnwindGuard<'a> {
-    p: &'a Participant,
-    index: usize,
-    frame: Frame,
-}
-
-impl Drop for UnwindGuard<'_> {
-    #[cold]
-    fn drop(&mut self) {
-        if self.p.pop_frame(self.index) && !self.p.take_back(self.frame.job) {
-            // SAFETY: the frame's latch lives in the `join_in` frame that is unwinding through
-            // us, so it is still alive here.
-            self.p.wait_until(unsafe { &*self.frame.latch });
-            // The thief's result (or panic) is dropped with the job; `a`'s panic goes on.
-        }
+    let rb = job_b.into_thread_result();
+    match (ra, rb) {
+        (Ok(ra), Ok(rb)) => (ra, rb),
+        (Err(payload), _) | (Ok(_), Err(payload)) => panic::resume_unwind(payload),
     }
 }

@@ -1,4 +1,12 @@
-//! A latch: the "this job is done" signal a fork's owner waits on.
+//! A latch: the "this job is done" signal a fork's owner (or a scope, or an injected call's
+//! caller) waits on.
+//!
+//! The owner registers itself only when it is about to sleep, so a fork costs no reference
+//! count: three states, `UNSET → SET` when the job ends before the owner sleeps, and
+//! `UNSET → SLEEPING → SET` when the owner sleeps first. Whoever moves the latch to `SET` must
+//! not touch it afterwards (the owner may free it at once), so the setter reads the owner's
+//! parker *before* its final store, which is safe because a `SLEEPING` owner cannot leave until
+//! it sees `SET`.
 
 use crate::sleep::Parker;
 use crate::sync::{park, Arc, AtomicU32, Ordering};
@@ -8,11 +16,11 @@ const UNSET: u32 = 0;
 const SLEEPING: u32 = 1;
 const SET: u32 = 2;
 
-/// Set once by the thread that ran a job; probed, spun on, then slept on by the job's owner.
+/// Set once by the thread that finished the job; probed, spun on, then slept on by the owner.
 pub(crate) struct JobLatch {
     state: AtomicU32,
-    /// Whom to unpark when the owner sleeps. Written by the owner before the job is published,
-    /// taken by the setter before it sets the state.
+    /// Whom to unpark. Written by the owner only while the state is `UNSET`, before its
+    /// `UNSET → SLEEPING` exchange; read by the setter only after it saw `SLEEPING`.
     owner: UnsafeCell<Option<Arc<Parker>>>,
 }
 
@@ -24,32 +32,34 @@ impl JobLatch {
         }
     }
 
-    /// Records who waits on this latch.
-    ///
-    /// # Safety
-    /// Call only from the owner, before the job is published to other threads.
-    pub(crate) unsafe fn set_owner(&self, owner: Arc<Parker>) {
-        // SAFETY: not yet published, so nobody else can access `owner` (caller's contract).
-        unsafe { *self.owner.get() = Some(owner) };
-    }
-
-    /// True once the job is done. Acquire pairs with the AcqRel swap in `set`: the job's result
-    /// is visible after this returns true.
+    /// True once the job is done. Acquire pairs with the Release of the setter's final store or
+    /// exchange: the job's result is visible after this returns true.
     #[inline]
     pub(crate) fn probe(&self) -> bool {
         self.state.load(Ordering::Acquire) == SET
     }
 
-    /// Sleeps until the latch is set. The owner's parker must have been recorded.
-    pub(crate) fn wait_asleep(&self) {
-        // Acquire on success/failure pairs with the AcqRel swap in `set`.
+    /// Sleeps until the latch is set; `me` is the calling thread's parker.
+    pub(crate) fn wait_asleep(&self, me: &Arc<Parker>) {
+        if self.probe() {
+            return;
+        }
+        // SAFETY: the state is not SLEEPING (only we move it there), so no setter reads `owner`
+        // now; a setter that sets the latch meanwhile never touches `owner` on that path.
+        unsafe { *self.owner.get() = Some(me.clone()) };
+        // Release publishes the write of `owner` to the setter, whose Acquire load of SLEEPING
+        // pairs with it; Acquire on failure pairs with the setter's Release (the result is ready).
         if self
             .state
-            .compare_exchange(UNSET, SLEEPING, Ordering::Acquire, Ordering::Acquire)
+            .compare_exchange(UNSET, SLEEPING, Ordering::Release, Ordering::Acquire)
             .is_err()
         {
-            return; // already SET
+            // Already SET: the setter took the UNSET → SET path and never read `owner`.
+            // SAFETY: the latch is set, so no other thread accesses it any more.
+            unsafe { *self.owner.get() = None };
+            return;
         }
+        // Acquire pairs with the setter's Release store of SET.
         while self.state.load(Ordering::Acquire) != SET {
             park();
         }
@@ -58,19 +68,33 @@ impl JobLatch {
     /// Marks the job done and wakes its owner if it sleeps.
     ///
     /// # Safety
-    /// `this` must be live and set at most once. After the state is SET the latch may be freed
-    /// by its owner, so nothing of it is touched afterwards (the owner's parker is moved out first).
+    /// `this` must be live and set at most once. After the latch is `SET` its owner may free it,
+    /// so nothing of it is touched afterwards (hence a raw pointer, not `&self`: no reference may
+    /// outlive the store that lets the owner go, see rust-lang/rust#55005).
     pub(crate) unsafe fn set(this: *const JobLatch) {
-        // SAFETY: the owner does not touch `owner` after publishing the job until it sees SET,
-        // and we are the only setter; `this` is live until our swap below.
-        let owner = unsafe { (*(*this).owner.get()).take() };
-        // SAFETY: `this` is still live here (the owner waits for SET).
-        // AcqRel: Release publishes the job's result to the owner (pairs with `probe` and the
-        // loads in `wait_asleep`); Acquire orders our read of `owner` before the owner's free.
-        let prev = unsafe { (*this).state.swap(SET, Ordering::AcqRel) };
-        if prev == SLEEPING {
-            if let Some(owner) = owner {
-                owner.unpark_thread();
+        // SAFETY: `this` is live until our final store or exchange (caller's contract).
+        let state = unsafe { &(*this).state };
+        // Acquire pairs with the owner's Release exchange to SLEEPING (its `owner` write).
+        let mut cur = state.load(Ordering::Acquire);
+        loop {
+            if cur == SLEEPING {
+                // SAFETY: the owner sleeps until it sees SET, so the latch is live and the owner
+                // no longer writes `owner`; we are the only setter.
+                let owner = unsafe { (*(*this).owner.get()).take() };
+                // Release publishes the job's result (pairs with `probe`/`wait_asleep`). The latch
+                // may be freed from here on; `owner` is our own reference.
+                state.store(SET, Ordering::Release);
+                if let Some(owner) = owner {
+                    owner.unpark_thread();
+                }
+                return;
+            }
+            debug_assert_eq!(cur, UNSET, "a latch is set once");
+            // Release publishes the result to an owner that probes; Acquire on failure pairs
+            // with the owner's exchange to SLEEPING as above.
+            match state.compare_exchange_weak(UNSET, SET, Ordering::Release, Ordering::Acquire) {
+                Ok(_) => return,
+                Err(actual) => cur = actual,
             }
         }
     }

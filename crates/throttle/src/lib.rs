@@ -77,6 +77,7 @@
 
 #![warn(missing_docs)]
 
+mod deque;
 mod error;
 mod global;
 mod job;

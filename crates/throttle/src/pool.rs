@@ -3,6 +3,7 @@
 use crate::error::Error;
 use crate::job::StackJob;
 use crate::join::join_in;
+use crate::placement::Placement;
 use crate::range::{auto_block, for_range_grain_in, for_range_in, map_reduce_in};
 use crate::registry::{worker_main, Registry};
 use crate::scope::{scope_in, Scope};
@@ -16,14 +17,20 @@ use std::thread::JoinHandle;
 
 /// A pool of worker threads with a live concurrency limit.
 ///
-/// Work enters through [`install`](Pool::install), [`join`](Pool::join), [`scope`](Pool::scope),
+/// Work enters through
+/// [`install`](Pool::install), [`join`](Pool::join), [`scope`](Pool::scope),
 /// [`for_range`](Pool::for_range) and [`map_reduce`](Pool::map_reduce). The calling thread takes
-/// part: it runs its own call and helps with the pool's work while it waits. At most
-/// [`concurrency`](Pool::concurrency) threads run the pool's tasks at any instant, callers
-/// included.
+/// part: it runs its own call and helps with the pool's work while it waits. The live limit
+/// ([`set_concurrency`](Pool::set_concurrency)) bounds how many threads hold a *run slot*,
+/// callers included; see there for exactly when a lowered limit takes effect.
 ///
-/// Dropping the pool stops and joins its threads (no call can be in progress then, since every
-/// call borrows the pool).
+/// Calls may nest across pools in any order (`a.install(|| b.install(|| a.install(..)))`): a
+/// thread gives back its slot in one pool while it works for another, so no pool waits on a
+/// thread that is away.
+///
+/// Dropping the pool stops and joins its threads. Dropped from inside one of its own tasks (the
+/// last handle moved into a task), it stops its threads without joining them: each exits when
+/// it has no more work.
 ///
 /// # Examples
 /// ```
@@ -52,6 +59,7 @@ pub struct PoolBuilder {
     name: Option<NameFn>,
     stack_size: Option<usize>,
     stats: bool,
+    placement: bool,
 }
 
 impl fmt::Debug for PoolBuilder {
@@ -60,6 +68,7 @@ impl fmt::Debug for PoolBuilder {
             .field("threads", &self.threads)
             .field("stack_size", &self.stack_size)
             .field("stats", &self.stats)
+            .field("placement", &self.placement)
             .finish_non_exhaustive()
     }
 }
@@ -90,6 +99,24 @@ impl PoolBuilder {
         self
     }
 
+    /// Whether a sleeping worker narrows its CPU affinity to a *home* CPU so that the kernel
+    /// wakes it there instead of on its waker's CPU (default: on, on Linux). It never widens
+    /// or replaces an affinity set by anyone else: a worker narrows only the mask it has when
+    /// it goes to sleep, and restores that mask on waking only if nobody changed it meanwhile.
+    /// Homes are spread over the allowed CPUs, and successive pools start at different CPUs.
+    /// Why, and what it measured: `src/placement.rs`; `throttle-bench --bench placement`
+    /// compares on and off.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::builder().threads(2).placement(false).build().unwrap();
+    /// assert_eq!(pool.install(|| 1 + 1), 2);
+    /// ```
+    pub fn placement(mut self, on: bool) -> Self {
+        self.placement = on;
+        self
+    }
+
     /// Starts the threads.
     ///
     /// # Errors
@@ -105,12 +132,17 @@ impl PoolBuilder {
         if threads > MAX_THREADS {
             return Err(Error::too_many_threads(threads));
         }
-        let registry = Arc::new(Registry::new(threads, self.stats));
+        let (registry, deques) = Registry::new(threads, self.stats);
         let mut pool = Pool {
-            registry,
+            registry: Arc::new(registry),
             handles: Vec::with_capacity(threads),
         };
-        for index in 0..threads {
+        let homes = if self.placement {
+            Placement::homes_for_new_pool()
+        } else {
+            None
+        };
+        for (index, deque) in deques.into_iter().enumerate() {
             let name = match &self.name {
                 Some(f) => f(index),
                 None => format!("throttle-{index}"),
@@ -118,9 +150,10 @@ impl PoolBuilder {
             let mut b = std::thread::Builder::new().name(name);
             b = b.stack_size(self.stack_size.unwrap_or(DEFAULT_STACK_SIZE));
             let registry = pool.registry.clone();
+            let placement = homes.as_ref().map(|h| h.for_worker(index));
             // On failure, `pool` drops here and stops the threads already started.
             let handle = b
-                .spawn(move || worker_main(registry, index))
+                .spawn(move || worker_main(registry, index, deque, placement))
                 .map_err(Error::spawn)?;
             pool.handles.push(handle);
         }
@@ -176,6 +209,7 @@ impl Pool {
             name: None,
             stack_size: None,
             stats: true,
+            placement: cfg!(target_os = "linux"),
         }
     }
 
@@ -186,25 +220,29 @@ impl Pool {
 
     /// Runs `op` with the calling thread as a participant of this pool (a run slot held), or, if
     /// every slot is taken, hands `op` to the pool and sleeps until it is done.
+    ///
+    /// A thread that takes part in another pool (it runs one of that pool's tasks, or a call
+    /// into it) gives back that pool's slot for the duration, and takes one again afterwards. So
+    /// a thread holds at most one slot at a time, and a thread blocked on a call into a busy pool
+    /// holds none: nesting pools in any order cannot deadlock on slots.
     fn in_pool<R, OP>(&self, op: OP) -> R
     where
         OP: FnOnce(&Participant) -> R + Send,
         R: Send,
     {
         let registry = &*self.registry;
-        let inside = Participant::with_current(|p| {
-            p.filter(|p| p.is_in(registry))
-                .map(|p| p as *const Participant)
-        });
-        if let Some(p) = inside {
-            // SAFETY: the current participant lives until its `enter` guard drops, which is
-            // after this call returns (it is further up this thread's stack).
-            return op(unsafe { &*p });
+        let current = Participant::with_current(|p| p.map(|p| p as *const Participant));
+        // SAFETY: the current participant lives until its `enter` guard drops, which is after
+        // this call returns (it is further up this thread's stack).
+        let current = current.map(|p| unsafe { &*p });
+        if let Some(p) = current.filter(|p| p.is_in(registry)) {
+            return op(p);
         }
+        let _away = current.map(Participant::suspend);
         let parker = OUTSIDE_PARKER.with(|p| p.clone());
         if registry.sleep.try_activate() {
             let _slot = SlotGuard(registry);
-            let me = Participant::new(registry, None, parker);
+            let me = Participant::new(registry, None, parker, None);
             let _current = me.enter();
             me.begin_busy();
             return op(&me);
@@ -213,11 +251,9 @@ impl Pool {
         let job = StackJob::new(move || {
             Participant::with_current(|p| op(p.expect("injected calls run on a worker")))
         });
-        // SAFETY: the job is not published yet.
-        unsafe { job.latch.set_owner(parker) };
         registry.count_outside_task();
         registry.publish(&registry.injector, job.as_job_ref());
-        job.latch.wait_asleep();
+        job.latch.wait_asleep(&parker);
         job.into_result()
     }
 
@@ -351,9 +387,20 @@ impl Pool {
         self.in_pool(|p| map_reduce_in(p, range, block, &identity, &map, &reduce))
     }
 
-    /// Sets the live concurrency limit: at most `k` threads run this pool's tasks at any instant,
-    /// callers included. Threads above a lowered limit stop at their next task boundary or fork
-    /// and sleep; raising it wakes them at once.
+    /// Sets the live concurrency limit `k`: at most `k` threads hold a *run slot* of this pool,
+    /// callers included, and only slot holders start tasks.
+    ///
+    /// Exactly what is promised:
+    /// - Raising the limit takes effect at once: queued threads get the new slots, and a sleeping
+    ///   worker is woken if work is waiting.
+    /// - Lowering it is cooperative: a thread over the limit gives back its slot at its next
+    ///   *task boundary*: when it forks shareably (a fork made as a plain call does not look;
+    ///   a thread makes at most 63 of those in a row, 1023 while the limit is 1), when a task
+    ///   or loop block ends, or when it waits. A task that runs for a long time without forking
+    ///   keeps its slot until it ends: code cannot be interrupted. So for a short while after a
+    ///   lowering, more than `k` threads may still run; [`Pool::await_concurrency`] waits until
+    ///   that is over. `throttle-bench --bench limit_response` measures how long it takes.
+    /// - From then on, at no instant do more than `k` threads hold slots.
     ///
     /// # Errors
     /// `k` outside `1..=threads`.
@@ -373,10 +420,43 @@ impl Pool {
         let registry = &self.registry;
         let before = registry.sleep.load().limit();
         registry.sleep.set_limit(k);
-        if k > before && registry.has_queued() {
+        if k > before && registry.has_work() {
             registry.publish_wake();
         }
         Ok(())
+    }
+
+    /// Waits until no more threads hold run slots than the limit allows (after
+    /// [`set_concurrency`](Pool::set_concurrency) lowered it), or until `timeout` passes.
+    /// Returns true if the pool is within its limit.
+    ///
+    /// Called from inside one of the pool's tasks, the caller's own slot counts: with a limit of
+    /// 1 and another thread busy, it cannot succeed before that thread yields.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::time::Duration;
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// pool.set_concurrency(1).unwrap();
+    /// assert!(pool.await_concurrency(Duration::from_secs(10)));
+    /// ```
+    pub fn await_concurrency(&self, timeout: std::time::Duration) -> bool {
+        let start = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_micros(1);
+        loop {
+            let s = self.registry.sleep.load();
+            if s.active() <= s.limit() {
+                return true;
+            }
+            let waited = start.elapsed();
+            if waited >= timeout {
+                return false;
+            }
+            // A limit takes effect within a task boundary, usually microseconds: poll with a
+            // growing pause (1 µs .. 1 ms) rather than add a notification to the hot path.
+            std::thread::sleep(pause.min(timeout - waited));
+            pause = (pause * 2).min(std::time::Duration::from_millis(1));
+        }
     }
 
     /// The current concurrency limit.
@@ -402,6 +482,14 @@ impl fmt::Debug for Pool {
 impl Drop for Pool {
     fn drop(&mut self) {
         self.registry.terminate();
+        let me = std::thread::current().id();
+        if self.handles.iter().any(|h| h.thread().id() == me) {
+            // The last handle dropped inside one of our own tasks: joining would wait for this
+            // very thread (and for workers that may wait on it). Detach them all; each exits
+            // when it runs out of work, and the registry lives on in their `Arc`s until then.
+            self.handles.clear();
+            return;
+        }
         for h in self.handles.drain(..) {
             // A worker never panics out of its loop (jobs catch their panics); if one did, the
             // pool is going away anyway and the panic was already reported on stderr.

@@ -32,7 +32,6 @@ where
     while lo < hi {
         if hi - lo > block && p.registry().sleep.load().wants_attention() {
             let mid = lo + (hi - lo) / 2;
-            p.count_fork();
             join_shareable(
                 p,
                 || for_range_in(p, lo..mid, block, f),
@@ -40,7 +39,8 @@ where
             );
             return;
         }
-        let end = hi.min(lo + block);
+        // `lo + block` could overflow near `usize::MAX`; `hi - lo` cannot.
+        let end = lo + block.min(hi - lo);
         for i in lo..end {
             f(i);
         }
@@ -62,7 +62,6 @@ where
     let (left, right) = (range.start..mid, mid..range.end);
     // A forced grain asks for pieces of that size to be spread over threads, so every split is
     // shareable (never a plain call): its cost (~100 instructions) is noise next to a piece.
-    p.count_fork();
     join_shareable(
         p,
         || for_range_grain_in(p, left, grain, f),
@@ -89,7 +88,6 @@ where
     while lo < hi {
         if hi - lo > block && p.registry().sleep.load().wants_attention() {
             let mid = lo + (hi - lo) / 2;
-            p.count_fork();
             let (left, right) = join_shareable(
                 p,
                 || map_reduce_in(p, lo..mid, block, identity, map, reduce),
@@ -97,7 +95,8 @@ where
             );
             return reduce(reduce(acc, left), right);
         }
-        let end = hi.min(lo + block);
+        // `lo + block` could overflow near `usize::MAX`; `hi - lo` cannot.
+        let end = lo + block.min(hi - lo);
         for i in lo..end {
             acc = reduce(acc, map(i));
         }

@@ -1,9 +1,10 @@
 //! The pool's shared heart: the workers' queues, the injector, the sleep/limit state, the
 //! counters, and the worker threads' main loop.
 
+use crate::deque::{Stealer, Worker};
 use crate::job::JobRef;
 use crate::placement::Placement;
-use crate::sleep::{Parker, Sleep, Wake};
+use crate::sleep::{state::State, Parker, Sleep, Wake};
 use crate::stats::{Collector, Counters};
 use crate::sync::{fence, lock, Arc, AtomicUsize, Mutex, Ordering};
 use crate::worker::Participant;
@@ -61,34 +62,46 @@ impl SharedQueue {
 #[derive(Debug)]
 pub(crate) struct Registry {
     pub(crate) sleep: Sleep,
-    /// One queue per worker: the forks it shared and the jobs spawned on it.
+    /// The thieves' ends of the workers' deques of pending forks.
+    stealers: Box<[CachePadded<Stealer<JobRef>>]>,
+    /// One queue per worker: the jobs spawned on it (scope spawns).
     queues: Box<[CachePadded<SharedQueue>]>,
-    /// Shares of callers from outside the pool, and injected calls.
+    /// Forks of callers from outside the pool, their spawns, and injected calls.
     pub(crate) injector: CachePadded<SharedQueue>,
-    /// Jobs in all queues. SeqCst RMWs here are one half of the no-lost-wake-up handshake
-    /// (the other half is the state word in `sleep`); see sleep/README.md.
+    /// Jobs in the shared queues and the injector (not the deques). SeqCst RMWs here are one
+    /// half of the no-lost-wake-up handshake (the other half is the state word in `sleep`);
+    /// see sleep/README.md.
     queued: CachePadded<AtomicUsize>,
     pub(crate) stats: Collector,
     threads: usize,
 }
 
 impl Registry {
-    pub(crate) fn new(threads: usize, stats: bool) -> Registry {
-        Registry {
+    /// A registry for `threads` workers, and the owner ends of their deques (one per worker, in
+    /// index order, to be moved to the worker threads).
+    pub(crate) fn new(threads: usize, stats: bool) -> (Registry, Vec<Worker<JobRef>>) {
+        let deques: Vec<Worker<JobRef>> = (0..threads).map(|_| Worker::new()).collect();
+        let registry = Registry {
             sleep: Sleep::new(threads),
+            stealers: deques
+                .iter()
+                .map(|d| CachePadded::new(d.stealer()))
+                .collect(),
             queues: (0..threads).map(|_| CachePadded::default()).collect(),
             injector: CachePadded::default(),
             queued: CachePadded::new(AtomicUsize::new(0)),
             stats: Collector::new(threads, stats),
             threads,
-        }
+        };
+        (registry, deques)
     }
 
     pub(crate) fn threads(&self) -> usize {
         self.threads
     }
 
-    /// The queue a participant shares into: its own, or the injector for outside callers.
+    /// The queue a participant publishes spawns into: its own, or the injector for outside
+    /// callers.
     pub(crate) fn queue_of(&self, index: Option<usize>) -> &SharedQueue {
         match index {
             Some(i) => &self.queues[i],
@@ -107,6 +120,19 @@ impl Registry {
         }
     }
 
+    /// Called by a worker right after it pushed a fork on its deque: wakes a sleeper if nobody
+    /// searches and a slot is free. `notify_work`'s fence orders the push before its load of the
+    /// state word; a sleeper re-checks every deque after its own fence (sleep/README.md).
+    /// Returns the state it read, for the caller's limit check.
+    #[inline]
+    pub(crate) fn after_push(&self) -> State {
+        let (state, woke) = self.sleep.notify_work_state();
+        if woke && self.stats.enabled {
+            Counters::add(&self.stats.outside.wakeups, 1);
+        }
+        state
+    }
+
     /// Takes `job` back from `queue` if no thief has taken it yet.
     pub(crate) fn take_back(&self, queue: &SharedQueue, job: JobRef) -> bool {
         let removed = queue.remove(job);
@@ -116,43 +142,61 @@ impl Registry {
         removed
     }
 
-    /// True if any queue holds a job.
-    pub(crate) fn has_queued(&self) -> bool {
-        self.queued.load(Ordering::SeqCst) > 0
+    /// True if any queue or deque holds a job. The SeqCst loads (and the deques' own loads after
+    /// the caller's fence) are the sleepers' side of the handshakes in sleep/README.md.
+    pub(crate) fn has_work(&self) -> bool {
+        self.queued.load(Ordering::SeqCst) > 0 || self.stealers.iter().any(|s| !s.is_empty())
     }
 
-    /// Finds a job: the thread's own queue (newest first), then the injector and the other
-    /// workers' queues (oldest first: the largest pieces), starting at a pseudo-random victim.
-    /// Returns the job and whether it was stolen from someone else.
-    pub(crate) fn find_work(&self, me: Option<usize>, seed: u64) -> Option<(JobRef, bool)> {
-        if !self.has_queued() {
-            return None;
+    /// Finds a job: the thread's own deque and spawn queue (newest first), then the other
+    /// workers' deques and queues and the injector (oldest first: the largest pieces), starting
+    /// at a pseudo-random victim. Returns the job and whether it was stolen from someone else.
+    pub(crate) fn find_work(
+        &self,
+        me: Option<usize>,
+        own: Option<&Worker<JobRef>>,
+        seed: u64,
+    ) -> Option<(JobRef, bool)> {
+        if let Some(job) = own.and_then(Worker::pop) {
+            return Some((job, false));
         }
-        let found = |job: Option<JobRef>| {
+        let queued = self.queued.load(Ordering::SeqCst) > 0;
+        let taken = |job: Option<JobRef>| {
             job.inspect(|_| {
                 // SeqCst: `queued` is one side of the handshakes in sleep/README.md; a taker's
                 // decrement stays in the same total order as the publishers' increments.
                 self.queued.fetch_sub(1, Ordering::SeqCst);
             })
         };
-        if let Some(i) = me {
-            if let Some(job) = found(self.queues[i].pop(true)) {
-                return Some((job, false));
+        if queued {
+            if let Some(i) = me {
+                if let Some(job) = taken(self.queues[i].pop(true)) {
+                    return Some((job, false));
+                }
             }
         }
         let n = self.queues.len();
         let start = (seed % (n as u64 + 1)) as usize;
         for k in 0..=n {
             let v = (start + k) % (n + 1);
-            let queue = if v == n {
-                &*self.injector
-            } else if Some(v) == me {
+            if v == n {
+                if queued {
+                    if let Some(job) = taken(self.injector.pop(false)) {
+                        return Some((job, true));
+                    }
+                }
                 continue;
-            } else {
-                &*self.queues[v]
-            };
-            if let Some(job) = found(queue.pop(false)) {
+            }
+            if Some(v) == me {
+                continue;
+            }
+            if let Some(job) = self.stealers[v].steal() {
                 return Some((job, true));
+            }
+            if queued {
+                if let Some(job) = taken(self.queues[v].pop(false)) {
+                    return Some((job, true));
+                }
             }
         }
         None
@@ -165,10 +209,15 @@ impl Registry {
 }
 
 /// The main loop of worker `index`.
-pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
-    let placement = Placement::for_worker(index);
-    let parker = Arc::new(Parker::with_home(placement.home()));
-    let me = Participant::new(&registry, Some(index), parker.clone());
+pub(crate) fn worker_main(
+    registry: Arc<Registry>,
+    index: usize,
+    deque: Worker<JobRef>,
+    placement: Option<Placement>,
+) {
+    let home = placement.as_ref().and_then(Placement::home);
+    let parker = Arc::new(Parker::with_home(home));
+    let me = Participant::new(&registry, Some(index), parker.clone(), Some(deque));
     let me = me.with_placement(placement);
     let _current = me.enter();
     let sleep = &registry.sleep;
@@ -183,7 +232,7 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
         match me.search() {
             Some((job, stolen)) => {
                 let before = sleep.transition_from_searching();
-                if before.searching() == 1 && registry.has_queued() {
+                if before.searching() == 1 && registry.has_work() {
                     // We were the last searcher and more work waits: pass the baton.
                     registry.publish_wake();
                 }
@@ -208,15 +257,21 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
 
 impl Registry {
     /// Gives back a run slot. A publisher that found every slot busy woke nobody, so after the
-    /// release we look for queued work and wake a sleeper for it (the release is a SeqCst RMW on
-    /// the state word, then `has_queued` a SeqCst load: the mirror of `publish`).
+    /// release we look for work and wake a sleeper for it (the release is a SeqCst RMW on the
+    /// state word, then `has_work` SeqCst loads: the mirror of `publish`).
     pub(crate) fn release_slot(&self) {
         self.sleep.release();
         // Pairs with the fence in `Sleep::notify_work` (the publisher's side).
         fence(Ordering::SeqCst);
-        if self.has_queued() {
+        if self.has_work() {
             self.publish_wake();
         }
+    }
+
+    /// Blocks until the caller holds a run slot (FIFO among waiting threads); returns true if it
+    /// had to wait.
+    pub(crate) fn wait_for_slot(&self, me: &Arc<Parker>) -> bool {
+        self.sleep.wait_for_slot(me)
     }
 
     /// Counts a task published from outside the pool (an injected call, a spawn from a foreign

@@ -8,6 +8,7 @@ use crate::worker::Participant;
 use std::any::Any;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
+use std::ptr;
 
 /// A scope in which tasks can be spawned; see [`scope`](crate::scope) and
 /// [`Pool::scope`](crate::Pool::scope).
@@ -59,13 +60,19 @@ impl<'scope> Scope<'scope> {
         let ptr = ScopePtr(self);
         let run = move || {
             let ptr = ptr;
-            // SAFETY: the scope is alive until `pending` reaches zero, which needs this job's
-            // `job_done` below.
-            let scope = unsafe { &*ptr.0 };
-            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| task(scope))) {
-                scope.record_panic(p);
+            {
+                // SAFETY: the scope is alive until `pending` reaches zero, which needs this
+                // job's `job_done` below; the reference ends before that call.
+                let scope = unsafe { &*ptr.0 };
+                if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| task(scope))) {
+                    scope.record_panic(p);
+                }
             }
-            scope.job_done();
+            // The forks this task made are counted before the scope's owner can return.
+            crate::worker::flush_current();
+            // SAFETY: the scope is alive (our task is still pending), and we touch it through a
+            // raw pointer only, so no reference to it outlives the decrement.
+            unsafe { Scope::job_done(ptr.0) };
         };
         // SAFETY: [1] `run` borrows only `'scope` data, and the scope call does not return before
         // every spawned job ran (`pending`); [2] a published job is run exactly once by whoever
@@ -92,13 +99,22 @@ impl<'scope> Scope<'scope> {
         }
     }
 
-    fn job_done(&self) {
+    /// One task (or the body) is done.
+    ///
+    /// # Safety
+    /// `this` must be live, and each task (and the body) calls this once. A raw pointer, not
+    /// `&self`: once `pending` drops, the owner may return and free the scope while this call
+    /// is still in progress, so no reference to it may live across the decrement (the pattern
+    /// of rust-lang/rust#55005).
+    unsafe fn job_done(this: *const Scope<'scope>) {
+        // SAFETY: live until the decrement below lets the last finisher set the latch.
+        let pending = unsafe { &(*this).pending };
         // AcqRel: the last finisher sees every other task's writes before it sets the latch,
         // which publishes them to the scope's owner.
-        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            // SAFETY: set exactly once (pending hits zero once); nothing of the scope is touched
-            // after this call.
-            unsafe { JobLatch::set(&self.latch) };
+        if pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // SAFETY: we brought `pending` to zero, so the owner waits for the latch and the
+            // scope is live until `set` stores SET; set exactly once (pending hits zero once).
+            unsafe { JobLatch::set(ptr::addr_of!((*this).latch)) };
         }
     }
 }
@@ -114,10 +130,9 @@ where
         latch: JobLatch::new(),
         _marker: PhantomData,
     };
-    // SAFETY: nothing has been published yet.
-    unsafe { scope.latch.set_owner(p.parker().clone()) };
     let result = panic::catch_unwind(AssertUnwindSafe(|| body(&scope)));
-    scope.job_done();
+    // SAFETY: `scope` lives in this frame until after the wait below; the body's one call.
+    unsafe { Scope::job_done(&scope) };
     p.wait_until(&scope.latch);
     if let Some(payload) = lock(&scope.panic).take() {
         panic::resume_unwind(payload);

@@ -113,7 +113,8 @@ impl Throttle {
     /// assert!(gate.acquire_timeout(Duration::from_millis(5)).is_none());
     /// ```
     pub fn acquire_timeout(&self, timeout: Duration) -> Option<Permit<'_>> {
-        self.acquire_inner(Some(Instant::now() + timeout))
+        // A timeout too large for the clock (`Duration::MAX`) is no timeout at all.
+        self.acquire_inner(Instant::now().checked_add(timeout))
     }
 
     fn acquire_inner(&self, deadline: Option<Instant>) -> Option<Permit<'_>> {

@@ -1,7 +1,7 @@
 //! Counters of what a pool did: tasks, shares, steals, sleeps, wake-ups, and how many threads were
 //! busy for how long (the "concurrency level" view of a thread profiler).
 
-use crate::sync::{lock, AtomicU64, Mutex, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
 use std::time::{Duration, Instant};
 
@@ -13,17 +13,22 @@ use std::time::{Duration, Instant};
 /// "Busy" means executing task code: a worker running a job it found, or a caller inside
 /// `install`/`join`/`scope`/`for_range`/`map_reduce` (not while it sleeps waiting for a stolen
 /// half). Spinning in search of work is not busy.
+///
+/// Read right after a call returns, the counts include every task of that call: a thread that
+/// ran part of it adds its counts before it lets the caller go. Busy time of such a helper is
+/// added when it stops being busy, so it may lag by the helper's current stretch.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Stats {
     /// Worker threads of the pool.
     pub threads: usize,
-    /// Time covered by the histogram.
+    /// Time covered by the histogram: since the pool was built, in its 16 ns ticks.
     pub elapsed: Duration,
     /// Tasks: forks made (each fork's second half runs once, on its thread or a thief; a half
     /// whose first half panicked is dropped instead), scope spawns, and calls handed to the
     /// workers because no run slot was free.
     pub tasks: u64,
-    /// Fork halves made visible to other threads (promoted from private to shared).
+    /// Shareable forks: fork halves put on a deque where other threads could steal them (the
+    /// other forks ran as plain calls, see the crate docs).
     pub shared: u64,
     /// Jobs taken from another thread's queue or from the injector.
     pub steals: u64,
@@ -32,7 +37,10 @@ pub struct Stats {
     /// Sleeping workers woken because work appeared.
     pub wakeups: u64,
     /// `busy_histogram[j]`: time during which exactly `j` threads were busy, `j = 0..=threads`
-    /// (outside callers count towards `j`; the vector grows if they push it past `threads`).
+    /// (outside callers count towards `j`). Its entries add up to `elapsed` (to 16 ns per
+    /// change), except that a read concurrent with a change may miss that change's closing
+    /// interval; nothing is ever counted twice. A last entry `threads + 1` appears only if a
+    /// transient count went past `threads` (it then collects all higher levels).
     pub busy_histogram: Vec<Duration>,
     /// Busy time of each worker thread.
     pub busy_per_worker: Vec<Duration>,
@@ -108,11 +116,49 @@ impl Counters {
     }
 }
 
+/// The concurrency histogram, without a lock: one word packs the time of the last change (in
+/// ticks since the pool started) and how many threads are busy since then. A change swaps in
+/// `(now, busy ± 1)` with one compare-exchange and then credits the interval it closed,
+/// `[last, now)`, to the level that held during it. The intervals closed by successful exchanges
+/// tile the timeline exactly, so no time is counted twice or out of order, whatever the number
+/// of threads. A reader adds the open interval `[last, now)` itself; it can miss only an
+/// interval whose exchange has happened but whose credit has not yet (nanoseconds), never count
+/// one twice.
 #[derive(Debug)]
 struct Levels {
-    last: Instant,
-    busy: usize,
-    time_at: Vec<Duration>,
+    /// `(ticks << LEVEL_BITS) | busy`.
+    word: AtomicU64,
+    /// Ticks spent at each level; the last entry also collects any higher level.
+    ticks_at: Box<[AtomicU64]>,
+}
+
+/// Bits of the packed word that hold the busy count (at most 65 535 threads, as the state word).
+const LEVEL_BITS: u32 = 16;
+/// One tick of the histogram's clock: 16 ns, so that the 48 bits left hold 52 days; the ticks
+/// of a longer-lived pool stop advancing (the histogram then stops growing).
+const TICK_NS: u128 = 16;
+const MAX_TICKS: u64 = (1 << (64 - LEVEL_BITS)) - 1;
+
+impl Levels {
+    fn new(levels: usize) -> Levels {
+        Levels {
+            word: AtomicU64::new(0),
+            ticks_at: (0..levels).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    fn bucket(&self, busy: u64) -> &AtomicU64 {
+        let last = self.ticks_at.len() - 1;
+        &self.ticks_at[(busy as usize).min(last)]
+    }
+}
+
+fn ticks(since_start: Duration) -> u64 {
+    u64::try_from(since_start.as_nanos() / TICK_NS).map_or(MAX_TICKS, |t| t.min(MAX_TICKS))
+}
+
+fn duration_of(ticks: u64) -> Duration {
+    Duration::from_nanos(ticks.saturating_mul(TICK_NS as u64))
 }
 
 /// Where the pool's counters live.
@@ -122,7 +168,7 @@ pub(crate) struct Collector {
     start: Instant,
     pub(crate) workers: Box<[CachePadded<Counters>]>,
     pub(crate) outside: CachePadded<Counters>,
-    levels: Mutex<Levels>,
+    levels: Levels,
 }
 
 impl Collector {
@@ -133,11 +179,10 @@ impl Collector {
             start,
             workers: (0..threads).map(|_| CachePadded::default()).collect(),
             outside: CachePadded::default(),
-            levels: Mutex::new(Levels {
-                last: start,
-                busy: 0,
-                time_at: vec![Duration::ZERO; threads + 1],
-            }),
+            // Busy threads hold run slots, so there are at most `threads` of them; a spare level
+            // catches a transient overshoot of the count (a thread between its slot and its
+            // busy mark).
+            levels: Levels::new(threads + 2),
         }
     }
 
@@ -152,16 +197,30 @@ impl Collector {
     /// One more (`+1`) or one fewer (`-1`) thread is busy. Returns the time of the change.
     pub(crate) fn busy_changed(&self, delta: isize) -> Instant {
         let now = Instant::now();
-        let mut l = lock(&self.levels);
-        let since = now.saturating_duration_since(l.last);
-        let at = l.busy;
-        if at >= l.time_at.len() {
-            l.time_at.resize(at + 1, Duration::ZERO);
+        let t = ticks(now.saturating_duration_since(self.start));
+        let levels = &self.levels;
+        let mut cur = levels.word.load(Ordering::Relaxed);
+        loop {
+            let (last, busy) = (cur >> LEVEL_BITS, cur & ((1 << LEVEL_BITS) - 1));
+            // Clocks of different threads may be read out of order: never move time backwards.
+            let t = t.max(last);
+            let next_busy = (busy as i64 + delta as i64).clamp(0, (1 << LEVEL_BITS) - 1) as u64;
+            let next = (t << LEVEL_BITS) | next_busy;
+            // Relaxed: the word orders the intervals among the changers (every exchange reads
+            // the latest value); the credits are plain counters read by `snapshot`.
+            match levels
+                .word
+                .compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    if t > last {
+                        levels.bucket(busy).fetch_add(t - last, Ordering::Relaxed);
+                    }
+                    return now;
+                }
+                Err(actual) => cur = actual,
+            }
         }
-        l.time_at[at] += since;
-        l.last = now;
-        l.busy = l.busy.saturating_add_signed(delta);
-        now
     }
 
     pub(crate) fn snapshot(&self) -> Stats {
@@ -190,15 +249,19 @@ impl Collector {
             .map(|c| Duration::from_nanos(load(&c.busy_ns)))
             .collect();
         s.busy_outside = Duration::from_nanos(load(&self.outside.busy_ns));
+        let word = self.levels.word.load(Ordering::Relaxed);
         let now = Instant::now();
-        let l = lock(&self.levels);
-        let mut hist = l.time_at.clone();
-        if l.busy >= hist.len() {
-            hist.resize(l.busy + 1, Duration::ZERO);
+        let (last, busy) = (word >> LEVEL_BITS, word & ((1 << LEVEL_BITS) - 1));
+        let t = ticks(now.saturating_duration_since(self.start)).max(last);
+        let mut hist: Vec<u64> = self.levels.ticks_at.iter().map(load).collect();
+        let top = hist.len() - 1;
+        hist[(busy as usize).min(top)] += t - last;
+        // The spare level only shows when it was used.
+        if hist[top] == 0 {
+            hist.pop();
         }
-        hist[l.busy] += now.saturating_duration_since(l.last);
-        s.busy_histogram = hist;
-        s.elapsed = now.saturating_duration_since(self.start);
+        s.busy_histogram = hist.into_iter().map(duration_of).collect();
+        s.elapsed = duration_of(t);
         s
     }
 }

@@ -1,32 +1,24 @@
 //! A participant: a thread taking part in a pool's work, either one of its workers or a caller
 //! from outside that runs its own call and helps while it waits.
 //!
-//! Most forks are plain calls: a thread that already holds two private, unshared forks runs
-//! further forks as `a(); b()` except one in 64 (`fork_privately`), which costs a counter and two
-//! loads. The other forks are *shareable*: the second half waits in a private stack (`frames`),
-//! a push and a pop, plus one relaxed load of the pool's state word. Only when that word says a
-//! thread is hungry (searching, or asleep beside a free slot) does the participant *share* its
-//! oldest private fork, the biggest piece of work it has, by moving it to its shared queue. This
-//! is the demand-driven cousin of heartbeat scheduling (chili, spice): forks are private by
-//! default and become public on demand, so ordinary recursion needs no sequential cutoff.
+//! Most forks are plain calls: a thread whose deque already holds [`RESERVE`] pending forks runs
+//! further forks as `a(); b()` except one in [`SHARE_EVERY`] (`fork_privately`), which costs a
+//! countdown. Every other fork is *shareable*: its second half goes on the thread's deque, where
+//! any idle thread can steal it at once, without the owner's help. So pending work is never
+//! hidden from an idle thread behind a long leaf, and a plain call is made only while older,
+//! bigger forks of the same thread are there for the taking. See `src/sleep/README.md`.
 
+use crate::deque::Worker;
 use crate::job::JobRef;
 use crate::latch::JobLatch;
 use crate::placement::Placement;
-use crate::registry::{Registry, SharedQueue};
+use crate::registry::Registry;
 use crate::sleep::{Parker, Wake};
 use crate::stats::Counters;
 use crate::sync::Arc;
-use std::cell::{Cell, UnsafeCell};
+use std::cell::Cell;
 use std::ptr;
 use std::time::Instant;
-
-/// A private fork: the job and its latch (the job's first field, see `StackJob`).
-#[derive(Clone, Copy)]
-pub(crate) struct Frame {
-    pub(crate) job: JobRef,
-    pub(crate) latch: *const JobLatch,
-}
 
 thread_local! {
     static CURRENT: Cell<*const Participant> = const { Cell::new(ptr::null()) };
@@ -37,30 +29,38 @@ pub(crate) struct Participant {
     registry: *const Registry,
     index: Option<usize>,
     parker: Arc<Parker>,
-    frames: UnsafeCell<Vec<Frame>>,
-    /// Frames `[0, shared)` have been moved to the shared queue.
-    shared: Cell<usize>,
+    /// A worker's pending forks (thieves reach them through the registry's stealers). Outside
+    /// callers have none: their forks go to the registry's injector.
+    deque: Option<Worker<JobRef>>,
+    /// An outside caller's forks in the injector that it has not taken back yet.
+    injected: Cell<usize>,
     /// `forks` at the last flush to the counters.
     flushed_forks: Cell<u64>,
+    /// Shareable forks pushed since the last flush.
+    pushed: Cell<u64>,
     busy_since: Cell<Option<Instant>>,
     seed: Cell<u64>,
     /// Forks made by this thread, for the task count (every fork's second half runs once, here
     /// or on a thief). Plain-call forks are added in bulk from `plain_set - plain_left`.
     forks: Cell<u64>,
     /// Forks that may still run as plain calls before the next shareable one (see
-    /// [`Participant::fork_privately`]); 0 when the thread's private reserve is too small.
+    /// [`Participant::fork_privately`]); 0 when the thread's reserve is too small.
     plain_left: Cell<u32>,
     /// `plain_left` when it was last set.
     plain_set: Cell<u32>,
-    /// Where a worker sleeps (see placement.rs); `None` for outside callers.
+    /// Where a worker sleeps (see placement.rs); `None` for outside callers or when disabled.
     placement: Option<Placement>,
 }
 
-/// One fork in this many is made shareable even when the thread has private forks to spare.
-/// The others run as plain calls: a fork that nobody could take is pure overhead, and a thread's
-/// oldest private forks (the biggest pieces) are what thieves get anyway. 64 keeps the cost of
-/// the shareable path (~100 instructions) to ~2 per fork on average.
+/// One fork in this many is made shareable even when the thread has forks in reserve. The
+/// others run as plain calls: a fork that nobody could take is pure overhead, and thieves take a
+/// thread's oldest forks (the biggest pieces) anyway. 64 keeps the shareable path (a push, a
+/// fence, a pop: ~60 cycles) to ~1 cycle per fork on average.
 const SHARE_EVERY: u32 = 64;
+
+/// While the limit is 1, no other thread can run pool code, so nobody could steal a fork: one
+/// fork in this many looks at the state word (for a raised limit, or a hungry thread).
+const SHARE_EVERY_ALONE: u32 = 1024;
 
 /// How long an idle worker searches before it sleeps. A time, not a count of spin hints: the
 /// cost of a `pause` varies tenfold between CPUs (48 rounds of growing pauses took ~300 µs here).
@@ -74,8 +74,8 @@ const SEARCH_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
 /// join whose halves end close together, such as each frame of a game loop.
 const WAIT_SPIN: std::time::Duration = std::time::Duration::from_micros(100);
 
-/// A thread keeps at least this many private, unshared forks in reserve before it lets forks run
-/// as plain calls, so a hungry thread always finds something to take.
+/// A thread keeps at least this many stealable forks before it lets forks run as plain calls, so
+/// a hungry thread always finds something to take.
 const RESERVE: usize = 2;
 
 /// Restores the previous current participant when dropped.
@@ -89,16 +89,33 @@ impl Drop for EnterGuard {
     }
 }
 
+/// Counts the forks of the current thread's participant, if any, in the shared counters. Called
+/// by a stolen job before it sets its latch, so that `Pool::stats` read right after the call that
+/// waited for the job includes them.
+pub(crate) fn flush_current() {
+    Participant::with_current(|p| {
+        if let Some(p) = p {
+            p.flush();
+        }
+    });
+}
+
 impl Participant {
-    /// A participant of `registry`, which must outlive it.
-    pub(crate) fn new(registry: &Registry, index: Option<usize>, parker: Arc<Parker>) -> Self {
+    /// A participant of `registry`, which must outlive it. Workers bring their deque.
+    pub(crate) fn new(
+        registry: &Registry,
+        index: Option<usize>,
+        parker: Arc<Parker>,
+        deque: Option<Worker<JobRef>>,
+    ) -> Self {
         Participant {
             registry,
             index,
             parker,
-            frames: UnsafeCell::new(Vec::with_capacity(64)),
-            shared: Cell::new(0),
+            deque,
+            injected: Cell::new(0),
             flushed_forks: Cell::new(0),
+            pushed: Cell::new(0),
             busy_since: Cell::new(None),
             seed: Cell::new(0x9E37_79B9_7F4A_7C15 ^ index.map_or(0, |i| i as u64 + 1)),
             forks: Cell::new(0),
@@ -109,8 +126,8 @@ impl Participant {
     }
 
     /// Steers this worker's wake-ups (see placement.rs).
-    pub(crate) fn with_placement(mut self, placement: Placement) -> Self {
-        self.placement = Some(placement);
+    pub(crate) fn with_placement(mut self, placement: Option<Placement>) -> Self {
+        self.placement = placement;
         self
     }
 
@@ -142,32 +159,18 @@ impl Participant {
         ptr::eq(self.registry, registry)
     }
 
-    fn queue(&self) -> &SharedQueue {
-        self.registry().queue_of(self.index)
-    }
-
     fn counters(&self) -> &Counters {
         self.registry().stats.counters(self.index)
     }
 
-    #[allow(clippy::mut_from_ref)]
-    #[inline]
-    fn frames(&self) -> &mut Vec<Frame> {
-        // SAFETY: `frames` is touched only by the owning thread (the participant is !Sync by its
-        // Cell fields and is reached only through the thread-local CURRENT or the stack frame
-        // that created it), and no reference returned here is held across a call that could
-        // re-enter: callers use it for one push/pop/index and drop it.
-        unsafe { &mut *self.frames.get() }
-    }
-
-    /// True if this fork can run as a plain call: the thread already holds enough private forks
-    /// for thieves, and this is not the one fork in [`SHARE_EVERY`] that is made shareable anyway.
-    /// Such a fork skips the limit and hunger checks, so both take effect within at most
-    /// `SHARE_EVERY` forks (well under a microsecond of fork overhead).
+    /// True if this fork can run as a plain call: the thread already holds enough stealable
+    /// forks for thieves (or nobody else may run), and this is not the one fork in
+    /// [`SHARE_EVERY`] that is made shareable anyway. Such a fork skips the limit and hunger
+    /// checks, so both take effect at the thread's next shareable fork.
     ///
-    /// A countdown makes this one load, a test and a store: the reserve can only change when a
-    /// shareable fork is pushed, popped or shared, and each of those recomputes the countdown
-    /// ([`Participant::rebudget`]).
+    /// A countdown makes this one load, a test and a store: the reserve changes only when a
+    /// shareable fork is pushed or popped, or a thief steals one; the first two recompute the
+    /// countdown ([`Participant::rebudget`]), and a steal at worst leaves the countdown to run out.
     #[inline(always)]
     pub(crate) fn fork_privately(&self) -> bool {
         let n = self.plain_left.get();
@@ -179,13 +182,22 @@ impl Participant {
         }
     }
 
-    /// Recomputes how many forks may run as plain calls, after the private reserve changed:
-    /// [`SHARE_EVERY`] - 1 if the thread holds at least [`RESERVE`] unshared forks, else 0.
+    /// How many of this thread's forks another thread could take right now.
+    #[inline]
+    fn reserve(&self) -> usize {
+        match &self.deque {
+            Some(d) => d.len(),
+            None => self.injected.get(),
+        }
+    }
+
+    /// Recomputes how many forks may run as plain calls, after the reserve changed.
     #[inline]
     fn rebudget(&self) {
         self.settle_plain_forks();
-        // No underflow: `shared <= frames.len()` always holds (pop_frame lowers it).
-        let n = if self.frames().len() - self.shared.get() >= RESERVE {
+        let n = if self.registry().sleep.load().limit() == 1 {
+            SHARE_EVERY_ALONE - 1
+        } else if self.reserve() >= RESERVE {
             SHARE_EVERY - 1
         } else {
             0
@@ -202,83 +214,68 @@ impl Participant {
             .set(self.forks.get().wrapping_add(u64::from(done)));
     }
 
-    /// Pushes a private fork; returns its index.
-    #[inline(always)]
-    pub(crate) fn push_frame(&self, frame: Frame) -> usize {
-        let frames = self.frames();
-        frames.push(frame);
-        let index = frames.len() - 1;
-        self.rebudget();
-        index
-    }
-
-    /// Pops the fork at `index` (the top). Returns true if it had been shared.
-    #[inline(always)]
-    pub(crate) fn pop_frame(&self, index: usize) -> bool {
-        let frames = self.frames();
-        debug_assert_eq!(frames.len(), index + 1, "forks are popped in LIFO order");
-        frames.truncate(index);
-        let was_shared = index < self.shared.get();
-        if was_shared {
-            self.shared.set(index);
-        }
-        self.rebudget();
-        was_shared
-    }
-
-    /// Counts a fork made outside `join_in` (a loop's on-demand split).
-    #[inline(always)]
-    pub(crate) fn count_fork(&self) {
+    /// Makes a fork's second half stealable: from here on any thread may run it.
+    ///
+    /// # Safety
+    /// `job` must stay valid until it ran (its latch is set) or [`Participant::take_fork`]
+    /// returned true for it.
+    #[inline]
+    pub(crate) unsafe fn push_fork(&self, job: JobRef) {
         self.forks.set(self.forks.get().wrapping_add(1));
-    }
-
-    /// Called at every fork and at loop boundaries: one relaxed load, and the slow path only
-    /// when a thread is hungry or the pool is over its limit.
-    #[inline(always)]
-    pub(crate) fn poll(&self) {
-        if self.registry().sleep.load().wants_attention() {
-            self.poll_slow();
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn poll_slow(&self) {
-        let s = self.registry().sleep.load();
-        if s.active() > s.limit() {
-            self.pause_for_limit();
-        } else if self.queue().is_empty() {
-            self.share_oldest();
-        }
-    }
-
-    /// Moves the oldest private fork to the shared queue. Returns false if there is none.
-    fn share_oldest(&self) -> bool {
-        let i = self.shared.get();
-        let Some(frame) = self.frames().get(i).copied() else {
-            return false;
+        self.pushed.set(self.pushed.get() + 1);
+        let registry = self.registry();
+        let state = match &self.deque {
+            Some(d) => {
+                d.push(job);
+                // The fork is visible to thieves: tell a sleeper if one could take it.
+                registry.after_push()
+            }
+            None => {
+                self.injected.set(self.injected.get() + 1);
+                registry.publish(&registry.injector, job);
+                registry.sleep.load()
+            }
         };
-        // SAFETY: the frame's job is live (its owner, below us on this stack, is waiting in
-        // `join` for it) and not yet published, so we may record its owner.
-        unsafe { (*frame.latch).set_owner(self.parker.clone()) };
-        self.shared.set(i + 1);
         self.rebudget();
-        if self.registry().stats.enabled {
-            Counters::add(&self.counters().shared, 1);
+        // A task boundary: yield our slot if the pool is over its limit (the fork stays
+        // stealable meanwhile).
+        if state.active() > state.limit() {
+            self.pause_for_limit();
         }
-        self.registry().publish(self.queue(), frame.job);
-        true
     }
 
-    /// Gives up this thread's slot while the pool is over its limit. Before it waits, it shares
-    /// all its private forks so the threads that keep running can take them.
+    /// Takes a pushed fork back if no other thread has it. Returns false if another thread (or
+    /// this one, while it waited for something else) took it: its latch tells when it is done.
+    #[inline]
+    pub(crate) fn take_fork(&self, job: JobRef) -> bool {
+        let taken = match &self.deque {
+            // The fork is on top if it is still in the deque: every fork pushed after it was
+            // popped or stolen before `a` returned.
+            Some(d) => match d.pop() {
+                Some(j) if j == job => true,
+                Some(older) => {
+                    d.push(older);
+                    false
+                }
+                None => false,
+            },
+            None => {
+                self.injected.set(self.injected.get() - 1);
+                self.registry().take_back(&self.registry().injector, job)
+            }
+        };
+        self.rebudget();
+        taken
+    }
+
+    /// Gives up this thread's slot while the pool is over its limit. Its pending forks stay
+    /// stealable by the threads that keep running.
     pub(crate) fn pause_for_limit(&self) {
-        while self.share_oldest() {}
-        let sleep = &self.registry().sleep;
-        if sleep.yield_if_over_limit() {
+        let registry = self.registry();
+        if registry.sleep.yield_if_over_limit() {
             self.end_busy();
             let t0 = Instant::now();
-            sleep.wait_for_slot(&self.parker);
+            registry.wait_for_slot(&self.parker);
             self.add_limit_wait(t0);
             self.begin_busy();
         }
@@ -293,14 +290,10 @@ impl Participant {
         }
     }
 
-    /// Takes a shared fork back if no thief has it yet.
-    pub(crate) fn take_back(&self, job: JobRef) -> bool {
-        self.registry().take_back(self.queue(), job)
-    }
-
-    /// Publishes a heap job (a scope spawn) in this participant's queue.
+    /// Publishes a heap job (a scope spawn) in this participant's spawn queue.
     pub(crate) fn publish(&self, job: JobRef) {
-        self.registry().publish(self.queue(), job);
+        let registry = self.registry();
+        registry.publish(registry.queue_of(self.index), job);
     }
 
     fn next_seed(&self) -> u64 {
@@ -313,13 +306,17 @@ impl Participant {
         x
     }
 
+    fn find_work(&self) -> Option<(JobRef, bool)> {
+        self.registry()
+            .find_work(self.index, self.deque.as_ref(), self.next_seed())
+    }
+
     /// Looks for work, spinning with growing pauses, for about [`SEARCH_SPIN`].
     pub(crate) fn search(&self) -> Option<(JobRef, bool)> {
-        let registry = self.registry();
         let start = Instant::now();
         let mut round = 0u32;
         loop {
-            if let Some(found) = registry.find_work(self.index, self.next_seed()) {
+            if let Some(found) = self.find_work() {
                 return Some(found);
             }
             for _ in 0..(1u32 << round.min(6)) {
@@ -342,19 +339,18 @@ impl Participant {
         if track {
             self.begin_busy();
         }
-        // SAFETY: the job came out of a queue, so it was published and not yet run; taking it
-        // out of the queue (under its lock) made us its only runner.
+        // SAFETY: the job came out of a queue or deque, so it was published and not yet run;
+        // taking it out made us its only runner.
         unsafe { job.execute() };
         if track {
             self.end_busy();
         }
-        // A task boundary: publish the forks this job made, so `Pool::stats` taken right after
-        // the call that waited for this job counts them.
         self.flush();
     }
 
-    /// Waits until `latch` is set, running other work meanwhile. Holds a run slot on entry and
-    /// on return; gives it back while asleep.
+    /// Waits until `latch` is set, running other work of this pool meanwhile (never while a
+    /// panic unwinds: callers catch panics first). Holds a run slot on entry and on return;
+    /// gives it back while asleep, and while the pool is over its limit.
     pub(crate) fn wait_until(&self, latch: &JobLatch) {
         let registry = self.registry();
         while !latch.probe() {
@@ -364,8 +360,12 @@ impl Participant {
                 if latch.probe() {
                     return;
                 }
-                if let Some(found) = registry.find_work(self.index, self.next_seed()) {
+                if let Some(found) = self.find_work() {
                     break Some(found);
+                }
+                if registry.sleep.over_limit() {
+                    // Waiting with a slot counts against the limit: give it back.
+                    self.pause_for_limit();
                 }
                 for _ in 0..(1u32 << round.min(6)) {
                     std::hint::spin_loop();
@@ -381,38 +381,37 @@ impl Participant {
                     self.pause_for_limit();
                 }
                 self.flush();
-                self.execute_found_while_waiting(job, stolen);
+                if stolen && registry.stats.enabled {
+                    Counters::add(&self.counters().steals, 1);
+                }
+                // SAFETY: as in `execute_found`.
+                unsafe { job.execute() };
                 continue;
             }
             // Nothing to help with: sleep until the latch is set, without a slot. Publishers
-            // cannot see latch sleepers, so after giving back the slot (a SeqCst RMW) we look at
-            // the queues once more (a SeqCst load): work published after our last search is
-            // either seen here, or its publisher saw our free slot and woke an idle worker.
+            // cannot see latch sleepers, so after giving back the slot (a SeqCst RMW) we look for
+            // work once more (SeqCst loads): work published after our last search is either
+            // seen here, or its publisher saw our free slot and woke an idle worker.
             self.end_busy();
             registry.release_slot();
-            if registry.has_queued() && !latch.probe() {
-                let t0 = Instant::now();
-                if registry.sleep.wait_for_slot(&self.parker) {
-                    self.add_limit_wait(t0);
-                }
-                self.begin_busy();
-                continue;
+            if !(registry.has_work() && !latch.probe()) {
+                latch.wait_asleep(&self.parker);
             }
-            latch.wait_asleep();
             let t0 = Instant::now();
-            if registry.sleep.wait_for_slot(&self.parker) {
+            if registry.wait_for_slot(&self.parker) {
                 self.add_limit_wait(t0);
             }
             self.begin_busy();
         }
     }
 
-    fn execute_found_while_waiting(&self, job: JobRef, stolen: bool) {
-        if stolen && self.registry().stats.enabled {
-            Counters::add(&self.counters().steals, 1);
-        }
-        // SAFETY: as in `execute_found`.
-        unsafe { job.execute() };
+    /// Gives up this thread's slot while it works for another pool (see `Pool::install`);
+    /// the guard takes a slot again when dropped.
+    pub(crate) fn suspend(&self) -> Suspended<'_> {
+        self.flush();
+        self.end_busy();
+        self.registry().release_slot();
+        Suspended(self)
     }
 
     /// Starts a stretch of busy time (stats).
@@ -439,8 +438,10 @@ impl Participant {
         self.settle_plain_forks();
         let forks = self.forks.get();
         let n = forks.wrapping_sub(self.flushed_forks.replace(forks));
+        let pushed = self.pushed.replace(0);
         if n > 0 && self.registry().stats.enabled {
             Counters::add(&self.counters().tasks, n);
+            Counters::add(&self.counters().shared, pushed);
         }
     }
 
@@ -467,21 +468,14 @@ impl Participant {
         if registry.stats.enabled {
             Counters::add(&self.counters().parks, 1);
         }
-        if let Some(p) = &self.placement {
-            p.before_sleep();
-        }
+        let saved = self.placement.as_ref().and_then(Placement::before_sleep);
         let wake = registry
             .sleep
-            .sleep_idle(&self.parker, searching, || registry.has_queued());
-        if let Some(p) = &self.placement {
-            p.after_wake();
+            .sleep_idle(&self.parker, searching, || registry.has_work());
+        if let (Some(p), Some(saved)) = (&self.placement, saved) {
+            p.after_wake(saved);
         }
         wake
-    }
-
-    /// The parker of this participant's thread.
-    pub(crate) fn parker(&self) -> &Arc<Parker> {
-        &self.parker
     }
 }
 
@@ -489,5 +483,19 @@ impl Drop for Participant {
     fn drop(&mut self) {
         self.flush();
         self.end_busy();
+    }
+}
+
+/// A participant away working for another pool; takes a slot of its own pool back on drop.
+pub(crate) struct Suspended<'a>(&'a Participant);
+
+impl Drop for Suspended<'_> {
+    fn drop(&mut self) {
+        let p = self.0;
+        let t0 = Instant::now();
+        if p.registry().wait_for_slot(&p.parker) {
+            p.add_limit_wait(t0);
+        }
+        p.begin_busy();
     }
 }

@@ -86,8 +86,16 @@ impl Sleep {
         }
     }
 
-    /// Takes a run slot if one is free (`active < limit`). For a thread about to run its own work.
+    /// Takes a run slot if one is free (`active < limit`) and no thread is queued for one. For a
+    /// thread about to run its own work.
     pub(crate) fn try_activate(&self) -> bool {
+        // SeqCst like the queue's own count changes: a newcomer does not overtake a thread that
+        // queued before this load (README.md, "the limit queue").
+        self.limit_waiting.load(Ordering::SeqCst) == 0 && self.take_slot()
+    }
+
+    /// Takes a run slot if one is free, whoever waits.
+    fn take_slot(&self) -> bool {
         self.update(|s| s.has_free_slot().then_some(State(s.0 + ONE_ACTIVE)))
             .is_ok()
     }
@@ -143,8 +151,9 @@ impl Sleep {
         gave_up
     }
 
-    /// Blocks until the caller holds a run slot. Slots free up in FIFO order of the waiters.
-    /// Returns true if the caller had to wait.
+    /// Blocks until the caller holds a run slot. Threads that have to wait get slots in the
+    /// order they queued (FIFO); a thread that arrives while nobody is queued takes a free slot
+    /// at once. Returns true if the caller had to wait.
     pub(crate) fn wait_for_slot(&self, me: &Arc<Parker>) -> bool {
         if self.try_activate() {
             return false;
@@ -153,39 +162,27 @@ impl Sleep {
             let mut queue = lock(&self.limit_queue);
             me.prepare();
             queue.push_back(me.clone());
-            // SeqCst pairs with the SeqCst load in `serve_limit_queue`: either the releaser sees
-            // us queued, or our `try_activate` below sees its freed slot.
+            // SeqCst pairs with the SeqCst load in `serve_limit_queue`: either a releaser sees
+            // us queued, or our own `serve_limit_queue` below sees its freed slot.
             self.limit_waiting.fetch_add(1, Ordering::SeqCst);
         }
-        // Pairs with the fence in `serve_limit_queue` (README.md, "the limit queue").
-        fence(Ordering::SeqCst);
-        if self.try_activate() {
-            let mut queue = lock(&self.limit_queue);
-            if let Some(pos) = queue.iter().position(|p| Arc::ptr_eq(p, me)) {
-                queue.remove(pos);
-                // SeqCst like the increment above: the count mirrors the queue for the
-                // releasers' lock-free check (they re-check under the lock anyway).
-                self.limit_waiting.fetch_sub(1, Ordering::SeqCst);
-                return true;
-            }
-            drop(queue);
-            // A releaser dequeued us and took a slot on our behalf too: keep one, return one.
-            me.wait();
-            self.release();
-            return true;
-        }
+        // Serve the queue ourselves: a slot may have freed up before we were queued, and its
+        // releaser saw nobody waiting. We may be the one served (then `wait` returns at once).
+        self.serve_limit_queue();
         me.wait();
         true
     }
 
-    /// Hands free slots to queued limit waiters, oldest first.
+    /// Hands free slots to queued limit waiters, oldest first. Each waiter leaves the queue
+    /// holding a slot taken on its behalf.
     fn serve_limit_queue(&self) {
-        // Our caller just freed a slot or raised the limit (an RMW on the state word); this fence
-        // pairs with the one in `wait_for_slot`: either we see the waiter, or it sees the slot.
+        // Our caller just freed a slot, raised the limit or queued itself (an RMW); this fence
+        // pairs with the same fence of the other parties: either we see the waiter, or it (in
+        // its own call here) sees the slot.
         fence(Ordering::SeqCst);
         while self.limit_waiting.load(Ordering::SeqCst) > 0 {
             let mut queue = lock(&self.limit_queue);
-            if queue.is_empty() || !self.try_activate() {
+            if queue.is_empty() || !self.take_slot() {
                 return;
             }
             let waiter = queue.pop_front().expect("checked non-empty under the lock");
@@ -205,16 +202,21 @@ impl Sleep {
     }
 
     /// Called by whoever just published work (after making it visible with a SeqCst RMW on the
-    /// registry's `queued` counter): wakes one idle worker if nobody searches and a slot is free.
-    /// Returns true if it woke one.
+    /// registry's `queued` counter, or a push on a deque): wakes one idle worker if nobody
+    /// searches and a slot is free. Returns true if it woke one.
     pub(crate) fn notify_work(&self) -> bool {
+        self.notify_work_state().1
+    }
+
+    /// [`Sleep::notify_work`], also returning the state word it read.
+    pub(crate) fn notify_work_state(&self) -> (State, bool) {
         // Pairs with the fence in `sleep_idle` (README.md, "no lost wake-up").
         fence(Ordering::SeqCst);
         let s = State(self.state.load(Ordering::SeqCst));
         if s.searching() == 0 && s.sleeping() > 0 && s.has_free_slot() {
-            return self.wake_one_idle();
+            return (s, self.wake_one_idle());
         }
-        false
+        (s, false)
     }
 
     /// Wakes the most recently idle worker, moving it to searching with a slot. False if none is
