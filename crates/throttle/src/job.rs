@@ -106,14 +106,6 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         func()
     }
 
-    /// The result after the latch was set; resumes the job's panic on this thread.
-    pub(crate) fn into_result(self) -> R {
-        match self.into_thread_result() {
-            Ok(r) => r,
-            Err(p) => panic::resume_unwind(p),
-        }
-    }
-
     /// The result after the latch was set, with the job's panic as an `Err`.
     pub(crate) fn into_thread_result(self) -> std::thread::Result<R> {
         match self.result.into_inner() {

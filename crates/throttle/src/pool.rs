@@ -1,7 +1,6 @@
 //! `Pool`: the public face of a registry and its worker threads.
 
 use crate::error::Error;
-use crate::job::StackJob;
 use crate::join::join_in;
 use crate::placement::Placement;
 use crate::range::{auto_block, for_range_grain_in, for_range_in, map_reduce_in};
@@ -14,6 +13,7 @@ use crate::worker::Participant;
 use std::fmt;
 use std::ops::Range;
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 /// A pool of worker threads with a live concurrency limit.
 ///
@@ -218,8 +218,9 @@ impl Pool {
         self.registry.threads()
     }
 
-    /// Runs `op` with the calling thread as a participant of this pool (a run slot held), or, if
-    /// every slot is taken, hands `op` to the pool and sleeps until it is done.
+    /// Runs `op` with the calling thread as a participant of this pool, holding a run slot. If
+    /// every slot is taken, the caller queues for one (FIFO) first: searching workers give way
+    /// to it at once, busy ones at their next task boundary.
     ///
     /// A thread that takes part in another pool (it runs one of that pool's tasks, or a call
     /// into it) gives back that pool's slot for the duration, and takes one again afterwards. So
@@ -240,21 +241,18 @@ impl Pool {
         }
         let _away = current.map(Participant::suspend);
         let parker = OUTSIDE_PARKER.with(|p| p.clone());
-        if registry.sleep.try_activate() {
-            let _slot = SlotGuard(registry);
-            let me = Participant::new(registry, None, parker, None);
-            let _current = me.enter();
-            me.begin_busy();
-            return op(&me);
+        // The caller runs its own call, never hands it to a worker: a call queued for workers
+        // that are all away in other pools would wait for them, and they may wait for it.
+        let t0 = Instant::now();
+        let waited = registry.wait_for_slot(&parker);
+        let _slot = SlotGuard(registry);
+        let me = Participant::new(registry, None, parker, None);
+        if waited {
+            me.add_limit_wait(t0);
         }
-        // Every slot is busy: queue the whole call for the workers and sleep until it ran.
-        let job = StackJob::new(move || {
-            Participant::with_current(|p| op(p.expect("injected calls run on a worker")))
-        });
-        registry.count_outside_task();
-        registry.publish(&registry.injector, job.as_job_ref());
-        job.latch.wait_asleep(&parker);
-        job.into_result()
+        let _current = me.enter();
+        me.begin_busy();
+        op(&me)
     }
 
     /// Runs `op` inside the pool: `join`, `scope`, `for_range` and `map_reduce` called from `op`

@@ -281,7 +281,7 @@ impl Participant {
         }
     }
 
-    fn add_limit_wait(&self, since: Instant) {
+    pub(crate) fn add_limit_wait(&self, since: Instant) {
         if self.registry().stats.enabled {
             Counters::add(
                 &self.counters().limit_wait_ns,
@@ -318,6 +318,10 @@ impl Participant {
         loop {
             if let Some(found) = self.find_work() {
                 return Some(found);
+            }
+            if self.registry().sleep.has_limit_waiters() {
+                // A thread with work in hand waits for a slot: ours is better used there.
+                return None;
             }
             for _ in 0..(1u32 << round.min(6)) {
                 std::hint::spin_loop();
@@ -366,6 +370,10 @@ impl Participant {
                 if registry.sleep.over_limit() {
                     // Waiting with a slot counts against the limit: give it back.
                     self.pause_for_limit();
+                }
+                if registry.sleep.has_limit_waiters() {
+                    // Another thread has work in hand and needs our slot: sleep now.
+                    break None;
                 }
                 for _ in 0..(1u32 << round.min(6)) {
                     std::hint::spin_loop();

@@ -1,7 +1,18 @@
-//! A stress test: at least a million random nested tasks (more with THROTTLE_STRESS_TASKS).
+//! Stress tests: at least a million random nested tasks (more with THROTTLE_STRESS_TASKS), and
+//! random nesting across three pools from several outside threads while their limits change.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 use throttle::Pool;
+
+/// What a random task tree may use besides the current pool.
+struct Ctx<'a> {
+    counter: &'a AtomicU64,
+    /// Pools a task may call into (`install`), changing their limits at random too.
+    pools: &'a [Pool],
+    /// How many `install`s deep a chain of pool calls may go.
+    max_depth: u32,
+}
 
 /// splitmix64: derives a child's seed, so that no chain of children can cycle between seeds.
 /// (An earlier `seed ^ constant` did: applied twice it gave the seed back, and a branch that drew
@@ -25,22 +36,27 @@ impl Rng {
 
 /// Runs a random tree of exactly `budget` tasks (each counts itself once), mixing join, scope
 /// spawns and loops; returns the number of tasks it ran.
-fn random_tasks(budget: u64, seed: u64, counter: &AtomicU64) -> u64 {
+fn random_tasks(budget: u64, seed: u64, cx: &Ctx, depth: u32) -> u64 {
     if budget == 0 {
         return 0;
     }
-    counter.fetch_add(1, Ordering::Relaxed);
+    cx.counter.fetch_add(1, Ordering::Relaxed);
     if budget == 1 {
         return 1;
     }
     let mut rng = Rng(seed | 1);
     let rest = budget - 1;
-    match rng.next() % 5 {
+    let kinds = if cx.pools.is_empty() || depth >= cx.max_depth {
+        5
+    } else {
+        7
+    };
+    match rng.next() % kinds {
         0 | 1 => {
             let left = rng.next() % (rest + 1);
             let (a, b) = throttle::join(
-                || random_tasks(left, mix(seed, 1), counter),
-                || random_tasks(rest - left, mix(seed, 2), counter),
+                || random_tasks(left, mix(seed, 1), cx, depth),
+                || random_tasks(rest - left, mix(seed, 2), cx, depth),
             );
             1 + a + b
         }
@@ -53,7 +69,7 @@ fn random_tasks(budget: u64, seed: u64, counter: &AtomicU64) -> u64 {
                     let total = &total;
                     s.spawn(move |_| {
                         total.fetch_add(
-                            random_tasks(share, mix(seed, 10 + k), counter),
+                            random_tasks(share, mix(seed, 10 + k), cx, depth),
                             Ordering::Relaxed,
                         );
                     });
@@ -68,13 +84,13 @@ fn random_tasks(budget: u64, seed: u64, counter: &AtomicU64) -> u64 {
                 let k = k as u64;
                 let share = rest / parts as u64 + u64::from(k < rest % parts as u64);
                 total.fetch_add(
-                    random_tasks(share, mix(seed, 20 + k), counter),
+                    random_tasks(share, mix(seed, 20 + k), cx, depth),
                     Ordering::Relaxed,
                 );
             });
             1 + total.into_inner()
         }
-        _ => {
+        4 => {
             let parts = 1 + (rng.next() % 3) as usize;
             1 + throttle::map_reduce(
                 0..parts,
@@ -82,10 +98,22 @@ fn random_tasks(budget: u64, seed: u64, counter: &AtomicU64) -> u64 {
                 |k| {
                     let k = k as u64;
                     let share = rest / parts as u64 + u64::from(k < rest % parts as u64);
-                    random_tasks(share, mix(seed, 30 + k), counter)
+                    random_tasks(share, mix(seed, 30 + k), cx, depth)
                 },
                 |a, b| a + b,
             )
+        }
+        5 => {
+            // Call into a random pool (maybe the current one, maybe one further down the stack).
+            let pool = &cx.pools[(rng.next() % cx.pools.len() as u64) as usize];
+            1 + pool.install(|| random_tasks(rest, mix(seed, 40), cx, depth + 1))
+        }
+        _ => {
+            // Change a random pool's limit, then go on in it.
+            let pool = &cx.pools[(rng.next() % cx.pools.len() as u64) as usize];
+            let k = 1 + (rng.next() % pool.threads() as u64) as usize;
+            pool.set_concurrency(k).unwrap();
+            1 + pool.install(|| random_tasks(rest, mix(seed, 50), cx, depth + 1))
         }
     }
 }
@@ -115,10 +143,71 @@ fn run_stress() {
         let batch = (total - done).min(250_000);
         // Change the limit between batches, so the stress also covers throttled pools.
         pool.set_concurrency(1 + (seed % 4) as usize).unwrap();
-        let ran = pool.install(|| random_tasks(batch, seed, &counter));
+        let cx = Ctx {
+            counter: &counter,
+            pools: &[],
+            max_depth: 0,
+        };
+        let ran = pool.install(|| random_tasks(batch, seed, &cx, 0));
         assert_eq!(ran, batch);
         done += batch;
         seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
     }
     assert_eq!(counter.load(Ordering::Relaxed), total);
+}
+
+/// Three pools of different sizes; four outside threads each run random task trees that call
+/// into the pools in random order (up to 4 deep, so A→B→A→C chains occur) and change their
+/// limits at random. Every tree must run exactly its tasks, and nothing may hang (a watchdog
+/// fails the test after 5 minutes; the run takes a few seconds).
+#[test]
+fn random_nesting_across_three_pools() {
+    let done = AtomicBool::new(false);
+    let pools = [
+        Pool::new(1).unwrap(),
+        Pool::new(2).unwrap(),
+        Pool::new(3).unwrap(),
+    ];
+    let pools = &pools;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for _ in 0..3000 {
+                if done.load(Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            eprintln!("random_nesting_across_three_pools: hung for 5 minutes");
+            std::process::abort();
+        });
+        let workers: Vec<_> = (0..4u64)
+            .map(|t| {
+                std::thread::Builder::new()
+                    .stack_size(throttle::DEFAULT_STACK_SIZE)
+                    .spawn_scoped(s, move || {
+                        let counter = AtomicU64::new(0);
+                        let cx = Ctx {
+                            counter: &counter,
+                            pools,
+                            max_depth: 4,
+                        };
+                        let mut seed = mix(0xC0FF_EE00, t);
+                        let mut expected = 0;
+                        for _ in 0..1000 {
+                            let budget = 1 + seed % 2000;
+                            let pool = &pools[(seed % 3) as usize];
+                            assert_eq!(pool.install(|| random_tasks(budget, seed, &cx, 0)), budget);
+                            expected += budget;
+                            seed = mix(seed, 7);
+                        }
+                        assert_eq!(counter.load(Ordering::Relaxed), expected);
+                    })
+                    .unwrap()
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        done.store(true, Ordering::SeqCst);
+    });
 }

@@ -52,6 +52,21 @@ impl Parker {
     }
 
     /// Hands the wake-up to the owner.
+    /// [`Parker::wait`], after spinning for up to `spin` in case the wake-up comes soon.
+    pub(crate) fn wait_spinning(&self, spin: std::time::Duration) {
+        let start = std::time::Instant::now();
+        let mut round = 0u32;
+        // Acquire as in `wait`.
+        while self.waiting.load(Ordering::Acquire) {
+            std::hint::spin_loop();
+            round += 1;
+            if round % 32 == 0 && start.elapsed() >= spin {
+                break;
+            }
+        }
+        self.wait();
+    }
+
     pub(crate) fn wake(&self) {
         // Release pairs with the Acquire load in `wait`.
         self.waiting.store(false, Ordering::Release);
