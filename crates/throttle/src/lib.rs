@@ -83,6 +83,8 @@ mod global;
 mod job;
 mod join;
 mod latch;
+#[cfg(all(test, loom))]
+mod loom_models;
 mod placement;
 mod pool;
 mod range;

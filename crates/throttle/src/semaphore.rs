@@ -262,6 +262,29 @@ mod loom_models {
         });
     }
 
+    /// A timed acquire that gives up (loom models no time, so a zero timeout gives up at its
+    /// first check) races a release: it either gets the permit or leaves the queue, and the
+    /// permit is never lost or handed to a waiter that has left.
+    #[test]
+    fn a_timed_acquire_gives_up_without_losing_a_permit() {
+        loom::model(|| {
+            let gate = Arc::new(Throttle::new(1));
+            let inside = Arc::new(AtomicUsize::new(0));
+            let (g, i) = (gate.clone(), inside.clone());
+            let holder = thread::spawn(move || {
+                let _p = g.acquire();
+                assert_eq!(i.fetch_add(1, Ordering::SeqCst), 0);
+                i.fetch_sub(1, Ordering::SeqCst);
+            });
+            if let Some(_p) = gate.acquire_timeout(std::time::Duration::ZERO) {
+                assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0);
+                inside.fetch_sub(1, Ordering::SeqCst);
+            }
+            holder.join().unwrap();
+            assert_eq!(gate.available(), 1);
+        });
+    }
+
     /// Raising the limit while a thread waits admits it (no lost grant).
     #[test]
     fn set_limit_admits_waiters() {

@@ -15,13 +15,18 @@ use crate::placement::Placement;
 use crate::registry::Registry;
 use crate::sleep::{Parker, Wake};
 use crate::stats::Counters;
-use crate::sync::Arc;
+use crate::sync::{spin_over, Arc};
 use std::cell::Cell;
 use std::ptr;
 use std::time::Instant;
 
+#[cfg(not(loom))]
 thread_local! {
     static CURRENT: Cell<*const Participant> = const { Cell::new(ptr::null()) };
+}
+#[cfg(loom)]
+loom::thread_local! {
+    static CURRENT: Cell<*const Participant> = Cell::new(ptr::null());
 }
 
 /// A thread's membership in one pool.
@@ -306,7 +311,7 @@ impl Participant {
         x
     }
 
-    fn find_work(&self) -> Option<(JobRef, bool)> {
+    pub(crate) fn find_work(&self) -> Option<(JobRef, bool)> {
         self.registry()
             .find_work(self.index, self.deque.as_ref(), self.next_seed())
     }
@@ -327,8 +332,7 @@ impl Participant {
                 std::hint::spin_loop();
             }
             round += 1;
-            // Read the clock only after the first, short rounds: most searches end there.
-            if round >= 8 && start.elapsed() >= SEARCH_SPIN {
+            if spin_over(round, start, SEARCH_SPIN) {
                 return None;
             }
         }
@@ -379,7 +383,7 @@ impl Participant {
                     std::hint::spin_loop();
                 }
                 round += 1;
-                if round >= 8 && start.elapsed() >= WAIT_SPIN {
+                if spin_over(round, start, WAIT_SPIN) {
                     break None;
                 }
             };
@@ -402,7 +406,7 @@ impl Participant {
             // seen here, or its publisher saw our free slot and woke an idle worker.
             self.end_busy();
             registry.release_slot();
-            if !(registry.has_work() && !latch.probe()) {
+            if latch.probe() || !registry.has_work() {
                 latch.wait_asleep(&self.parker);
             }
             let t0 = Instant::now();

@@ -483,3 +483,39 @@ mod loom_models {
         });
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Threads queued for a slot get it in the order they queued, and a newcomer does not
+    /// overtake them.
+    #[test]
+    fn queued_threads_get_slots_in_order_and_newcomers_wait() {
+        let sleep = Arc::new(Sleep::new(1));
+        assert!(sleep.try_activate());
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut waiters = Vec::new();
+        for id in 0..3 {
+            let (s, order) = (sleep.clone(), order.clone());
+            waiters.push(std::thread::spawn(move || {
+                let me = Arc::new(Parker::for_current_thread());
+                assert!(s.wait_for_slot(&me), "the only slot is held");
+                lock(&order).push(id);
+                s.release();
+            }));
+            // Let this waiter queue before the next one starts.
+            while sleep.limit_waiting.load(Ordering::SeqCst) < id + 1 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        assert!(!sleep.try_activate(), "a newcomer overtook queued threads");
+        sleep.release();
+        for w in waiters {
+            w.join().unwrap();
+        }
+        assert_eq!(*lock(&order), [0, 1, 2]);
+        assert_eq!(sleep.load().active(), 0);
+    }
+}

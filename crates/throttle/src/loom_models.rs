@@ -1,0 +1,109 @@
+//! Loom models of the real fork, steal and wait paths: `join_shareable` pushing on the real
+//! deque seam, `Participant::wait_until` (spin, release the slot, re-check, sleep on the
+//! `JobLatch`, queue for a slot again), a thief's `find_work`/`execute_found`, and the real
+//! worker loop `worker_main` with its search and idle sleep. Only time is abstracted: under
+//! loom every spin is one round (`sync::spin_over`), and the deque is a locked `VecDeque`
+//! (`deque.rs`).
+//!
+//! `RUSTFLAGS="--cfg loom" cargo test -p throttle --release --lib loom_models`.
+
+use crate::join::join_shareable;
+use crate::registry::{worker_main, Registry};
+use crate::sleep::Parker;
+use crate::sync::{Arc, AtomicBool, Ordering};
+use crate::worker::Participant;
+use loom::thread;
+
+/// Explores every interleaving with up to three preemptions (loom's advice for models of this
+/// size; unbounded exploration of the worker loop does not finish in CI time).
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(f);
+}
+
+/// A registry of two workers, with the owner ends of their deques.
+fn two_workers() -> (
+    Arc<Registry>,
+    crate::deque::Worker<crate::job::JobRef>,
+    crate::deque::Worker<crate::job::JobRef>,
+) {
+    let (registry, mut deques) = Registry::new(2, false);
+    let d1 = deques.pop().expect("two deques");
+    let d0 = deques.pop().expect("two deques");
+    (Arc::new(registry), d0, d1)
+}
+
+/// A fork's second half may be stolen while its owner runs the first half. Whether the owner
+/// takes it back, finds it running, or sleeps on its latch before the thief sets it, the owner
+/// returns both results, and every slot is given back.
+#[test]
+fn a_stolen_fork_is_waited_for_and_its_result_seen() {
+    model(|| {
+        let (registry, d0, d1) = two_workers();
+        let r = registry.clone();
+        let thief = thread::spawn(move || {
+            let me = Participant::new(
+                &r,
+                Some(1),
+                Arc::new(Parker::for_current_thread()),
+                Some(d1),
+            );
+            let _current = me.enter();
+            assert!(r.sleep.try_activate());
+            if let Some((job, _)) = me.find_work() {
+                me.execute_found(job, true);
+            }
+            r.release_slot();
+        });
+        let me = Participant::new(
+            &registry,
+            Some(0),
+            Arc::new(Parker::for_current_thread()),
+            Some(d0),
+        );
+        let current = me.enter();
+        assert!(registry.sleep.try_activate());
+        let (a, b) = join_shareable(&me, || 1, || 2);
+        assert_eq!((a, b), (1, 2));
+        registry.release_slot();
+        drop(current);
+        thief.join().unwrap();
+        assert_eq!(registry.sleep.load().active(), 0);
+    });
+}
+
+/// No hidden work and no lost wake-up with the real worker loop: the first half of a join
+/// waits until the second half has run, which only the other worker can do (it may be
+/// searching, going to sleep, or asleep when the fork is pushed). If the push could be missed
+/// by a worker on its way to sleep, this model would spin forever and loom would fail it.
+#[test]
+fn a_pushed_fork_reaches_a_sleeping_worker() {
+    model(|| {
+        let (registry, d0, d1) = two_workers();
+        let r = registry.clone();
+        let worker = thread::spawn(move || worker_main(r, 1, d1, None));
+        let me = Participant::new(
+            &registry,
+            Some(0),
+            Arc::new(Parker::for_current_thread()),
+            Some(d0),
+        );
+        let current = me.enter();
+        assert!(registry.sleep.try_activate());
+        let b_ran = AtomicBool::new(false);
+        join_shareable(
+            &me,
+            || {
+                while !b_ran.load(Ordering::SeqCst) {
+                    thread::yield_now();
+                }
+            },
+            || b_ran.store(true, Ordering::SeqCst),
+        );
+        registry.release_slot();
+        drop(current);
+        registry.terminate();
+        worker.join().unwrap();
+    });
+}
