@@ -24,6 +24,39 @@ pub fn spin(iterations: u64) -> u64 {
     acc
 }
 
+/// Spins for `cpu` of this thread's CPU time (not wall time: a leaf that shares its core with
+/// another takes longer, as real work would). Reads the thread's CPU clock every few
+/// microseconds of work.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use throttle_workloads::kernels::spin_for;
+///
+/// let t = Instant::now();
+/// spin_for(Duration::from_millis(2));
+/// assert!(t.elapsed() >= Duration::from_millis(2));
+/// ```
+pub fn spin_for(cpu: std::time::Duration) {
+    let start = thread_cpu();
+    while thread_cpu().saturating_sub(start) < cpu {
+        black_box(spin(2_000));
+    }
+}
+
+/// CPU time of the calling thread so far.
+fn thread_cpu() -> std::time::Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec and the clock id is a constant the kernel knows.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// A compute-bound map: a chain of 16 dependent square roots and
 /// multiply-adds (tens of nanoseconds per element, almost no memory traffic
 /// per unit of work). Finite for every finite `x`.

@@ -439,8 +439,9 @@ impl Pool {
     /// assert!(pool.await_concurrency(Duration::from_secs(10)));
     /// ```
     pub fn await_concurrency(&self, timeout: std::time::Duration) -> bool {
+        use std::time::Duration;
         let start = std::time::Instant::now();
-        let mut pause = std::time::Duration::from_micros(1);
+        let mut pause = Duration::from_micros(50);
         loop {
             let s = self.registry.sleep.load();
             if s.active() <= s.limit() {
@@ -450,10 +451,16 @@ impl Pool {
             if waited >= timeout {
                 return false;
             }
-            // A limit takes effect within a task boundary, usually microseconds: poll with a
-            // growing pause (1 µs .. 1 ms) rather than add a notification to the hot path.
+            // A limit takes effect within a task boundary, usually microseconds: poll (yielding
+            // the CPU) for the first 100 µs, then sleep with a growing pause up to 1 ms, rather
+            // than add a notification to the hot path. A sleep shorter than ~50 µs is not worth
+            // asking for: the kernel's timer slack rounds it up to that.
+            if waited < Duration::from_micros(100) {
+                std::thread::yield_now();
+                continue;
+            }
             std::thread::sleep(pause.min(timeout - waited));
-            pause = (pause * 2).min(std::time::Duration::from_millis(1));
+            pause = (pause * 2).min(Duration::from_millis(1));
         }
     }
 

@@ -49,8 +49,14 @@ fn a_fork_under_a_long_leaf_is_taken_by_an_idle_thread() {
     within(60, "join(wait for b, b)", || {
         let pool = Pool::new(2).unwrap();
         for _ in 0..20 {
+            // From outside the pool, and from inside one of its tasks (where a thread's forks
+            // used to stay private until its next fork).
             let flag = AtomicBool::new(false);
             pool.join(|| spin_until(&flag), || flag.store(true, Ordering::Release));
+            let flag = AtomicBool::new(false);
+            pool.install(|| {
+                throttle::join(|| spin_until(&flag), || flag.store(true, Ordering::Release))
+            });
         }
     });
 }

@@ -1,11 +1,14 @@
-//! The benchmarks of issue 2, one module each, and the list that runs them.
+//! The benchmarks of issues 2 and 7, one module each, and the list that runs them.
 
+mod coarse;
 mod dispatch;
 mod fib;
 mod for_range;
 mod frames;
 mod idle_cpu;
+mod limit_response;
 mod peers;
+mod placement;
 mod seed_throttle;
 mod stats_overhead;
 mod tree_sum;
@@ -59,6 +62,16 @@ pub const ALL: &[Bench] = &[
         run: fib::run,
     },
     Bench {
+        name: "coarse_join",
+        group: "coarse",
+        run: coarse::run_join,
+    },
+    Bench {
+        name: "nested_scope",
+        group: "coarse",
+        run: coarse::run_nested_scope,
+    },
+    Bench {
         name: "for_range_compute",
         group: "for_range",
         run: for_range::run_compute,
@@ -97,6 +110,16 @@ pub const ALL: &[Bench] = &[
         name: "stats_overhead",
         group: "stats_overhead",
         run: stats_overhead::run,
+    },
+    Bench {
+        name: "limit_response",
+        group: "limit_response",
+        run: limit_response::run,
+    },
+    Bench {
+        name: "placement",
+        group: "placement",
+        run: placement::run,
     },
 ];
 
