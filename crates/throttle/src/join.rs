@@ -4,20 +4,24 @@ use crate::job::StackJob;
 use crate::worker::Participant;
 use std::panic::{self, AssertUnwindSafe};
 
+/// Jobs run only on threads that take part in a pool (workers, or callers inside a call).
+const ON_PARTICIPANT: &str = "pool jobs run on a participant thread";
+
 /// Forks `b`, runs `a`, then runs `b` here unless another thread took it meanwhile.
 ///
-/// `a` always runs on this thread (so it needs no `Send`); `b` may run elsewhere. Most forks run
-/// as plain calls (see `Participant::fork_privately`); the rest are shareable.
+/// `a` always runs on this thread (so it needs no `Send`); `b` may run elsewhere. Each gets the
+/// participant it runs on. Most forks run as plain calls (see `Participant::fork_privately`);
+/// the rest are shareable.
 #[inline(always)]
 pub(crate) fn join_in<A, B, RA, RB>(p: &Participant, a: A, b: B) -> (RA, RB)
 where
-    A: FnOnce() -> RA,
-    B: FnOnce() -> RB + Send,
+    A: FnOnce(&Participant) -> RA,
+    B: FnOnce(&Participant) -> RB + Send,
     RB: Send,
 {
     if p.fork_privately() {
-        let ra = a();
-        return (ra, b());
+        let ra = a(p);
+        return (ra, b(p));
     }
     join_shareable(p, a, b)
 }
@@ -28,20 +32,25 @@ where
 /// If `a` panics, the panic is caught, `b` is taken back (dropped unrun) or, if another thread
 /// runs it, waited for, and only then is `a`'s panic resumed: nothing runs on this thread while
 /// a panic unwinds, and `b` never outlives the stack frame it borrows from.
-#[inline(always)]
+///
+/// Kept out of line: it runs for one fork in 64 or fewer, and inlined into every recursive frame
+/// it would bloat the frame of the plain-call path that runs for all the others.
+#[inline(never)]
 pub(crate) fn join_shareable<A, B, RA, RB>(p: &Participant, a: A, b: B) -> (RA, RB)
 where
-    A: FnOnce() -> RA,
-    B: FnOnce() -> RB + Send,
+    A: FnOnce(&Participant) -> RA,
+    B: FnOnce(&Participant) -> RB + Send,
     RB: Send,
 {
-    let job_b = StackJob::new(b);
+    // Wherever `b` runs, it gets that thread's participant (a thread-local lookup, paid only by
+    // shareable forks).
+    let job_b = StackJob::new(move || Participant::with_current(|q| b(q.expect(ON_PARTICIPANT))));
     let job_ref = job_b.as_job_ref();
     // SAFETY: `job_b` lives in this frame, and we return (or unwind) only after `take_fork`
     // returned true or its latch is set (`wait_until` below): nothing between here and there
     // can unwind, because `a` runs under `catch_unwind`.
     unsafe { p.push_fork(job_ref) };
-    let ra = panic::catch_unwind(AssertUnwindSafe(a));
+    let ra = panic::catch_unwind(AssertUnwindSafe(|| a(p)));
     if p.take_fork(job_ref) {
         let ra = match ra {
             Ok(ra) => ra,

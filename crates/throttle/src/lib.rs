@@ -77,6 +77,7 @@
 
 #![warn(missing_docs)]
 
+mod context;
 mod deque;
 mod error;
 mod global;
@@ -96,6 +97,7 @@ mod stats;
 mod sync;
 mod worker;
 
+pub use context::Context;
 pub use error::Error;
 pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
 pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE};
@@ -126,7 +128,7 @@ where
 {
     match current() {
         // SAFETY: see `current`.
-        Some(p) => join::join_in(unsafe { &*p }, a, b),
+        Some(p) => join::join_in(unsafe { &*p }, |_| a(), |_| b()),
         None => global::global().join(a, b),
     }
 }

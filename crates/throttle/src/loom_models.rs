@@ -64,7 +64,7 @@ fn a_stolen_fork_is_waited_for_and_its_result_seen() {
         );
         let current = me.enter();
         assert!(registry.sleep.try_activate());
-        let (a, b) = join_shareable(&me, || 1, || 2);
+        let (a, b) = join_shareable(&me, |_| 1, |_| 2);
         assert_eq!((a, b), (1, 2));
         registry.release_slot();
         drop(current);
@@ -94,12 +94,12 @@ fn a_pushed_fork_reaches_a_sleeping_worker() {
         let b_ran = AtomicBool::new(false);
         join_shareable(
             &me,
-            || {
+            |_| {
                 while !b_ran.load(Ordering::SeqCst) {
                     thread::yield_now();
                 }
             },
-            || b_ran.store(true, Ordering::SeqCst),
+            |_| b_ran.store(true, Ordering::SeqCst),
         );
         registry.release_slot();
         drop(current);

@@ -87,7 +87,7 @@ impl Placement {
     }
 }
 
-#[cfg(all(target_os = "linux", not(loom)))]
+#[cfg(all(target_os = "linux", not(loom), not(miri)))]
 mod imp {
     use std::mem;
 
@@ -163,7 +163,7 @@ mod imp {
     }
 }
 
-#[cfg(not(all(target_os = "linux", not(loom))))]
+#[cfg(not(all(target_os = "linux", not(loom), not(miri))))]
 mod imp {
     #[derive(Debug)]
     pub(crate) struct CpuSet;

@@ -20,10 +20,6 @@ pub(crate) fn auto_block(len: usize, threads: usize) -> usize {
     (len / (threads.max(1) * BLOCKS_PER_THREAD)).clamp(1, MAX_BLOCK)
 }
 
-fn on_current<R>(f: impl FnOnce(&Participant) -> R) -> R {
-    Participant::with_current(|p| f(p.expect("pool jobs run on a participant thread")))
-}
-
 pub(crate) fn for_range_in<F>(p: &Participant, range: Range<usize>, block: usize, f: &F)
 where
     F: Fn(usize) + Sync,
@@ -34,8 +30,8 @@ where
             let mid = lo + (hi - lo) / 2;
             join_shareable(
                 p,
-                || for_range_in(p, lo..mid, block, f),
-                || on_current(|q| for_range_in(q, mid..hi, block, f)),
+                |p| for_range_in(p, lo..mid, block, f),
+                |q| for_range_in(q, mid..hi, block, f),
             );
             return;
         }
@@ -64,8 +60,8 @@ where
     // shareable (never a plain call): its cost (~100 instructions) is noise next to a piece.
     join_shareable(
         p,
-        || for_range_grain_in(p, left, grain, f),
-        || on_current(|q| for_range_grain_in(q, right, grain, f)),
+        |p| for_range_grain_in(p, left, grain, f),
+        |q| for_range_grain_in(q, right, grain, f),
     );
 }
 
@@ -90,8 +86,8 @@ where
             let mid = lo + (hi - lo) / 2;
             let (left, right) = join_shareable(
                 p,
-                || map_reduce_in(p, lo..mid, block, identity, map, reduce),
-                || on_current(|q| map_reduce_in(q, mid..hi, block, identity, map, reduce)),
+                |p| map_reduce_in(p, lo..mid, block, identity, map, reduce),
+                |q| map_reduce_in(q, mid..hi, block, identity, map, reduce),
             );
             return reduce(reduce(acc, left), right);
         }

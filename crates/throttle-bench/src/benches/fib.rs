@@ -20,6 +20,17 @@ fn fib_throttle(n: u32) -> u64 {
     a + b
 }
 
+fn fib_throttle_cx(cx: &throttle::Context, n: u32) -> u64 {
+    if n < 2 {
+        return u64::from(n);
+    }
+    let (a, b) = cx.join(
+        |cx| fib_throttle_cx(cx, n - 1),
+        |cx| fib_throttle_cx(cx, n - 2),
+    );
+    a + b
+}
+
 fn fib_rayon(n: u32) -> u64 {
     if n < 2 {
         return u64::from(n);
@@ -65,6 +76,14 @@ pub fn run(settings: &Settings) -> Result<Report> {
             check("throttle", got, want)?;
             Ok(t)
         }));
+        cases.push(
+            Case::new("throttle", threads, move || {
+                let (t, got) = time(|| throttle.install_cx(|cx| fib_throttle_cx(cx, n)));
+                check("throttle cx", got, want)?;
+                Ok(t)
+            })
+            .variant("cx"),
+        );
         let rayon = &rayons[i];
         cases.push(Case::new("rayon", threads, move || {
             let (t, got) = time(|| rayon.install(|| fib_rayon(n)));

@@ -20,6 +20,14 @@ fn sum_throttle(node: &Node) -> u64 {
     node.value + l + r
 }
 
+fn sum_throttle_cx(cx: &throttle::Context, node: &Node) -> u64 {
+    let (l, r) = cx.join(
+        |cx| node.left.as_deref().map_or(0, |n| sum_throttle_cx(cx, n)),
+        |cx| node.right.as_deref().map_or(0, |n| sum_throttle_cx(cx, n)),
+    );
+    node.value + l + r
+}
+
 fn sum_rayon(node: &Node) -> u64 {
     let (l, r) = rayon::join(
         || node.left.as_deref().map_or(0, sum_rayon),
@@ -85,6 +93,15 @@ pub fn run(settings: &Settings) -> Result<Report> {
             threads,
             throttle_case(&throttles[i], tree, want),
         ));
+        let throttle = &throttles[i];
+        cases.push(
+            Case::new("throttle", threads, move || {
+                let (t, got) = time(|| throttle.install_cx(|cx| sum_throttle_cx(cx, tree)));
+                check("throttle cx", got, want)?;
+                Ok(t)
+            })
+            .variant("cx"),
+        );
         let rayon = &rayons[i];
         cases.push(Case::new("rayon", threads, move || {
             let (t, got) = time(|| rayon.install(|| sum_rayon(tree)));
@@ -115,8 +132,9 @@ pub(super) fn serial_baseline() -> Baseline {
     }
 }
 
-/// Issue 2's targets for `tree_sum` and `fib`: at all threads throttle ≤
-/// chili and ≤ 0.3 × rayon; at 1 thread throttle ≤ 1.15 × serial.
+/// Issue 2's and 7's targets for `tree_sum` and `fib`: at all threads throttle ≤
+/// chili and ≤ 0.3 × rayon; at 1 thread throttle ≤ 1.15 × serial, checked for the
+/// free `join` and for the explicit-context form (`cx`).
 pub(super) fn fork_join_targets(report: &mut Report, settings: &Settings) {
     let n = settings.threads;
     let throttle_all = report.median_of("throttle", n);
@@ -139,6 +157,15 @@ pub(super) fn fork_join_targets(report: &mut Report, settings: &Settings) {
     report.ratio_target(
         "throttle ≤ 1.15×serial (1 thread)",
         throttle_one,
+        serial,
+        1.15,
+    );
+    let cx_one = report
+        .find_variant("throttle", 1, Some("cx"))
+        .map(|s| s.median());
+    report.ratio_target(
+        "throttle cx.join ≤ 1.15×serial (1 thread)",
+        cx_one,
         serial,
         1.15,
     );
