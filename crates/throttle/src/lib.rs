@@ -7,8 +7,7 @@
 //! # A tour
 //!
 //! Recursion forks with [`join`]; no hand-written sequential cutoff is needed, because most forks
-//! run as plain calls and the rest stay private to their thread (a push and a pop on a
-//! thread-local stack) until another thread is hungry for work:
+//! run as plain calls, and the rest wait on a deque where any idle thread can steal them:
 //!
 //! ```
 //! use throttle::Pool;
@@ -62,18 +61,29 @@
 //!
 //! # How it works
 //!
-//! - Each participating thread keeps a few pending forks in a private stack and runs the rest as
-//!   plain calls. One relaxed load of the pool's packed state word per shareable fork tells
-//!   whether any thread is hungry (searching, or asleep
-//!   beside a free run slot) or whether the pool is over its limit; only then does the thread
-//!   share its oldest fork or give up its slot. See `src/worker.rs`.
+//! A short glossary: a *participant* is a thread taking part in a pool (a worker, or a caller
+//! inside a call); a *run slot* is the right to run the pool's code, and the live limit is the
+//! number of slots; a *shareable fork* puts its second half on the participant's deque, where
+//! other threads can *steal* it; a *plain call* runs both halves in order, invisibly.
+//!
+//! - Every shareable fork is stealable at once, without its owner's help (a Chase–Lev deque per
+//!   worker), so work is never hidden behind a long leaf. A thread makes plain calls only while
+//!   two of its older, bigger forks wait stealable in its deque (one fork in 64 is shareable even
+//!   then); that keeps fine-grained recursion within a small factor of serial code. See
+//!   `src/worker.rs`, and [`Context`] for forks without a thread-local lookup.
 //! - Idle workers search for ~50 µs, then sleep; whoever publishes work wakes one sleeper,
 //!   and only when nobody is searching: the empty → non-empty edge, never a herd. The protocol
-//!   and why no wake-up is lost: `src/sleep/README.md`. On Linux a sleeping worker waits on its
-//!   home CPU and the waker picks one whose home is not its own CPU, so the woken thread does
-//!   not queue behind its waker (`src/placement.rs`).
-//! - Whoever waits, helps: a thread waiting for a stolen fork runs other pending work.
-//! - The calling thread takes part and counts toward the limit.
+//!   and why no wake-up, slot or permit is lost: `src/sleep/README.md`. On Linux a sleeping worker
+//!   waits on its home CPU unless told not to ([`PoolBuilder::placement`]).
+//! - Whoever waits, helps: a thread waiting for a stolen fork runs other pending work, its own
+//!   older forks first. It never does so while a panic unwinds: `join` catches a panic, waits for
+//!   the other half, then resumes it.
+//! - The calling thread takes part and counts toward the limit. A thread holds at most one slot:
+//!   calling into another pool gives back the current pool's slot until the call returns, so pools
+//!   nest in any order without deadlock.
+//! - The limit holds at every instant for slots; a lowered limit takes effect at each thread's
+//!   next task boundary ([`Pool::set_concurrency`] says exactly), and
+//!   [`Pool::await_concurrency`] waits for it.
 
 #![warn(missing_docs)]
 
