@@ -90,6 +90,24 @@ impl Series {
         self.runs.iter().copied().fold(f64::NEG_INFINITY, f64::max)
     }
 
+    /// The run-to-run spread: the interquartile range over the median (0.05 = 5 %). Robust to
+    /// the one disturbed run a noisy host produces, unlike min–max (printed beside it).
+    pub fn spread(&self) -> f64 {
+        let mut v = self.runs.clone();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n < 2 {
+            return 0.0;
+        }
+        // Quartiles by linear interpolation between order statistics.
+        let q = |p: f64| {
+            let x = p * (n - 1) as f64;
+            let (lo, hi) = (x.floor() as usize, x.ceil() as usize);
+            v[lo] + (v[hi] - v[lo]) * (x - lo as f64)
+        };
+        (q(0.75) - q(0.25)) / self.median()
+    }
+
     fn label(&self) -> String {
         match self.variant {
             Some(v) => format!("{} ({v})", self.system),
@@ -160,6 +178,12 @@ pub struct Target {
     pub measured: String,
     /// Whether the target was met (false when it could not be measured).
     pub met: bool,
+    /// For a ratio of medians: the combined spread of the two series, and whether the target
+    /// lies within it (then the verdict is the noise's, not the systems').
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread: Option<f64>,
+    /// True when the target's bound lies within `spread` of the measured ratio.
+    pub within_spread: bool,
 }
 
 /// Which series the ratio column divides by.
@@ -247,6 +271,8 @@ impl Report {
             target: target.into(),
             measured,
             met,
+            spread: None,
+            within_spread: false,
         });
     }
 
@@ -260,6 +286,25 @@ impl Report {
     ) {
         let ratio = a.zip(b).map(|(a, b)| a / b);
         self.target(label, ratio, |r| r <= factor, |r| format!("{r:.2}"));
+        // The ratio of two medians is as uncertain as both together.
+        let spread = a
+            .zip(b)
+            .and_then(|(a, b)| Some(self.spread_of_median(a)? + self.spread_of_median(b)?));
+        if let (Some(spread), Some(ratio), Some(t)) = (spread, ratio, self.targets.last_mut()) {
+            t.spread = Some(spread);
+            t.within_spread = (ratio - factor).abs() <= spread * factor;
+        }
+    }
+
+    /// The spread of the series whose median is `m`, or a whole fraction of it such as
+    /// serial ÷ cores (the target helpers receive medians, as `median_of` returns them; this
+    /// finds the series such a median came from).
+    fn spread_of_median(&self, m: f64) -> Option<f64> {
+        let from = |s: &&Series| {
+            let k = s.median() / m;
+            k.round() >= 1.0 && (k - k.round()).abs() < 1e-9
+        };
+        self.series.iter().find(from).map(Series::spread)
     }
 
     fn baseline_median(&self) -> Option<f64> {
@@ -281,26 +326,34 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "{:<28} {:>7} {:>11} {:>11} {:>11} {:>7}",
-            "system", "threads", "median", "min", "max", "ratio"
+            "{:<28} {:>7} {:>11} {:>11} {:>11} {:>7} {:>7}",
+            "system", "threads", "median", "min", "max", "spread", "ratio"
         );
         let base = self.baseline_median();
         for s in &self.series {
             let ratio = base.map_or("-".to_string(), |m| format!("{:.3}", s.median() / m));
             let _ = writeln!(
                 out,
-                "{:<28} {:>7} {:>11} {:>11} {:>11} {:>7}",
+                "{:<28} {:>7} {:>11} {:>11} {:>11} {:>6.1}% {:>7}",
                 s.label(),
                 s.threads,
                 seconds(s.median()),
                 seconds(s.min()),
                 seconds(s.max()),
+                s.spread() * 100.0,
                 ratio
             );
         }
         for t in &self.targets {
             let mark = if t.met { "✓" } else { "✗" };
-            let _ = writeln!(out, "target: {} → {} {mark}", t.target, t.measured);
+            let noise = match t.spread {
+                Some(sp) if t.within_spread => {
+                    format!(" (within the ±{:.1} % spread: noise decides)", sp * 100.0)
+                }
+                Some(sp) => format!(" (spread ±{:.1} %)", sp * 100.0),
+                None => String::new(),
+            };
+            let _ = writeln!(out, "target: {} → {} {mark}{noise}", t.target, t.measured);
         }
         for n in &self.notes {
             let _ = writeln!(out, "note: {n}");
@@ -334,6 +387,8 @@ struct Row<'a> {
     median_s: f64,
     min_s: f64,
     max_s: f64,
+    /// Interquartile range over the median.
+    spread: f64,
     runs_s: &'a [f64],
 }
 
@@ -367,6 +422,7 @@ pub fn to_json(machine: &Machine, quick: bool, reps: usize, reports: &[Report]) 
                 median_s: s.median(),
                 min_s: s.min(),
                 max_s: s.max(),
+                spread: s.spread(),
                 runs_s: &s.runs,
             })
         })

@@ -94,6 +94,6 @@ pub fn run(settings: &Settings) -> Result<Report> {
         ideal,
         1.10,
     );
-    report.ratio_target("throttle ≤ 0.8×rayon", throttle, rayon, 0.8);
+    report.ratio_target("throttle ≤ 1.0×rayon", throttle, rayon, 1.0);
     Ok(report)
 }
