@@ -77,13 +77,16 @@
 
 #![warn(missing_docs)]
 
+mod current;
 mod error;
 mod global;
+pub mod iter;
 mod job;
 mod join;
 mod latch;
 mod placement;
 mod pool;
+pub mod prelude;
 mod range;
 mod registry;
 mod scope;
@@ -93,6 +96,7 @@ mod stats;
 mod sync;
 mod worker;
 
+pub use current::{current_num_threads, current_thread_index};
 pub use error::Error;
 pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
 pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE};

@@ -138,6 +138,11 @@ impl Participant {
         unsafe { &*self.registry }
     }
 
+    /// This participant's worker index, or `None` for a caller from outside.
+    pub(crate) fn index(&self) -> Option<usize> {
+        self.index
+    }
+
     pub(crate) fn is_in(&self, registry: &Registry) -> bool {
         ptr::eq(self.registry, registry)
     }
