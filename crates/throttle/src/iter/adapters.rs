@@ -51,10 +51,7 @@ where
     }
 }
 
-impl<P: IndexedProducer, F, R> IndexedProducer for Map<P, F> where
-    F: Fn(P::Item) -> R + Sync + Send
-{
-}
+impl<P: IndexedProducer, F, R> IndexedProducer for Map<P, F> where F: Fn(P::Item) -> R + Sync + Send {}
 
 /// The sequential iterator of a [`Map`] leaf.
 #[derive(Debug)]

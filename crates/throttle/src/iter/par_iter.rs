@@ -464,8 +464,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     where
         F: Fn(Self::Item) -> bool + Sync + Send,
     {
-        self.find_map_any(|x| predicate(x).then_some(()))
-            .is_some()
+        self.find_map_any(|x| predicate(x).then_some(())).is_some()
     }
 
     /// True if `predicate` holds for every item; stops early once one fails.
