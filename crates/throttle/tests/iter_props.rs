@@ -2,6 +2,9 @@
 //! random lengths (0, 1, below and above the split sizes), while another thread changes the
 //! pool's concurrency limit at random.
 
+// The tests compare `par_sort_by` with `sort_by` on purpose.
+#![allow(clippy::unnecessary_sort_by)]
+
 use proptest::prelude::*;
 use std::collections::HashMap;
 use std::num::Wrapping;
