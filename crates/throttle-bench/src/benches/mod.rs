@@ -1,12 +1,14 @@
-//! The benchmarks of issue 2, one module each, and the list that runs them.
+//! The benchmarks of issues 2 and 8, one module each, and the list that runs them.
 
 mod dispatch;
 mod fib;
 mod for_range;
 mod frames;
 mod idle_cpu;
+mod iter;
 mod peers;
 mod seed_throttle;
+mod sort;
 mod stats_overhead;
 mod tree_sum;
 
@@ -97,6 +99,41 @@ pub const ALL: &[Bench] = &[
         name: "stats_overhead",
         group: "stats_overhead",
         run: stats_overhead::run,
+    },
+    Bench {
+        name: "iter_sum",
+        group: "iter",
+        run: iter::run_sum,
+    },
+    Bench {
+        name: "iter_collect",
+        group: "iter",
+        run: iter::run_collect,
+    },
+    Bench {
+        name: "iter_filter_count",
+        group: "iter",
+        run: iter::run_filter_count,
+    },
+    Bench {
+        name: "iter_mut",
+        group: "iter",
+        run: iter::run_mut,
+    },
+    Bench {
+        name: "nested_iter",
+        group: "iter",
+        run: iter::run_nested,
+    },
+    Bench {
+        name: "sort_unstable",
+        group: "sort",
+        run: sort::run_unstable,
+    },
+    Bench {
+        name: "sort_stable",
+        group: "sort",
+        run: sort::run_stable,
     },
 ];
 

@@ -22,7 +22,7 @@ use std::hash::{BuildHasher, Hash};
 /// use throttle::iter::FromParallelIterator;
 /// use throttle::prelude::*;
 ///
-/// let m = HashMap::from_par_iter((0..3u32).into_par_iter().map(|i| (i, i * i)));
+/// let m: HashMap<u32, u32> = HashMap::from_par_iter((0..3u32).into_par_iter().map(|i| (i, i * i)));
 /// assert_eq!(m[&2], 4);
 /// ```
 pub trait FromParallelIterator<T: Send>: Sized {

@@ -4,7 +4,7 @@ use super::plumbing::{IndexedProducer, Producer};
 use std::ops::Range;
 
 /// A parallel iterator over a `Range` of integers; from `into_par_iter()` on `a..b` with
-/// `usize`, `u32`, `u64`, `i32` or `i64` bounds.
+/// any primitive integer bounds up to 64 bits (`u8` … `u64`, `usize`, `i8` … `i64`, `isize`).
 ///
 /// # Examples
 /// ```
@@ -64,4 +64,4 @@ macro_rules! range_producer {
     )*};
 }
 
-range_producer!(usize, u32, u64, i32, i64);
+range_producer!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
