@@ -49,6 +49,7 @@ mod into;
 mod par_iter;
 pub mod plumbing;
 mod range;
+mod runtime;
 mod slice;
 mod sort;
 mod vec;

@@ -3,21 +3,37 @@
 //!
 //! # Splitting
 //!
-//! A run starts with a budget of `threads × SPLITS_PER_THREAD` splits, halved at each level
-//! (so about twice that many leaves), like rayon's adaptive splitter: when the right half of a
-//! split runs on another thread than the one that forked it (it was stolen), its budget is
-//! refilled, because a thread that steals is a thread that was hungry and more pieces will help.
-//! A split never makes a piece shorter than the producer's `min_len` (see
-//! [`with_min_len`](crate::iter::ParallelIterator::with_min_len)). Forks in this runtime are cheap
-//! (most run as plain calls), so the fixed part of the budget errs on the side of more leaves.
+//! Two mechanisms, one eager and one on demand:
+//!
+//! 1. Rayon's adaptive splitter: a run starts with a budget of `threads` splits, halved at each
+//!    level, so each thread gets about two pieces at once; when the right half of a split runs
+//!    on another thread than the one that forked it (it was stolen), its budget is refilled.
+//! 2. Demand, as `for_range` does: a piece runs in blocks, and between two blocks it honours a
+//!    lowered limit and, when a thread of the pool is hungry while no work is queued, splits
+//!    what it has left in half and offers the right half. Blocks adapt to the clock: they start
+//!    at [`FIRST_BLOCK`] units and double or halve to take about [`BLOCK_TIME`], so coarse items
+//!    (an image each) and tiny ones (a float each) are both checked about every 20 µs.
+//!
+//! No split makes a piece shorter than the producer's `min_len` (see
+//! [`with_min_len`](crate::iter::ParallelIterator::with_min_len)). Re-measure the constants with
+//! `throttle-bench --bench iter sort` when the scheduler changes.
 
+use super::runtime;
 use std::cell::Cell;
+use std::time::{Duration, Instant};
 
-/// Splits each thread's share aims for before any steal: 8 gives ~16 leaves per thread, enough
-/// for an uneven predicate to balance at the end of a loop, few enough that the forks (a few ns
-/// each when they run as plain calls) are noise next to any leaf of real work. Re-measure with
-/// `throttle-bench --bench iter_filter_count nested_iter` when the scheduler changes.
-const SPLITS_PER_THREAD: usize = 8;
+/// Units in a leaf's first block. Small, so that a leaf of coarse items (an image each) looks
+/// for hungry threads soon; blocks then adapt to [`BLOCK_TIME`].
+const FIRST_BLOCK: usize = 32;
+
+/// Most units in a block: a bound on the work between two looks for hungry threads even when
+/// the clock says blocks are cheap (as in `range.rs`).
+const MAX_BLOCK: usize = 4096;
+
+/// How long a block should take: long enough that a look at the pool's state word and a clock
+/// read (~25 ns here) are noise, short enough that a hungry thread waits no longer than about a
+/// wake-up (~25 µs here, see `worker.rs`).
+const BLOCK_TIME: Duration = Duration::from_micros(20);
 
 /// A parallel iterator's splittable state: the plumbing behind
 /// [`ParallelIterator`](crate::iter::ParallelIterator).
@@ -124,19 +140,26 @@ where
     C: Consumer<P::Item>,
 {
     let threads = crate::current_num_threads();
+    let min = producer.min_len().max(1);
     let splitter = Splitter {
-        splits: threads.saturating_mul(SPLITS_PER_THREAD),
-        refill: threads.saturating_mul(SPLITS_PER_THREAD),
-        min: producer.min_len().max(1),
+        splits: threads,
+        refill: threads,
+        min,
+        block: FIRST_BLOCK.max(min),
     };
     run(producer, consumer, splitter, 0)
 }
 
 #[derive(Clone, Copy)]
 struct Splitter {
+    /// Eager splits left (halved at each level).
     splits: usize,
+    /// What a stolen piece's budget is refilled to.
     refill: usize,
+    /// The shortest piece or block.
     min: usize,
+    /// Units per block in a leaf; adapted to the time a block takes.
+    block: usize,
 }
 
 impl Splitter {
@@ -154,6 +177,16 @@ impl Splitter {
             self.splits = self.refill.max(self.splits / 2);
         }
     }
+
+    /// Adapts the block to the time the last one took: shorter if it kept hungry threads
+    /// waiting longer than [`BLOCK_TIME`], longer if its checks cost more than noise.
+    fn adapt(&mut self, took: Duration) {
+        if took > BLOCK_TIME * 2 {
+            self.block = (self.block / 2).max(self.min);
+        } else if took < BLOCK_TIME / 2 {
+            self.block = (self.block * 2).min(MAX_BLOCK).max(self.min);
+        }
+    }
 }
 
 thread_local! {
@@ -165,6 +198,7 @@ fn thread_token() -> usize {
     TOKEN.with(|t| t as *const Cell<u8> as usize)
 }
 
+/// Eager splits (rayon's adaptive budget), then a leaf.
 fn run<P, C>(producer: P, consumer: &C, mut splitter: Splitter, offset: usize) -> C::Result
 where
     P: Producer,
@@ -175,7 +209,7 @@ where
     }
     let len = producer.base_len();
     if !splitter.try_split(len) {
-        return consumer.consume(offset, producer.into_seq());
+        return leaf(producer, consumer, splitter, offset);
     }
     let mid = len / 2;
     let (left, right) = producer.split_at(mid);
@@ -188,4 +222,44 @@ where
         },
     );
     consumer.combine(a, b)
+}
+
+/// Runs a piece block by block; between blocks, honours the limit and splits what is left in
+/// half when a thread is hungry (the right half offered to it).
+fn leaf<P, C>(mut producer: P, consumer: &C, mut splitter: Splitter, mut offset: usize) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    let mut acc: Option<C::Result> = None;
+    let merge = |acc: Option<C::Result>, r: C::Result| match acc {
+        Some(a) => consumer.combine(a, r),
+        None => r,
+    };
+    loop {
+        let len = producer.base_len();
+        if len / 2 >= splitter.min && len > splitter.min && runtime::poll_hungry() {
+            let mid = len / 2;
+            let (left, right) = producer.split_at(mid);
+            let (a, b) = runtime::fork(
+                || leaf(left, consumer, splitter, offset),
+                move || leaf(right, consumer, splitter, offset + mid),
+            );
+            return merge(acc, consumer.combine(a, b));
+        }
+        if len <= splitter.block {
+            return merge(acc, consumer.consume(offset, producer.into_seq()));
+        }
+        let block = splitter.block;
+        let (head, tail) = producer.split_at(block);
+        let start = Instant::now();
+        let r = consumer.consume(offset, head.into_seq());
+        splitter.adapt(start.elapsed());
+        acc = Some(merge(acc, r));
+        producer = tail;
+        offset += block;
+        if consumer.done(offset) {
+            return merge(acc, consumer.skipped());
+        }
+    }
 }
