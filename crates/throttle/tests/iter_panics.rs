@@ -184,3 +184,66 @@ fn panics_reach_the_caller_without_leaks_or_double_drops() {
         balanced(&counts);
     }
 }
+
+/// A producer that promises an exact length and breaks the promise: `collect` panics instead of
+/// exposing uninitialised slots, and drops what was written.
+#[test]
+fn a_broken_length_promise_panics_cleanly() {
+    use throttle::iter::plumbing::{IndexedProducer, Producer};
+
+    struct Liar {
+        counts: Arc<Counts>,
+        range: std::ops::Range<u64>,
+    }
+    impl Producer for Liar {
+        type Item = Tracked;
+        type IntoSeq = std::vec::IntoIter<Tracked>;
+        fn base_len(&self) -> usize {
+            (self.range.end - self.range.start) as usize
+        }
+        fn split_at(self, i: usize) -> (Self, Self) {
+            let mid = self.range.start + i as u64;
+            (
+                Liar {
+                    counts: self.counts.clone(),
+                    range: self.range.start..mid,
+                },
+                Liar {
+                    counts: self.counts,
+                    range: mid..self.range.end,
+                },
+            )
+        }
+        fn into_seq(self) -> Self::IntoSeq {
+            // Yields one item too few on the piece that holds 777, and one too many elsewhere.
+            let mut v: Vec<Tracked> = self
+                .range
+                .clone()
+                .filter(|&i| i != 777)
+                .map(|i| Tracked::new(i, &self.counts))
+                .collect();
+            if !self.range.contains(&777) {
+                v.push(Tracked::new(0, &self.counts));
+            }
+            v.into_iter()
+        }
+        fn exact_len(&self) -> Option<usize> {
+            Some(self.base_len())
+        }
+    }
+    impl IndexedProducer for Liar {}
+
+    let pool = Pool::new(2).unwrap();
+    let counts = Arc::new(Counts::default());
+    let liar = Liar {
+        counts: counts.clone(),
+        range: 0..10_000,
+    };
+    let e = catch_unwind(AssertUnwindSafe(|| {
+        pool.install(|| liar.collect::<Vec<Tracked>>())
+    }))
+    .unwrap_err();
+    assert!(message(e).contains("fewer items"));
+    balanced(&counts);
+    still_works(&pool);
+}

@@ -38,7 +38,11 @@ fn rows(n: usize) -> Vec<Vec<u64>> {
     let rows = 2000;
     let mean = n / rows;
     (0..rows)
-        .map(|r| (0..(r * 7919 % rows) * 2 * mean / rows).map(|x| x as u64).collect())
+        .map(|r| {
+            (0..(r * 7919 % rows) * 2 * mean / rows)
+                .map(|x| x as u64)
+                .collect()
+        })
         .collect()
 }
 
@@ -91,7 +95,11 @@ fn targets(report: &mut Report, threads: usize, vs_rayon: f64) {
 }
 
 /// Times `run` and checks its result with `ok`.
-fn timed<R>(system: &str, run: impl FnOnce() -> R, ok: impl FnOnce(R) -> Result<()>) -> Result<f64> {
+fn timed<R>(
+    system: &str,
+    run: impl FnOnce() -> R,
+    ok: impl FnOnce(R) -> Result<()>,
+) -> Result<f64> {
     let (t, r) = time(run);
     ok(r).map_err(|e| e.context(format!("{system} computed a wrong result")))?;
     Ok(t)
@@ -113,7 +121,9 @@ pub fn run_sum(settings: &Settings) -> Result<Report> {
     let pool = peers::throttle_pool(threads)?;
     let rayon = peers::rayon_pool(threads)?;
     let cases = vec![
-        Case::new("serial", 1, move || timed("serial", || v.iter().map(|x| x * x).sum(), close)),
+        Case::new("serial", 1, move || {
+            timed("serial", || v.iter().map(|x| x * x).sum(), close)
+        }),
         Case::new("throttle", threads, || {
             timed("throttle", || pool.install(|| on_throttle::sum(v)), close)
         }),
@@ -153,10 +163,18 @@ pub fn run_collect(settings: &Settings) -> Result<Report> {
     let rayon = peers::rayon_pool(threads)?;
     let cases = vec![
         Case::new("serial", 1, move || {
-            timed("serial", || (0..n as u64).map(hash).collect::<Vec<_>>(), same)
+            timed(
+                "serial",
+                || (0..n as u64).map(hash).collect::<Vec<_>>(),
+                same,
+            )
         }),
         Case::new("throttle", threads, || {
-            timed("throttle", || pool.install(|| on_throttle::collect(n)), same)
+            timed(
+                "throttle",
+                || pool.install(|| on_throttle::collect(n)),
+                same,
+            )
         }),
         Case::new("rayon", threads, || {
             timed("rayon", || rayon.install(|| on_rayon::collect(n)), same)
@@ -181,13 +199,25 @@ pub fn run_filter_count(settings: &Settings) -> Result<Report> {
     let rayon = peers::rayon_pool(threads)?;
     let cases = vec![
         Case::new("serial", 1, move || {
-            timed("serial", || v.iter().filter(|&&x| uneven(x, n as u64)).count(), same)
+            timed(
+                "serial",
+                || v.iter().filter(|&&x| uneven(x, n as u64)).count(),
+                same,
+            )
         }),
         Case::new("throttle", threads, || {
-            timed("throttle", || pool.install(|| on_throttle::filter_count(v)), same)
+            timed(
+                "throttle",
+                || pool.install(|| on_throttle::filter_count(v)),
+                same,
+            )
         }),
         Case::new("rayon", threads, || {
-            timed("rayon", || rayon.install(|| on_rayon::filter_count(v)), same)
+            timed(
+                "rayon",
+                || rayon.install(|| on_rayon::filter_count(v)),
+                same,
+            )
         }),
     ];
     let series = run_interleaved(settings.reps, true, cases)?;
@@ -219,7 +249,9 @@ pub fn run_mut(settings: &Settings) -> Result<Report> {
     };
     let cases = vec![
         Case::new("serial", 1, move || {
-            measure("serial", &|v| v.iter_mut().for_each(|x| *x = compute_map(*x)))
+            measure("serial", &|v| {
+                v.iter_mut().for_each(|x| *x = compute_map(*x))
+            })
         }),
         Case::new("throttle", threads, || {
             measure("throttle", &|v| pool.install(|| on_throttle::map_mut(v)))
@@ -229,7 +261,8 @@ pub fn run_mut(settings: &Settings) -> Result<Report> {
         }),
     ];
     let series = run_interleaved(settings.reps, true, cases)?;
-    let what = format!("v.par_iter_mut().for_each(|x| *x = compute_map(*x)) over {n} f64; wall time");
+    let what =
+        format!("v.par_iter_mut().for_each(|x| *x = compute_map(*x)) over {n} f64; wall time");
     let mut report = Report::new("iter_mut", what, serial_baseline(), series);
     targets(&mut report, threads, 1.02);
     Ok(report)
@@ -254,7 +287,11 @@ pub fn run_nested(settings: &Settings) -> Result<Report> {
     let cases = vec![
         Case::new("serial", 1, move || timed("serial", || serial(rows), same)),
         Case::new("throttle", threads, || {
-            timed("throttle", || pool.install(|| on_throttle::nested(rows)), same)
+            timed(
+                "throttle",
+                || pool.install(|| on_throttle::nested(rows)),
+                same,
+            )
         }),
         Case::new("rayon", threads, || {
             timed("rayon", || rayon.install(|| on_rayon::nested(rows)), same)

@@ -49,6 +49,9 @@ where
     fn min_len(&self) -> usize {
         self.base.min_len()
     }
+    fn exact_len(&self) -> Option<usize> {
+        self.base.exact_len()
+    }
 }
 
 impl<P: IndexedProducer, F, R> IndexedProducer for Map<P, F> where F: Fn(P::Item) -> R + Sync + Send {}
@@ -109,6 +112,9 @@ where
     fn min_len(&self) -> usize {
         self.base.min_len()
     }
+    fn exact_len(&self) -> Option<usize> {
+        self.base.exact_len()
+    }
 }
 
 impl<P: IndexedProducer, INIT, S, F, R> IndexedProducer for MapInit<P, INIT, F>
@@ -167,6 +173,9 @@ where
     }
     fn min_len(&self) -> usize {
         self.base.min_len()
+    }
+    fn exact_len(&self) -> Option<usize> {
+        self.base.exact_len()
     }
 }
 
@@ -415,6 +424,9 @@ where
     fn min_len(&self) -> usize {
         self.base.min_len()
     }
+    fn exact_len(&self) -> Option<usize> {
+        self.base.exact_len()
+    }
 }
 
 impl<'a, T: 'a + Copy, P: IndexedProducer<Item = &'a T>> IndexedProducer for Copied<P> {}
@@ -445,6 +457,9 @@ where
     }
     fn min_len(&self) -> usize {
         self.base.min_len()
+    }
+    fn exact_len(&self) -> Option<usize> {
+        self.base.exact_len()
     }
 }
 
@@ -507,6 +522,9 @@ impl<P: Producer> Producer for MinLen<P> {
     }
     fn min_len(&self) -> usize {
         self.base.min_len().max(self.min)
+    }
+    fn exact_len(&self) -> Option<usize> {
+        self.base.exact_len()
     }
 }
 

@@ -1,11 +1,13 @@
 //! `collect`: building collections from parallel iterators, in order.
 //!
-//! Every leaf collects its items into a `Vec`; the `Vec`s are chained in order (a linked list,
-//! so combining two pieces moves no item) and poured into the target at the end: one copy per
-//! item for a `Vec`, and an exact-length `FromIterator` for the other collections.
+//! An exact-length iterator (a slice, range or `Vec` through `map`, `enumerate`, `zip`, ...)
+//! collected into a `Vec` writes every item in place (`write.rs`). Otherwise every leaf collects
+//! its items into a `Vec`; the `Vec`s are chained in order (a linked list, so combining two
+//! pieces moves no item) and poured into the target at the end: one copy per item for a `Vec`,
+//! and an exact-length `FromIterator` for the other collections.
 
 use super::consumers::{concat, CollectChunks, Flatten};
-use super::plumbing::bridge;
+use super::plumbing::{bridge, Producer};
 use super::{IntoParallelIterator, ParallelIterator};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 use std::hash::{BuildHasher, Hash};
@@ -50,7 +52,11 @@ impl<T: Send> FromParallelIterator<T> for Vec<T> {
     where
         I: IntoParallelIterator<Item = T>,
     {
-        concat(collect_chunks(iter.into_par_iter()))
+        let iter = iter.into_par_iter();
+        match iter.exact_len() {
+            Some(len) if len == iter.base_len() => super::write::collect_exact(iter, len),
+            _ => concat(collect_chunks(iter)),
+        }
     }
 }
 

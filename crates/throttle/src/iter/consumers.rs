@@ -17,7 +17,7 @@ pub(crate) struct ForEach<'f, F>(pub(crate) &'f F);
 
 impl<T, F: Fn(T) + Sync> Consumer<T> for ForEach<'_, F> {
     type Result = ();
-    fn consume<I: Iterator<Item = T>>(&self, _: usize, iter: I) {
+    fn consume<I: Iterator<Item = T>>(&self, _: usize, _: usize, iter: I) {
         iter.for_each(self.0);
     }
     fn combine(&self, _: (), _: ()) {}
@@ -30,7 +30,7 @@ pub(crate) struct Reduce<'f, ID, OP> {
 
 impl<T: Send, ID: Fn() -> T + Sync, OP: Fn(T, T) -> T + Sync> Consumer<T> for Reduce<'_, ID, OP> {
     type Result = T;
-    fn consume<I: Iterator<Item = T>>(&self, _: usize, iter: I) -> T {
+    fn consume<I: Iterator<Item = T>>(&self, _: usize, _: usize, iter: I) -> T {
         iter.fold((self.identity)(), self.op)
     }
     fn combine(&self, left: T, right: T) -> T {
@@ -42,7 +42,7 @@ pub(crate) struct ReduceWith<'f, OP>(pub(crate) &'f OP);
 
 impl<T: Send, OP: Fn(T, T) -> T + Sync> Consumer<T> for ReduceWith<'_, OP> {
     type Result = Option<T>;
-    fn consume<I: Iterator<Item = T>>(&self, _: usize, iter: I) -> Option<T> {
+    fn consume<I: Iterator<Item = T>>(&self, _: usize, _: usize, iter: I) -> Option<T> {
         iter.reduce(self.0)
     }
     fn combine(&self, left: Option<T>, right: Option<T>) -> Option<T> {
@@ -57,7 +57,7 @@ pub(crate) struct Sum<S>(pub(crate) PhantomData<fn() -> S>);
 
 impl<T, S: Send + std::iter::Sum<T> + std::iter::Sum<S>> Consumer<T> for Sum<S> {
     type Result = S;
-    fn consume<I: Iterator<Item = T>>(&self, _: usize, iter: I) -> S {
+    fn consume<I: Iterator<Item = T>>(&self, _: usize, _: usize, iter: I) -> S {
         iter.sum()
     }
     fn combine(&self, left: S, right: S) -> S {
@@ -69,7 +69,7 @@ pub(crate) struct Product<S>(pub(crate) PhantomData<fn() -> S>);
 
 impl<T, S: Send + std::iter::Product<T> + std::iter::Product<S>> Consumer<T> for Product<S> {
     type Result = S;
-    fn consume<I: Iterator<Item = T>>(&self, _: usize, iter: I) -> S {
+    fn consume<I: Iterator<Item = T>>(&self, _: usize, _: usize, iter: I) -> S {
         iter.product()
     }
     fn combine(&self, left: S, right: S) -> S {
@@ -81,7 +81,7 @@ pub(crate) struct Count;
 
 impl<T> Consumer<T> for Count {
     type Result = usize;
-    fn consume<I: Iterator<Item = T>>(&self, _: usize, iter: I) -> usize {
+    fn consume<I: Iterator<Item = T>>(&self, _: usize, _: usize, iter: I) -> usize {
         iter.count()
     }
     fn combine(&self, left: usize, right: usize) -> usize {
@@ -98,7 +98,7 @@ pub(crate) struct Extreme<'f, F> {
 
 impl<T: Send, F: Fn(&T, &T) -> CmpOrdering + Sync> Consumer<T> for Extreme<'_, F> {
     type Result = Option<T>;
-    fn consume<I: Iterator<Item = T>>(&self, _: usize, iter: I) -> Option<T> {
+    fn consume<I: Iterator<Item = T>>(&self, _: usize, _: usize, iter: I) -> Option<T> {
         if self.max {
             iter.max_by(self.compare)
         } else {
@@ -128,7 +128,7 @@ pub(crate) struct FindMapAny<'f, F> {
 
 impl<T, R: Send, F: Fn(T) -> Option<R> + Sync> Consumer<T> for FindMapAny<'_, F> {
     type Result = Option<R>;
-    fn consume<I: Iterator<Item = T>>(&self, _: usize, iter: I) -> Option<R> {
+    fn consume<I: Iterator<Item = T>>(&self, _: usize, _: usize, iter: I) -> Option<R> {
         for (i, x) in iter.enumerate() {
             if i % STOP_CHECK_EVERY == STOP_CHECK_EVERY - 1 && self.found.load(Ordering::Relaxed) {
                 return None;
@@ -160,7 +160,7 @@ pub(crate) struct FindMapFirst<'f, F> {
 
 impl<T, R: Send, F: Fn(T) -> Option<R> + Sync> Consumer<T> for FindMapFirst<'_, F> {
     type Result = Option<R>;
-    fn consume<I: Iterator<Item = T>>(&self, offset: usize, iter: I) -> Option<R> {
+    fn consume<I: Iterator<Item = T>>(&self, offset: usize, _: usize, iter: I) -> Option<R> {
         for (i, x) in iter.enumerate() {
             if i % STOP_CHECK_EVERY == STOP_CHECK_EVERY - 1 && self.done(offset) {
                 return None;
@@ -188,7 +188,7 @@ pub(crate) struct CollectChunks;
 
 impl<T: Send> Consumer<T> for CollectChunks {
     type Result = LinkedList<Vec<T>>;
-    fn consume<I: Iterator<Item = T>>(&self, _: usize, iter: I) -> LinkedList<Vec<T>> {
+    fn consume<I: Iterator<Item = T>>(&self, _: usize, _: usize, iter: I) -> LinkedList<Vec<T>> {
         let mut list = LinkedList::new();
         list.push_back(iter.collect());
         list
@@ -210,7 +210,7 @@ type Chunks2<A, B> = (LinkedList<Vec<A>>, LinkedList<Vec<B>>);
 
 impl<A: Send, B: Send> Consumer<(A, B)> for UnzipChunks {
     type Result = Chunks2<A, B>;
-    fn consume<I: Iterator<Item = (A, B)>>(&self, _: usize, iter: I) -> Chunks2<A, B> {
+    fn consume<I: Iterator<Item = (A, B)>>(&self, _: usize, _: usize, iter: I) -> Chunks2<A, B> {
         let (a, b): (Vec<A>, Vec<B>) = iter.unzip();
         (LinkedList::from([a]), LinkedList::from([b]))
     }
@@ -226,7 +226,7 @@ pub(crate) struct PartitionChunks<'f, F>(pub(crate) &'f F);
 
 impl<T: Send, F: Fn(&T) -> bool + Sync> Consumer<T> for PartitionChunks<'_, F> {
     type Result = Chunks2<T, T>;
-    fn consume<I: Iterator<Item = T>>(&self, _: usize, iter: I) -> Chunks2<T, T> {
+    fn consume<I: Iterator<Item = T>>(&self, _: usize, _: usize, iter: I) -> Chunks2<T, T> {
         let (a, b): (Vec<T>, Vec<T>) = iter.partition(self.0);
         (LinkedList::from([a]), LinkedList::from([b]))
     }

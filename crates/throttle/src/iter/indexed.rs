@@ -157,6 +157,9 @@ impl<P: IndexedProducer> Producer for Enumerate<P> {
     fn min_len(&self) -> usize {
         self.base.min_len()
     }
+    fn exact_len(&self) -> Option<usize> {
+        self.base.exact_len()
+    }
 }
 
 impl<P: IndexedProducer> IndexedProducer for Enumerate<P> {}
@@ -184,6 +187,9 @@ impl<A: IndexedProducer, B: IndexedProducer> Producer for Zip<A, B> {
     }
     fn min_len(&self) -> usize {
         self.a.min_len().max(self.b.min_len())
+    }
+    fn exact_len(&self) -> Option<usize> {
+        Some(self.a.exact_len()?.min(self.b.exact_len()?))
     }
 }
 
@@ -216,6 +222,9 @@ impl<P: IndexedProducer> Producer for ItemChunks<P> {
     }
     fn min_len(&self) -> usize {
         self.base.min_len().div_ceil(self.size)
+    }
+    fn exact_len(&self) -> Option<usize> {
+        Some(self.base.exact_len()?.div_ceil(self.size))
     }
 }
 

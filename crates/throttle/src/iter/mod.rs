@@ -53,6 +53,7 @@ mod runtime;
 mod slice;
 mod sort;
 mod vec;
+mod write;
 
 pub use adapters::{
     Cloned, Copied, Filter, FilterMap, FilterMapSeq, FilterSeq, FlatMapIter, FlatMapIterSeq, Fold,

@@ -82,6 +82,13 @@ pub trait Producer: Sized + Send {
     fn min_len(&self) -> usize {
         1
     }
+
+    /// `Some(base_len)` if the producer yields exactly `base_len` items and `split_at(i)` puts
+    /// exactly `i` of them on the left (default `None`). `collect` into a `Vec` then writes every
+    /// item straight into its place; it checks the promise, and panics if it was broken.
+    fn exact_len(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// A [`Producer`] whose `base_len` is its exact number of items, and whose `split_at(i)` puts
@@ -116,8 +123,9 @@ pub trait IndexedProducer: Producer {}
 pub(crate) trait Consumer<T>: Sync {
     type Result: Send;
 
-    /// Consumes one leaf, whose first unit is unit `offset` of the whole run.
-    fn consume<I: Iterator<Item = T>>(&self, offset: usize, iter: I) -> Self::Result;
+    /// Consumes one leaf: `len` units, the first being unit `offset` of the whole run. Leaves
+    /// never overlap (see [`bridge_len`]).
+    fn consume<I: Iterator<Item = T>>(&self, offset: usize, len: usize, iter: I) -> Self::Result;
 
     /// Combines the results of two adjacent pieces, `left` first.
     fn combine(&self, left: Self::Result, right: Self::Result) -> Self::Result;
@@ -139,6 +147,18 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
+    let len = producer.base_len();
+    bridge_len(producer, len, consumer)
+}
+
+/// [`bridge`] for a producer of `len` units. Pieces get their lengths by this function's own
+/// arithmetic (not by asking them), so the ranges handed to `Consumer::consume` are disjoint
+/// even if a producer miscounts, which is what lets `collect` write in place soundly.
+pub(crate) fn bridge_len<P, C>(producer: P, len: usize, consumer: &C) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
     let threads = crate::current_num_threads();
     let min = producer.min_len().max(1);
     let splitter = Splitter {
@@ -147,7 +167,7 @@ where
         min,
         block: FIRST_BLOCK.max(min),
     };
-    run(producer, consumer, splitter, 0)
+    run(producer, consumer, splitter, 0, len)
 }
 
 #[derive(Clone, Copy)]
@@ -199,7 +219,13 @@ fn thread_token() -> usize {
 }
 
 /// Eager splits (rayon's adaptive budget), then a leaf.
-fn run<P, C>(producer: P, consumer: &C, mut splitter: Splitter, offset: usize) -> C::Result
+fn run<P, C>(
+    producer: P,
+    consumer: &C,
+    mut splitter: Splitter,
+    offset: usize,
+    len: usize,
+) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
@@ -207,18 +233,17 @@ where
     if consumer.done(offset) {
         return consumer.skipped();
     }
-    let len = producer.base_len();
     if !splitter.try_split(len) {
-        return leaf(producer, consumer, splitter, offset);
+        return leaf(producer, consumer, splitter, offset, len);
     }
     let mid = len / 2;
     let (left, right) = producer.split_at(mid);
     let forked_on = thread_token();
     let (a, b) = crate::join(
-        || run(left, consumer, splitter, offset),
+        || run(left, consumer, splitter, offset, mid),
         move || {
             splitter.note_thread(forked_on);
-            run(right, consumer, splitter, offset + mid)
+            run(right, consumer, splitter, offset + mid, len - mid)
         },
     );
     consumer.combine(a, b)
@@ -226,7 +251,13 @@ where
 
 /// Runs a piece block by block; between blocks, honours the limit and splits what is left in
 /// half when a thread is hungry (the right half offered to it).
-fn leaf<P, C>(mut producer: P, consumer: &C, mut splitter: Splitter, mut offset: usize) -> C::Result
+fn leaf<P, C>(
+    mut producer: P,
+    consumer: &C,
+    mut splitter: Splitter,
+    mut offset: usize,
+    mut len: usize,
+) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
@@ -237,27 +268,27 @@ where
         None => r,
     };
     loop {
-        let len = producer.base_len();
         if len / 2 >= splitter.min && len > splitter.min && runtime::poll_hungry() {
             let mid = len / 2;
             let (left, right) = producer.split_at(mid);
             let (a, b) = runtime::fork(
-                || leaf(left, consumer, splitter, offset),
-                move || leaf(right, consumer, splitter, offset + mid),
+                || leaf(left, consumer, splitter, offset, mid),
+                move || leaf(right, consumer, splitter, offset + mid, len - mid),
             );
             return merge(acc, consumer.combine(a, b));
         }
         if len <= splitter.block {
-            return merge(acc, consumer.consume(offset, producer.into_seq()));
+            return merge(acc, consumer.consume(offset, len, producer.into_seq()));
         }
         let block = splitter.block;
         let (head, tail) = producer.split_at(block);
         let start = Instant::now();
-        let r = consumer.consume(offset, head.into_seq());
+        let r = consumer.consume(offset, block, head.into_seq());
         splitter.adapt(start.elapsed());
         acc = Some(merge(acc, r));
         producer = tail;
         offset += block;
+        len -= block;
         if consumer.done(offset) {
             return merge(acc, consumer.skipped());
         }

@@ -44,6 +44,9 @@ macro_rules! range_producer {
             fn into_seq(self) -> Range<$t> {
                 self.range
             }
+            fn exact_len(&self) -> Option<usize> {
+                Some(self.base_len())
+            }
         }
 
         impl IndexedProducer for RangeIter<$t> {}

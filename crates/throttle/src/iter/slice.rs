@@ -30,6 +30,9 @@ impl<'a, T: Sync> Producer for SliceIter<'a, T> {
     fn into_seq(self) -> Self::IntoSeq {
         self.slice.iter()
     }
+    fn exact_len(&self) -> Option<usize> {
+        Some(self.base_len())
+    }
 }
 
 impl<T: Sync> IndexedProducer for SliceIter<'_, T> {}
@@ -61,6 +64,9 @@ impl<'a, T: Send> Producer for SliceIterMut<'a, T> {
     fn into_seq(self) -> Self::IntoSeq {
         self.slice.iter_mut()
     }
+    fn exact_len(&self) -> Option<usize> {
+        Some(self.base_len())
+    }
 }
 
 impl<T: Send> IndexedProducer for SliceIterMut<'_, T> {}
@@ -86,6 +92,9 @@ impl<'a, T: Sync> Producer for Chunks<'a, T> {
     }
     fn into_seq(self) -> Self::IntoSeq {
         self.slice.chunks(self.size)
+    }
+    fn exact_len(&self) -> Option<usize> {
+        Some(self.base_len())
     }
 }
 
@@ -113,6 +122,9 @@ impl<'a, T: Send> Producer for ChunksMut<'a, T> {
     }
     fn into_seq(self) -> Self::IntoSeq {
         self.slice.chunks_mut(self.size)
+    }
+    fn exact_len(&self) -> Option<usize> {
+        Some(self.base_len())
     }
 }
 
@@ -149,6 +161,9 @@ impl<'a, T: Sync> Producer for Windows<'a, T> {
     }
     fn into_seq(self) -> Self::IntoSeq {
         self.slice.windows(self.size)
+    }
+    fn exact_len(&self) -> Option<usize> {
+        Some(self.base_len())
     }
 }
 

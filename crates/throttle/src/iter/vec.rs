@@ -128,6 +128,9 @@ impl<T: Send> Producer for IntoIter<T> {
             range,
         }
     }
+    fn exact_len(&self) -> Option<usize> {
+        Some(self.base_len())
+    }
 }
 
 impl<T: Send> IndexedProducer for IntoIter<T> {}
