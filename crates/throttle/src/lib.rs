@@ -80,6 +80,7 @@
 mod current;
 mod error;
 mod global;
+mod hooks;
 pub mod iter;
 mod job;
 mod join;
@@ -99,6 +100,7 @@ mod worker;
 pub use current::{current_num_threads, current_thread_index};
 pub use error::Error;
 pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
+pub use hooks::spawn;
 pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE};
 pub use scope::Scope;
 pub use semaphore::{Permit, Throttle};

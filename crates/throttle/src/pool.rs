@@ -1,6 +1,7 @@
 //! `Pool`: the public face of a registry and its worker threads.
 
 use crate::error::Error;
+use crate::hooks::{self, Hooks};
 use crate::job::StackJob;
 use crate::join::join_in;
 use crate::range::{auto_block, for_range_grain_in, for_range_in, map_reduce_in};
@@ -36,6 +37,8 @@ use std::thread::JoinHandle;
 pub struct Pool {
     registry: Arc<Registry>,
     handles: Vec<JoinHandle<()>>,
+    /// Handlers and detached tasks (hooks.rs).
+    pub(crate) hooks: std::sync::Arc<Hooks>,
 }
 
 type NameFn = Box<dyn Fn(usize) -> String>;
@@ -52,6 +55,8 @@ pub struct PoolBuilder {
     name: Option<NameFn>,
     stack_size: Option<usize>,
     stats: bool,
+    /// Start, exit and panic handlers (set in hooks.rs).
+    pub(crate) hooks: Hooks,
 }
 
 impl fmt::Debug for PoolBuilder {
@@ -106,9 +111,12 @@ impl PoolBuilder {
             return Err(Error::too_many_threads(threads));
         }
         let registry = Arc::new(Registry::new(threads, self.stats));
+        let hooks = std::sync::Arc::new(self.hooks);
+        hooks::register(&registry, &hooks);
         let mut pool = Pool {
             registry,
             handles: Vec::with_capacity(threads),
+            hooks,
         };
         for index in 0..threads {
             let name = match &self.name {
@@ -118,9 +126,10 @@ impl PoolBuilder {
             let mut b = std::thread::Builder::new().name(name);
             b = b.stack_size(self.stack_size.unwrap_or(DEFAULT_STACK_SIZE));
             let registry = pool.registry.clone();
+            let hooks = pool.hooks.clone();
             // On failure, `pool` drops here and stops the threads already started.
             let handle = b
-                .spawn(move || worker_main(registry, index))
+                .spawn(move || hooks.run_worker(index, || worker_main(registry, index)))
                 .map_err(Error::spawn)?;
             pool.handles.push(handle);
         }
@@ -176,12 +185,18 @@ impl Pool {
             name: None,
             stack_size: None,
             stats: true,
+            hooks: Hooks::default(),
         }
     }
 
     /// The number of worker threads.
     pub fn threads(&self) -> usize {
         self.registry.threads()
+    }
+
+    /// The pool's registry (for hooks.rs).
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
     }
 
     /// Runs `op` with the calling thread as a participant of this pool (a run slot held), or, if
@@ -401,6 +416,8 @@ impl fmt::Debug for Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        self.hooks.wait_for_detached();
+        hooks::unregister(&self.registry);
         self.registry.terminate();
         for h in self.handles.drain(..) {
             // A worker never panics out of its loop (jobs catch their panics); if one did, the
