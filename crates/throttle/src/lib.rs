@@ -1,8 +1,10 @@
 //! Run CPU-bound parallel work at the right concurrency.
 //!
 //! `throttle` is a work-stealing thread pool whose concurrency limit is a live quantity, with
-//! fork-join ([`join`], [`scope`], [`for_range`], [`map_reduce`]), a FIFO-fair counting semaphore
-//! for any threads ([`Throttle`]), and counters of what the pool did ([`Stats`]).
+//! fork-join ([`join`], [`scope`], [`for_range`], [`map_reduce`]), rayon's data-parallel
+//! iterators and parallel sorts ([`iter`], brought in by `use throttle::prelude::*;`), detached
+//! tasks ([`spawn`]), a FIFO-fair counting semaphore for any threads ([`Throttle`]), and counters
+//! of what the pool did ([`Stats`]).
 //!
 //! # A tour
 //!
@@ -43,6 +45,24 @@
 //!
 //! let stats = pool.stats();
 //! assert!(stats.tasks > 0);
+//! ```
+//!
+//! Data-parallel code reads as it does with rayon; porting a rayon program means changing its
+//! `use` lines:
+//!
+//! ```
+//! use throttle::prelude::*;
+//!
+//! let pool = throttle::Pool::new(2).unwrap();
+//! let v: Vec<f64> = (0..100_000).map(|i| i as f64).collect();
+//! let (norm2, mut sorted) = pool.install(|| {
+//!     let norm2: f64 = v.par_iter().map(|x| x * x).sum();
+//!     let mut sorted: Vec<i64> = v.par_iter().map(|&x| (x as i64 * 7919) % 1000).collect();
+//!     sorted.par_sort_unstable();
+//!     (norm2, sorted)
+//! });
+//! assert!(norm2 > 0.0 && sorted.windows(2).all(|w| w[0] <= w[1]));
+//! sorted.par_iter_mut().for_each(|x| *x *= 2);
 //! ```
 //!
 //! Threads you start yourself can be gated with a [`Throttle`]:
