@@ -21,8 +21,9 @@ pub fn current_num_threads() -> usize {
 }
 
 /// The index of the calling thread among its pool's workers (`0..threads`), or `None` on a
-/// thread that is not a worker (such as a caller inside [`install`](crate::Pool::install), which
-/// takes part in the pool's work without being one of its workers).
+/// thread that is not a worker. A caller inside [`install`](crate::Pool::install) usually takes
+/// part in the pool's work without being one of its workers (`None`); when every run slot is
+/// busy, its call is handed to a worker instead (`Some`).
 ///
 /// # Examples
 /// ```

@@ -106,6 +106,8 @@ fn thread_indices_are_the_workers_own() {
         assert!(matches!(index, Some(i) if i < 3), "{index:?}");
     }
     assert_eq!(throttle::current_thread_index(), None);
-    // Inside `install` the caller takes part without being a worker.
-    assert_eq!(pool.install(throttle::current_thread_index), None);
+    // Inside `install` the caller takes part without being a worker (None), unless every run
+    // slot was busy and the call was handed to a worker.
+    let inside = pool.install(throttle::current_thread_index);
+    assert!(inside.map_or(true, |i| i < 3), "{inside:?}");
 }

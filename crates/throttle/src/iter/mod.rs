@@ -42,6 +42,7 @@
 //! ```
 
 mod adapters;
+mod claim;
 mod collect;
 mod consumers;
 mod indexed;

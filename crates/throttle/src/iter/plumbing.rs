@@ -3,9 +3,11 @@
 //!
 //! # Splitting
 //!
-//! Two mechanisms, one eager and one on demand:
+//! The outermost iterator of a computation cuts its run into pieces that the pool's threads
+//! claim from a shared counter (`claim.rs`). Nested iterators, and each claimed piece, split with
+//! two mechanisms, one eager and one on demand:
 //!
-//! 1. Rayon's adaptive splitter: a run starts with a budget of `threads` splits, halved at each
+//! 1. Rayon's adaptive splitter (nested iterators only): a run starts with a budget of `threads` splits, halved at each
 //!    level, so each thread gets about two pieces at once; when the right half of a split runs
 //!    on another thread than the one that forked it (it was stolen), its budget is refilled.
 //! 2. Demand, as `for_range` does: a piece runs in blocks, and between two blocks it honours a
@@ -18,7 +20,7 @@
 //! [`with_min_len`](crate::iter::ParallelIterator::with_min_len)). Re-measure the constants with
 //! `throttle-bench --bench iter sort` when the scheduler changes.
 
-use super::runtime;
+use super::{claim, runtime};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
@@ -167,17 +169,20 @@ where
         min,
         block: FIRST_BLOCK.max(min),
     };
+    if threads > 1 && len / 2 >= min && claim::outermost() {
+        return claim::run_claimed(producer, len, consumer, splitter, threads);
+    }
     run(producer, consumer, splitter, 0, len)
 }
 
 #[derive(Clone, Copy)]
-struct Splitter {
+pub(crate) struct Splitter {
     /// Eager splits left (halved at each level).
     splits: usize,
     /// What a stolen piece's budget is refilled to.
     refill: usize,
     /// The shortest piece or block.
-    min: usize,
+    pub(crate) min: usize,
     /// Units per block in a leaf; adapted to the time a block takes.
     block: usize,
 }
@@ -251,7 +256,7 @@ where
 
 /// Runs a piece block by block; between blocks, honours the limit and splits what is left in
 /// half when a thread is hungry (the right half offered to it).
-fn leaf<P, C>(
+pub(crate) fn leaf<P, C>(
     mut producer: P,
     consumer: &C,
     mut splitter: Splitter,
