@@ -7,14 +7,15 @@
 //! claim from a shared counter (`claim.rs`). Nested iterators, and each claimed piece, split with
 //! two mechanisms, one eager and one on demand:
 //!
-//! 1. Rayon's adaptive splitter (nested iterators only): a run starts with a budget of `threads` splits, halved at each
-//!    level, so each thread gets about two pieces at once; when the right half of a split runs
-//!    on another thread than the one that forked it (it was stolen), its budget is refilled.
+//! 1. Rayon's adaptive splitter (nested iterators only): a run starts with a budget of
+//!    `threads` splits, halved at each level, so each thread gets about two pieces at once;
+//!    when the right half of a split runs on another thread than the one that forked it (it was
+//!    stolen), its budget is refilled.
 //! 2. Demand, as `for_range` does: a piece runs in blocks, and between two blocks it honours a
 //!    lowered limit and, when a thread of the pool is hungry while no work is queued, splits
 //!    what it has left in half and offers the right half. Blocks adapt to the clock: they start
-//!    at [`FIRST_BLOCK`] units and double or halve to take about [`BLOCK_TIME`], so coarse items
-//!    (an image each) and tiny ones (a float each) are both checked about every 20 µs.
+//!    at 32 units and double or halve to take about 20 µs, so coarse items (an image each) and
+//!    tiny ones (a float each) are both checked about every 20 µs.
 //!
 //! No split makes a piece shorter than the producer's `min_len` (see
 //! [`with_min_len`](crate::iter::ParallelIterator::with_min_len)). Re-measure the constants with
