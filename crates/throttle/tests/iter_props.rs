@@ -274,7 +274,10 @@ fn nested_iterators() {
 #[test]
 fn zero_sized_items() {
     let p = pool();
-    assert_eq!(p.install(|| vec![(); 10_000].into_par_iter().count()), 10_000);
+    assert_eq!(
+        p.install(|| vec![(); 10_000].into_par_iter().count()),
+        10_000
+    );
     let units: Vec<()> = p.install(|| (0..5000u32).into_par_iter().map(|_| ()).collect());
     assert_eq!(units.len(), 5000);
     let empty: Vec<u8> = p.install(|| Vec::<u8>::new().into_par_iter().collect());
