@@ -11,5 +11,5 @@
 
 pub use crate::iter::{
     FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-    IntoParallelRefMutIterator, ParallelIterator, ParallelSlice, ParallelSliceMut,
+    IntoParallelRefMutIterator, ParallelExtend, ParallelIterator, ParallelSlice, ParallelSliceMut,
 };

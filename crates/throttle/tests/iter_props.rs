@@ -100,6 +100,28 @@ proptest! {
     }
 
     #[test]
+    fn chain_take_skip_flatten_extend(v in data(), w in data(), n in 0..50_000usize) {
+        let p = pool();
+        let c: Vec<u32> = p.install(|| v.par_iter().copied().chain(w.par_iter().copied()).collect());
+        prop_assert_eq!(&c, &v.iter().chain(&w).copied().collect::<Vec<_>>());
+        let ce: Vec<(usize, u32)> = p.install(|| v.par_iter().copied().chain(w.clone()).enumerate().filter(|(i, _)| i % 3 == 0).collect());
+        prop_assert_eq!(ce, v.iter().chain(&w).copied().enumerate().filter(|(i, _)| i % 3 == 0).collect::<Vec<_>>());
+        let cs = p.install(|| v.par_iter().filter(|&&x| x % 2 == 0).chain(w.par_iter()).count());
+        prop_assert_eq!(cs, v.iter().filter(|&&x| x % 2 == 0).count() + w.len());
+        let t: Vec<u32> = p.install(|| v.clone().into_par_iter().take(n).collect());
+        prop_assert_eq!(t, v.iter().copied().take(n).collect::<Vec<_>>());
+        let s: Vec<u32> = p.install(|| v.par_iter().copied().skip(n).collect());
+        prop_assert_eq!(s, v.iter().copied().skip(n).collect::<Vec<_>>());
+        let fm: Vec<u32> = p.install(|| v.par_iter().flat_map(|&x| (0..x % 5).into_par_iter()).collect());
+        prop_assert_eq!(fm, v.iter().flat_map(|&x| 0..x % 5).collect::<Vec<_>>());
+        let fl: Vec<u32> = p.install(|| v.par_iter().map(|&x| (x % 3 == 0).then_some(x)).flatten_iter().collect());
+        prop_assert_eq!(fl, v.iter().filter(|&&x| x % 3 == 0).copied().collect::<Vec<_>>());
+        let mut e = w.clone();
+        p.install(|| e.par_extend(v.par_iter().map(|x| x + 1)));
+        prop_assert_eq!(e, w.iter().copied().chain(v.iter().map(|x| x + 1)).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn slices(v in data(), size in 1..50usize) {
         let p = pool();
         let sums: Vec<u32> = p.install(|| v.par_chunks(size).map(|c| c.iter().sum()).collect());

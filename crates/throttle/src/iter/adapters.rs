@@ -1,5 +1,5 @@
 //! Adapters that change items one by one: `map`, `map_init`, `inspect`, `filter`, `filter_map`,
-//! `flat_map_iter`, `copied`, `cloned`, `fold` and `with_min_len`.
+//! `flat_map`, `flat_map_iter`, `copied`, `cloned`, `fold` and `with_min_len`.
 //!
 //! Each adapter is a producer wrapping its base; closures are shared by the pieces of a split
 //! through an `Arc` (one allocation per adapter, one reference count per split), and each leaf
@@ -7,6 +7,7 @@
 //! its vectorisation) survives the wrapping.
 
 use super::plumbing::{IndexedProducer, Producer};
+use super::IntoParallelIterator;
 use std::sync::Arc;
 
 /// Splits a producer that shares one `Arc`'d closure.
@@ -394,6 +395,70 @@ where
         let f = &*self.f;
         self.iter
             .fold(acc, move |acc, x| f(x).into_iter().fold(acc, &mut g))
+    }
+}
+
+/// Maps each item to a parallel iterator and flattens; see
+/// [`ParallelIterator::flat_map`](super::ParallelIterator::flat_map). Each inner iterator runs
+/// sequentially inside its leaf (the outer iterator is what is split).
+#[derive(Debug)]
+pub struct FlatMap<P, F> {
+    pub(crate) base: P,
+    pub(crate) f: Arc<F>,
+}
+
+impl<P, F, U> Producer for FlatMap<P, F>
+where
+    P: Producer,
+    F: Fn(P::Item) -> U + Sync + Send,
+    U: IntoParallelIterator,
+{
+    type Item = U::Item;
+    type IntoSeq = FlatMapSeq<P::IntoSeq, F, <U::Iter as Producer>::IntoSeq>;
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        split_with_fn!(self, index, FlatMap { f })
+    }
+    fn into_seq(self) -> Self::IntoSeq {
+        FlatMapSeq {
+            iter: self.base.into_seq(),
+            f: self.f,
+            front: None,
+        }
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+}
+
+/// The sequential iterator of a [`FlatMap`] leaf.
+#[derive(Debug)]
+pub struct FlatMapSeq<I, F, J> {
+    iter: I,
+    f: Arc<F>,
+    front: Option<J>,
+}
+
+impl<I, F, U> Iterator for FlatMapSeq<I, F, <U::Iter as Producer>::IntoSeq>
+where
+    I: Iterator,
+    F: Fn(I::Item) -> U,
+    U: IntoParallelIterator,
+{
+    type Item = U::Item;
+    fn next(&mut self) -> Option<U::Item> {
+        loop {
+            if let Some(front) = &mut self.front {
+                if let Some(x) = front.next() {
+                    return Some(x);
+                }
+                self.front = None;
+            }
+            let item = self.iter.next()?;
+            self.front = Some((self.f)(item).into_par_iter().into_seq());
+        }
     }
 }
 

@@ -89,6 +89,32 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
         ItemChunks { base: self, size }
     }
 
+    /// The first `n` items (all if there are fewer); the others are dropped unconsumed.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..100u32).into_par_iter().take(3).collect();
+    /// assert_eq!(v, [0, 1, 2]);
+    /// ```
+    fn take(self, n: usize) -> Self {
+        let n = n.min(self.base_len());
+        self.split_at(n).0
+    }
+
+    /// All but the first `n` items (none if there are fewer); those are dropped unconsumed.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..5u32).into_par_iter().skip(3).collect();
+    /// assert_eq!(v, [3, 4]);
+    /// ```
+    fn skip(self, n: usize) -> Self {
+        let n = n.min(self.base_len());
+        self.split_at(n).1
+    }
+
     /// The index of some item that satisfies `predicate` (not necessarily the first).
     ///
     /// # Examples

@@ -42,9 +42,11 @@
 //! ```
 
 mod adapters;
+mod chain;
 mod claim;
 mod collect;
 mod consumers;
+mod extend;
 mod indexed;
 mod into;
 mod par_iter;
@@ -57,10 +59,13 @@ mod vec;
 mod write;
 
 pub use adapters::{
-    Cloned, Copied, Filter, FilterMap, FilterMapSeq, FilterSeq, FlatMapIter, FlatMapIterSeq, Fold,
-    Inspect, InspectSeq, Map, MapInit, MapInitSeq, MapSeq, MinLen,
+    Cloned, Copied, Filter, FilterMap, FilterMapSeq, FilterSeq, FlatMap, FlatMapIter,
+    FlatMapIterSeq, FlatMapSeq, Fold, Inspect, InspectSeq, Map, MapInit, MapInitSeq, MapSeq,
+    MinLen,
 };
+pub use chain::Chain;
 pub use collect::FromParallelIterator;
+pub use extend::ParallelExtend;
 pub use indexed::{Enumerate, IndexedParallelIterator, ItemChunks, ItemChunksSeq, Zip};
 pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
 pub use par_iter::ParallelIterator;

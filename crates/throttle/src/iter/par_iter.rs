@@ -1,14 +1,16 @@
 //! [`ParallelIterator`]: the adapters and consumers every parallel iterator has.
 
 use super::adapters::{
-    Cloned, Copied, Filter, FilterMap, FlatMapIter, Fold, Inspect, Map, MapInit, MinLen,
+    Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Fold, Inspect, Map, MapInit, MinLen,
 };
+use super::chain::Chain;
 use super::collect::FromParallelIterator;
 use super::consumers::{
     Count, Extreme, FindMapAny, FindMapFirst, ForEach, PartitionChunks, Product, Reduce,
     ReduceWith, Sum, UnzipChunks,
 };
 use super::plumbing::{bridge, Producer};
+use super::IntoParallelIterator;
 use std::cmp::Ordering;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
@@ -193,6 +195,64 @@ pub trait ParallelIterator: Producer<Item: Send> {
         FlatMapIter {
             base: self,
             f: Arc::new(f),
+        }
+    }
+
+    /// Maps every item to a parallel iterator (a `Vec`, a range, a `par_iter()`, ...) and yields
+    /// their items in order. The outer iterator is split; each inner one runs sequentially.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (1..4u32).into_par_iter().flat_map(|i| (0..i).into_par_iter()).collect();
+    /// assert_eq!(v, [0, 0, 1, 0, 1, 2]);
+    /// ```
+    fn flat_map<F, U>(self, f: F) -> FlatMap<Self, F>
+    where
+        F: Fn(Self::Item) -> U + Sync + Send,
+        U: IntoParallelIterator,
+    {
+        FlatMap {
+            base: self,
+            f: Arc::new(f),
+        }
+    }
+
+    /// Flattens items that are sequential iterables (`Vec`s, `Option`s, ...), in order.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u8> = vec![vec![1u8], vec![], vec![2, 3]].into_par_iter().flatten_iter().collect();
+    /// assert_eq!(v, [1, 2, 3]);
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn flatten_iter(self) -> FlatMapIter<Self, fn(Self::Item) -> Self::Item>
+    where
+        Self::Item: IntoIterator,
+        <Self::Item as IntoIterator>::Item: Send,
+    {
+        FlatMapIter {
+            base: self,
+            f: Arc::new(std::convert::identity),
+        }
+    }
+
+    /// The items of `self`, then those of `other`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..2u32).into_par_iter().chain(vec![7u32, 8]).collect();
+    /// assert_eq!(v, [0, 1, 7, 8]);
+    /// ```
+    fn chain<C>(self, other: C) -> Chain<Self, C::Iter>
+    where
+        C: IntoParallelIterator<Item = Self::Item>,
+    {
+        Chain {
+            a: self,
+            b: other.into_par_iter(),
         }
     }
 
