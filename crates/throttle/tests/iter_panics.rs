@@ -247,3 +247,36 @@ fn a_broken_length_promise_panics_cleanly() {
     balanced(&counts);
     still_works(&pool);
 }
+
+/// A panic in a nested iterator (which splits by forks, not claimed pieces) reaches the caller
+/// through both levels, and every owned item is dropped once.
+#[test]
+fn nested_panics_reach_the_caller() {
+    let pool = Pool::new(3).unwrap();
+    let counts = Arc::new(Counts::default());
+    let rows: Vec<Vec<Tracked>> = (0..64u64)
+        .map(|r| {
+            (0..500)
+                .map(|i| Tracked::new(r * 1000 + i, &counts))
+                .collect()
+        })
+        .collect();
+    let e = catch_unwind(AssertUnwindSafe(|| {
+        pool.install(|| {
+            rows.into_par_iter()
+                .map(|row| {
+                    row.into_par_iter()
+                        .map(|t| {
+                            assert!(t.value != 40_123, "nested");
+                            t.value
+                        })
+                        .sum::<u64>()
+                })
+                .collect::<Vec<u64>>()
+        })
+    }))
+    .unwrap_err();
+    assert_eq!(message(e), "nested");
+    balanced(&counts);
+    still_works(&pool);
+}
