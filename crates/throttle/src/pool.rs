@@ -2,6 +2,7 @@
 
 use crate::context::Context;
 use crate::error::Error;
+use crate::hooks::{self, Hooks};
 use crate::join::join_in;
 use crate::placement::Placement;
 use crate::range::{auto_block, for_range_grain_in, for_range_in, map_reduce_in};
@@ -44,6 +45,8 @@ use std::time::Instant;
 pub struct Pool {
     registry: Arc<Registry>,
     handles: Vec<JoinHandle<()>>,
+    /// Handlers and detached tasks (hooks.rs).
+    pub(crate) hooks: std::sync::Arc<Hooks>,
 }
 
 type NameFn = Box<dyn Fn(usize) -> String>;
@@ -61,6 +64,8 @@ pub struct PoolBuilder {
     stack_size: Option<usize>,
     stats: bool,
     placement: bool,
+    /// Start, exit and panic handlers (set in hooks.rs).
+    pub(crate) hooks: Hooks,
 }
 
 impl fmt::Debug for PoolBuilder {
@@ -105,6 +110,9 @@ impl PoolBuilder {
     /// or replaces an affinity set by anyone else: a worker narrows only the mask it has when
     /// it goes to sleep, and restores that mask on waking only if nobody changed it meanwhile.
     /// Homes are spread over the allowed CPUs, and successive pools start at different CPUs.
+    /// One case cannot be told apart: a one-CPU mask equal to a worker's home, set while that
+    /// worker sleeps, looks like the pool's own narrowing and is undone when it wakes; turn
+    /// placement off if you pin the workers yourself.
     /// Why, and what it measured: `src/placement.rs`; `throttle-bench --bench placement`
     /// compares on and off.
     ///
@@ -134,9 +142,13 @@ impl PoolBuilder {
             return Err(Error::too_many_threads(threads));
         }
         let (registry, deques) = Registry::new(threads, self.stats);
+        let registry = Arc::new(registry);
+        let hooks = std::sync::Arc::new(self.hooks);
+        hooks::register(&registry, &hooks);
         let mut pool = Pool {
-            registry: Arc::new(registry),
+            registry,
             handles: Vec::with_capacity(threads),
+            hooks,
         };
         let homes = if self.placement {
             Placement::homes_for_new_pool()
@@ -152,9 +164,12 @@ impl PoolBuilder {
             b = b.stack_size(self.stack_size.unwrap_or(DEFAULT_STACK_SIZE));
             let registry = pool.registry.clone();
             let placement = homes.as_ref().map(|h| h.for_worker(index));
+            let hooks = pool.hooks.clone();
             // On failure, `pool` drops here and stops the threads already started.
             let handle = b
-                .spawn(move || worker_main(registry, index, deque, placement))
+                .spawn(move || {
+                    hooks.run_worker(index, || worker_main(registry, index, deque, placement))
+                })
                 .map_err(Error::spawn)?;
             pool.handles.push(handle);
         }
@@ -211,12 +226,18 @@ impl Pool {
             stack_size: None,
             stats: true,
             placement: cfg!(target_os = "linux"),
+            hooks: Hooks::default(),
         }
     }
 
     /// The number of worker threads.
     pub fn threads(&self) -> usize {
         self.registry.threads()
+    }
+
+    /// The pool's registry (for hooks.rs).
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
     }
 
     /// Runs `op` with the calling thread as a participant of this pool, holding a run slot. If
@@ -506,9 +527,16 @@ impl fmt::Debug for Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        self.registry.terminate();
         let me = std::thread::current().id();
-        if self.handles.iter().any(|h| h.thread().id() == me) {
+        let inside = self.handles.iter().any(|h| h.thread().id() == me);
+        if !inside {
+            // From inside, this very task may be one of the detached tasks: waiting for them
+            // would wait for ourselves. They still run: the workers drain the queues first.
+            self.hooks.wait_for_detached();
+        }
+        hooks::unregister(&self.registry);
+        self.registry.terminate();
+        if inside {
             // The last handle dropped inside one of our own tasks: joining would wait for this
             // very thread (and for workers that may wait on it). Detach them all; each exits
             // when it runs out of work, and the registry lives on in their `Arc`s until then.
