@@ -8,8 +8,11 @@ mod calibrate;
 mod error;
 mod export;
 mod frames;
+mod grid;
 mod interrupt;
 mod levels;
+mod load;
+mod numbers;
 mod overhead;
 mod procs;
 mod progress;
@@ -34,8 +37,8 @@ use crate::report::{Machine, Report};
 /// Each subcommand reproduces one of the seed experiments on this machine (sum, sweep, overhead,
 /// frames, procs), shows what the probe knows about the CPUs (topology), or profiles any
 /// command (scan). Tables go to standard output; --json, --csv and --plot save the results.
-/// Ctrl-C stops an experiment between measurements and still prints and saves what was
-/// measured, marked partial (exit status 130).
+/// Ctrl-C (or SIGTERM) stops an experiment between measurements and still prints and saves what
+/// was measured, marked partial (exit status 130, or 143 for SIGTERM).
 #[derive(Debug, Parser)]
 #[command(name = "throttle", version, about, long_about)]
 struct Cli {
@@ -94,7 +97,7 @@ fn main() -> ExitCode {
         }
         Err(err) if error::is_interrupted(&err) => {
             eprintln!("{err}");
-            ExitCode::from(130)
+            ExitCode::from(interrupt::exit_status())
         }
         Err(err) => {
             eprintln!("error: {err:#}");

@@ -37,7 +37,7 @@ over cores threads."
 )]
 pub struct OverheadArgs {
     /// Repetitions of every configuration.
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, 1000))]
     pub reps: Option<u32>,
     /// A short run (under 10 s): fewer jobs, lengths up to 10^6.
     #[arg(long)]

@@ -17,6 +17,7 @@ use crate::error::usage;
 use crate::export::OutputArgs;
 use crate::interrupt;
 use crate::levels::LevelList;
+use crate::load::LoadMark;
 use crate::progress::Progress;
 use crate::report::{Machine, Report, Row, Sample, Section};
 use crate::sum::{self, Mode, Work};
@@ -46,45 +47,59 @@ min(N, usable CPUs). The best level is marked, and a few sentences say what the 
 The work is calibrated so the whole sweep takes about --seconds (60 by default, 5 with --quick)."
 )]
 pub struct SweepArgs {
-    /// Concurrency levels, comma-separated; 0 = no limit.
-    #[arg(long, value_name = "LIST", default_value = DEFAULT_LEVELS)]
-    pub levels: LevelList,
+    /// Concurrency levels, comma-separated; 0 = no limit [default: 1,2,3,4,5,6,8,16,32,64,0,
+    /// those up to --tasks].
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub levels: Option<LevelList>,
     /// Modes to compare, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Mode::Threads, Mode::Pool])]
     pub modes: Vec<Mode>,
     /// Repetitions of every level and mode (medians are reported).
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, 1000))]
     pub reps: Option<u32>,
     /// A short sweep (under 10 s): less work per task, 3 repetitions.
     #[arg(long)]
     pub quick: bool,
     /// Approximate duration of the whole sweep in seconds (sets the calibrated work).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = crate::numbers::seconds(crate::numbers::MAX_SECONDS))]
     pub seconds: Option<f64>,
     /// Number of tasks (and threads per mode).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 4096))]
     pub tasks: usize,
     /// Numbers summed per task (skips calibration).
-    #[arg(long, value_name = "C")]
+    #[arg(long, value_name = "C", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u64>(1, u64::MAX))]
     pub chunk: Option<u64>,
     /// Repetitions of each task's sum (with --chunk).
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, u64::MAX))]
     pub repeat: Option<u32>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub output: OutputArgs,
 }
 
+/// The seed's levels up to `tasks`, with 0 (no limit) last.
+pub fn default_levels(tasks: usize) -> Vec<usize> {
+    let all: LevelList = DEFAULT_LEVELS.parse().expect("the default levels parse");
+    all.values().into_iter().filter(|&l| l <= tasks).collect()
+}
+
 /// Runs `throttle sweep`.
 pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
-    let levels = args.levels.values();
-    if let Some(&bad) = levels.iter().find(|&&l| l > args.tasks) {
-        return Err(usage(
-            "--levels",
-            args.levels.raw(),
-            &format!("level {bad} exceeds --tasks {}", args.tasks),
-        ));
-    }
+    let levels = match &args.levels {
+        Some(list) => {
+            let levels = list.values();
+            if let Some(&bad) = levels.iter().find(|&&l| l > args.tasks) {
+                return Err(usage(
+                    "--levels",
+                    list.raw(),
+                    &format!("level {bad} exceeds --tasks {}", args.tasks),
+                ));
+            }
+            levels
+        }
+        // The seed's levels that fit the task count (0 = no limit always fits).
+        None => default_levels(args.tasks),
+    };
     let mut modes: Vec<Mode> = Vec::new();
     for &m in &args.modes {
         if !modes.contains(&m) {
@@ -138,6 +153,7 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
     let progress = Progress::new((reps * levels.len() * modes.len()) as u64, "sweep");
     let mut samples: BTreeMap<(usize, usize), Vec<Sample>> = BTreeMap::new();
     let mut checks = BTreeMap::new();
+    let load = LoadMark::now();
     'reps: for rep in 0..reps {
         // Interleave: each repetition starts at a different level and alternates the mode order.
         for i in 0..levels.len() {
@@ -167,6 +183,10 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
         }
     }
     progress.finish();
+    let outside = load.outside_cpus();
+    if let Some(outside) = outside {
+        report.param("outside_load_cpus", outside);
+    }
 
     let mut section = Section::new(
         "sweep",
@@ -195,6 +215,10 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
     section.fill_speedup(1, |level| parallel(level as usize) as f64);
     section.mark_best();
     report.findings = findings(&section, &report.machine, work.tasks);
+    report.findings.extend(disturbance(&section, outside, cpus));
+    if let Some(rec) = recommend(&section, cpus) {
+        report.findings.insert(0, rec.sentence);
+    }
     report.sections.push(section);
     Ok(report)
 }
@@ -315,6 +339,102 @@ fn findings(section: &Section, machine: &Machine, tasks: usize) -> Vec<String> {
             summary.count,
             (summary.min - 1.0) * 100.0,
             (summary.max - 1.0) * 100.0
+        ));
+    }
+    out
+}
+
+/// The concurrency a sweep recommends and the sentence that says so.
+#[derive(Debug, Clone)]
+pub struct Recommendation {
+    /// The level to use.
+    pub level: u64,
+    /// The series it was measured in.
+    pub series: String,
+    /// The wall-time median at that level, seconds.
+    pub wall: f64,
+    /// One plain sentence with the numbers behind it.
+    pub sentence: String,
+}
+
+/// The smallest level whose wall time is within the run-to-run spread of the fastest row of the
+/// same series (at least 1 %): more concurrency than that buys nothing measurable. Levels at or
+/// above the usable CPUs are preferred when the CPU count itself is on the plateau, so a noisy
+/// baseline cannot talk the recommendation into 32 threads on 2 CPUs.
+pub fn recommend(section: &Section, cpus: usize) -> Option<Recommendation> {
+    let best = section.rows.iter().find(|r| r.best)?;
+    let spread = |r: &Row| (r.wall.max - r.wall.min) / r.wall.median;
+    let tolerance = spread(best).max(0.01);
+    let mut plateau: Vec<&Row> = section
+        .rows
+        .iter()
+        .filter(|r| r.series == best.series && r.level != 0)
+        .filter(|r| r.wall.median <= best.wall.median * (1.0 + tolerance))
+        .collect();
+    plateau.sort_by_key(|r| r.level);
+    let pick = plateau
+        .iter()
+        .find(|r| r.level == cpus as u64)
+        .or_else(|| plateau.first())
+        .copied()
+        .unwrap_or(best);
+    let why = if pick.level == best.level {
+        "the fastest level measured".to_string()
+    } else {
+        format!(
+            "within {:.1} % of the fastest ({} at {}), the run-to-run spread",
+            tolerance * 100.0,
+            units::secs(best.wall.median),
+            best.label
+        )
+    };
+    let cores = if pick.level == cpus as u64 {
+        format!(" = the {cpus} usable CPUs")
+    } else {
+        format!(" (this machine has {cpus} usable CPUs)")
+    };
+    Some(Recommendation {
+        level: pick.level,
+        series: pick.series.clone(),
+        wall: pick.wall.median,
+        sentence: format!(
+            "Recommendation: run {} tasks at once{cores}; in {} mode that took {}, {why}.",
+            pick.label,
+            pick.series,
+            units::secs(pick.wall.median)
+        ),
+    })
+}
+
+/// Warnings when the numbers cannot be taken at face value: other programs kept CPUs busy, or
+/// an efficiency above 100 % shows that the level-1 baseline was slowed down.
+fn disturbance(section: &Section, outside: Option<f64>, cpus: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(x) = outside.filter(|&x| crate::load::is_disturbing(x, cpus)) {
+        out.push(format!(
+            "Warning: other programs kept {x:.2} of the {cpus} CPUs busy on average during the \
+             sweep (/proc/stat minus this process): the times include their load, so rerun on an \
+             idle machine before trusting small differences."
+        ));
+    }
+    let over = section
+        .rows
+        .iter()
+        .filter(|r| r.efficiency.is_some_and(|e| e > 1.05))
+        .max_by(|a, b| {
+            a.efficiency
+                .unwrap_or(0.0)
+                .total_cmp(&b.efficiency.unwrap_or(0.0))
+        });
+    if let Some(row) = over {
+        out.push(format!(
+            "Warning: {} mode at {} shows an efficiency of {:.0} %, more than the {} CPUs can give: \
+             its level-1 baseline ran slower than the work needs (disturbed by other load or a \
+             slow start), so the speedups of that mode are overstated.",
+            row.series,
+            row.label,
+            row.efficiency.unwrap_or(0.0) * 100.0,
+            cpus
         ));
     }
     out
