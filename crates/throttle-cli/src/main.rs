@@ -5,6 +5,7 @@
 //! [`report::Report`]; output formats live under `export/`.
 
 mod calibrate;
+mod chart;
 mod error;
 mod export;
 mod frames;
