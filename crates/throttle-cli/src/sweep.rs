@@ -351,8 +351,6 @@ pub struct Recommendation {
     pub level: u64,
     /// The series it was measured in.
     pub series: String,
-    /// The wall-time median at that level, seconds.
-    pub wall: f64,
     /// One plain sentence with the numbers behind it.
     pub sentence: String,
 }
@@ -396,7 +394,6 @@ pub fn recommend(section: &Section, cpus: usize) -> Option<Recommendation> {
     Some(Recommendation {
         level: pick.level,
         series: pick.series.clone(),
-        wall: pick.wall.median,
         sentence: format!(
             "Recommendation: run {} tasks at once{cores}; in {} mode that took {}, {why}.",
             pick.label,

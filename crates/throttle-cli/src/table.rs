@@ -32,6 +32,13 @@ pub fn render_section(section: &Section) -> String {
 
 /// One section as a table at most `max_width` characters wide (all columns when `None`).
 pub fn render_section_fitted(section: &Section, max_width: Option<usize>) -> String {
+    let (columns, cells) = grid_of(section);
+    grid::render(&columns, &cells, max_width)
+}
+
+/// The columns and the cells (as text) of a section: what the terminal table and the HTML
+/// table both show.
+pub fn grid_of(section: &Section) -> (Vec<Column>, Vec<Vec<String>>) {
     let rows = &section.rows;
     let any_speedup = rows.iter().any(|r| r.speedup.is_some());
     let any_efficiency = rows.iter().any(|r| r.efficiency.is_some());
@@ -65,7 +72,7 @@ pub fn render_section_fitted(section: &Section, max_width: Option<usize>) -> Str
         .iter()
         .map(|row| cells(section, row, any_speedup, any_efficiency, any_wait))
         .collect();
-    grid::render(&columns, &cells, max_width)
+    (columns, cells)
 }
 
 fn cells(

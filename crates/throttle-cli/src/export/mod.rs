@@ -5,6 +5,7 @@
 //! appending (without truncating it) and remove it again if it did not exist before.
 
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod svg;
 
