@@ -30,7 +30,7 @@ const SEEDS: [&str; 5] = ["seed-000", "seed-001", "seed-002", "seed-003", "seed-
 /// The part of `page` inside `<section id="ID">`.
 fn section<'a>(page: &'a str, id: &str) -> &'a str {
     let start = page
-        .find(&format!("<section id=\"{id}\">"))
+        .find(&format!("<section id=\"{id}\""))
         .unwrap_or_else(|| panic!("no section {id}"));
     let rest = &page[start..];
     &rest[..rest.find("</section>").expect("section closed")]

@@ -138,7 +138,7 @@ pub fn page(
     if partial {
         out.push_str("<p class=\"partial\">PARTIAL: the run was interrupted; the sections below show what was measured before it stopped.</p>\n");
     }
-    out.push_str("<section class=\"rec\" id=\"recommendation\">\n<h2>Recommendation</h2>\n");
+    out.push_str("<section id=\"recommendation\" class=\"rec\">\n<h2>Recommendation</h2>\n");
     list(&mut out, recommendation);
     out.push_str("<p class=\"small\">Every number above appears in a figure or a folded table below.</p>\n</section>\n");
     out.push_str("<h2 id=\"machine\">The machine</h2>\n");
