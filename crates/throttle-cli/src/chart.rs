@@ -391,7 +391,7 @@ fn legend(out: &mut String, entries: &[(String, String, bool, bool, bool)]) {
     let mut y = HEIGHT - 22.0;
     let widths: Vec<f64> = entries
         .iter()
-        .map(|e| 40.0 + 6.5 * e.0.chars().count() as f64)
+        .map(|e| 48.0 + 7.2 * e.0.chars().count() as f64)
         .collect();
     if widths.iter().sum::<f64>() > WIDTH - LEFT - RIGHT {
         y -= 16.0;

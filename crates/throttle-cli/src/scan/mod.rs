@@ -227,14 +227,12 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.export_markdown {
         export::write(path, &export::markdown::to_string(&scan, &analysis))?;
     }
-    if args.plot.is_some() || args.report.is_some() {
-        let svg = export::svg::to_string(&scan, &analysis)?;
-        if let Some(path) = &args.plot {
-            export::write(path, &svg)?;
-        }
-        if let Some(path) = &args.report {
-            export::write(path, &export::html::to_string(&scan, &analysis, &svg))?;
-        }
+    if let Some(path) = &args.plot {
+        export::write(path, &export::svg::to_string(&scan, &analysis)?)?;
+    }
+    if let Some(path) = &args.report {
+        let figures = export::svg::charts(&scan, &analysis);
+        export::write(path, &export::html::to_string(&scan, &analysis, &figures))?;
     }
     if scan.partial {
         return Err(crate::error::Interrupted.into());
