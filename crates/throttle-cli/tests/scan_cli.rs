@@ -632,3 +632,42 @@ fn ctrl_c_exports_partial_results() {
         .sum();
     assert!(runs > 0 && runs < 200, "{runs} runs");
 }
+
+/// Copies that share nothing, past the CPU count: the model's reading names the CPUs as the
+/// limit and never says a flat or falling curve "keeps rising".
+#[test]
+fn procs_past_the_cpu_count_name_the_cpus_in_the_model() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let levels: Vec<String> = [1, cpus, cpus + 1, cpus + 2]
+        .iter()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|k| k.to_string())
+        .collect();
+    let dir = workdir("procs-model");
+    let json = dir.join("m.json");
+    throttle()
+        .args([
+            "scan",
+            "--procs",
+            &levels.join(","),
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+        ])
+        .arg("--export-json")
+        .arg(&json)
+        .arg("--")
+        .arg(assert_cmd::cargo::cargo_bin("throttle"))
+        .args(["__spin", "--iterations", "10000000"])
+        .assert()
+        .success();
+    let j = read_json(&json);
+    let summary = j["model"]["summary"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(summary.contains("passes the"), "{summary}");
+    assert!(!summary.contains("keeps rising"), "{summary}");
+}

@@ -100,9 +100,13 @@ pub fn charts(scan: &Scan, analysis: &Analysis) -> Vec<String> {
     series.push(Series::line("median", PALETTE[6], medians.clone()));
     if let Some(&(x0, y0)) = medians.first().filter(|p| p.0 > 0.0 && numeric(scan)) {
         series.push(
-            Series::line("linear from the first value", "#777777", curve(&|n| y0 * n / x0))
-                .dashed()
-                .no_markers(),
+            Series::line(
+                "linear from the first value",
+                "#777777",
+                curve(&|n| y0 * n / x0),
+            )
+            .dashed()
+            .no_markers(),
         );
     }
     if let Some(fit) = model.and_then(|m| m.amdahl.as_ref().ok()) {
@@ -113,9 +117,7 @@ pub fn charts(scan: &Scan, analysis: &Analysis) -> Vec<String> {
         );
     }
     if let Some(fit) = model.and_then(|m| m.usl.as_ref().ok()) {
-        series.push(
-            Series::line("USL fit", PALETTE[1], curve(&|n| fit.predict(n))).no_markers(),
-        );
+        series.push(Series::line("USL fit", PALETTE[1], curve(&|n| fit.predict(n))).no_markers());
     }
     let throughput = LineChart {
         title: partial(scan, format!("Throughput ({unit}) against {against}")),
