@@ -9,7 +9,7 @@
 //! marked partial.
 
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 
@@ -128,6 +128,9 @@ impl Step {
                     tasks: 64,
                     chunk: None,
                     repeat: None,
+                    deadline: Some(
+                        Instant::now() + Duration::from_secs_f64(remaining.max(MIN_SWEEP)),
+                    ),
                     output: Default::default(),
                 },
                 machine,

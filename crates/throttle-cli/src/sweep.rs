@@ -72,6 +72,10 @@ pub struct SweepArgs {
     /// Repetitions of each task's sum (with --chunk).
     #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, u64::MAX))]
     pub repeat: Option<u32>,
+    /// `throttle report`'s budget: no new repetition starts after this instant (at least one
+    /// always runs). Not a flag.
+    #[arg(skip)]
+    pub deadline: Option<std::time::Instant>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub output: OutputArgs,
@@ -155,6 +159,16 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
     let mut checks = BTreeMap::new();
     let load = LoadMark::now();
     'reps: for rep in 0..reps {
+        if rep > 0
+            && args
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            // Out of budget (a busy machine runs slower than calibrated): keep whole
+            // repetitions only, so every level has the same number of samples.
+            report.param("repetitions_done", rep);
+            break 'reps;
+        }
         // Interleave: each repetition starts at a different level and alternates the mode order.
         for i in 0..levels.len() {
             let level_index = (i + rep) % levels.len();
@@ -192,7 +206,11 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
         "sweep",
         &format!(
             "seed 000 sweep: {} tasks × {} numbers × {} repeat(s), {} repetitions, {} usable CPUs",
-            work.tasks, work.chunk, work.repeat, reps, cpus
+            work.tasks,
+            work.chunk,
+            work.repeat,
+            samples.values().map(Vec::len).max().unwrap_or(0),
+            cpus
         ),
         "mode",
         "concurrent tasks",

@@ -269,14 +269,16 @@ pub fn explain(fit: &Fit, range: Range, name: &str, unit: &str) -> Vec<String> {
     let of_linear = 100.0 / (1.0 + contention + coherency);
     let (s, k) = (sig3(fit.sigma), sig3(fit.kappa));
     let passes_cpus = range.cpus.filter(|&c| n_max > c);
-    // The CPU count is the story only when the command scaled up to it: the fit gives at
-    // least 70 % of linear speedup at min(CPUs, range) over the smallest level.
-    let scales_to = |c: f64| {
+    // The CPU count is the story only when the command scaled up to it (the fit gives at
+    // least 70 % of linear speedup there over the smallest level) and gained little beyond it
+    // (under 15 % more throughput from the CPU count to the end of the range).
+    let scaled_to = |c: f64| {
         let top = c.min(n_max);
         let base = fit.predict(n_min);
         base > 0.0 && top > n_min && fit.predict(top) / base >= 0.7 * top / n_min
     };
-    if let Some(cpus) = passes_cpus.filter(|&c| scales_to(c)) {
+    let flat_beyond = |c: f64| fit.predict(n_max) <= 1.15 * fit.predict(c.min(n_max));
+    if let Some(cpus) = passes_cpus.filter(|&c| scaled_to(c) && flat_beyond(c)) {
         out.push(format!(
             "The range passes the {} CPUs this process may use: above {name} = {}, extra threads or copies wait for a CPU, so throughput cannot keep growing there whatever the command does; the fitted σ = {s} and κ = {k} describe mostly that limit, not the command's own contention or coherency (at {name} = {n_max} the model gives {of_linear:.0} % of linear scaling).",
             sig3(cpus),
@@ -300,7 +302,7 @@ pub fn explain(fit: &Fit, range: Range, name: &str, unit: &str) -> Vec<String> {
             "Coherency κ = {k} dominates over contention σ = {s}: the cost of keeping workers in step grows with the square of {name}; at {name} = {n_max} the model gives {of_linear:.0} % of linear scaling."
         ));
     }
-    if let Some(cpus) = passes_cpus.filter(|&c| !scales_to(c)) {
+    if let Some(cpus) = passes_cpus.filter(|&c| !scaled_to(c)) {
         out.push(format!(
             "The range also passes the {} CPUs this process may use, but throughput falls short of linear already below that, so the command itself limits its scaling.",
             sig3(cpus)
