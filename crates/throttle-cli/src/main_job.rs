@@ -405,20 +405,19 @@ fn recommend(
         }
     }
     if let Some(frames) = section(frames_report, "frames") {
-        let per_frame = |name: &str| {
+        let rate = |name: &str| {
             frames
                 .rows
                 .iter()
                 .find(|r| r.series == name)
                 .and_then(|r| metric(r, "frames_per_sec"))
-                .map(|f| 1.0 / f)
         };
-        if let (Some(spawn), Some(pool)) = (per_frame("std_spawn"), per_frame("throttle")) {
+        if let (Some(spawn), Some(pool)) = (rate("std_spawn"), rate("throttle")) {
             out.push(format!(
-                "Thread per job, seed 003: creating threads every frame took {} per frame against {} with the persistent pool ({:+.0} %).",
-                units::secs(spawn),
-                units::secs(pool),
-                (spawn / pool - 1.0) * 100.0
+                "Thread per job, seed 003: creating threads every frame ran {} frames/s against {} frames/s with the persistent pool ({:+.0} % time per frame).",
+                units::count(spawn),
+                units::count(pool),
+                (pool / spawn - 1.0) * 100.0
             ));
         }
     }

@@ -464,3 +464,45 @@ fn series_names(section: &Section) -> Vec<String> {
     }
     names
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn section(walls_ms: &[(u64, u64)]) -> Section {
+        let mut s = Section::new("sweep", "t", "mode", "concurrent tasks", true);
+        for &(level, ms) in walls_ms {
+            let sample = Sample {
+                wall: Duration::from_millis(ms),
+                ..Sample::default()
+            };
+            let row = Row::from_samples("pool", level, &level.to_string(), level as f64, &[sample])
+                .expect("row");
+            s.rows.push(row);
+        }
+        s.fill_speedup(1, |l| (l as f64).clamp(1.0, 2.0));
+        s.mark_best();
+        s
+    }
+
+    #[test]
+    fn a_disturbed_baseline_is_called_out_and_the_cpus_recommended() {
+        // Level 1 ran slow (disturbed): 2 CPUs give 2.6× "speedup" at level 4.
+        let s = section(&[(1, 2600), (2, 1010), (4, 1000), (32, 1005)]);
+        let warnings = disturbance(&s, Some(0.05), 2);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("efficiency of 130 %"), "{warnings:?}");
+        let rec = recommend(&s, 2).expect("a recommendation");
+        assert_eq!(rec.level, 2, "{}", rec.sentence);
+        assert!(
+            rec.sentence.contains("= the 2 usable CPUs"),
+            "{}",
+            rec.sentence
+        );
+        // Outside load alone.
+        let calm = section(&[(1, 2000), (2, 1000)]);
+        assert!(disturbance(&calm, Some(1.5), 2)[0].contains("other programs kept 1.50"));
+        assert!(disturbance(&calm, Some(0.05), 2).is_empty());
+    }
+}

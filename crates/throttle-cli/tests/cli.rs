@@ -689,3 +689,49 @@ fn ctrl_c_saves_partial_results() {
         .expect("rows")
         .is_empty());
 }
+
+/// Busy loops beside the sweep, one per CPU: the sweep's answer says that other programs kept
+/// CPUs busy instead of presenting disturbed numbers as the machine's.
+#[test]
+fn sweep_detects_outside_load() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut hogs: Vec<std::process::Child> = (0..cpus)
+        .map(|_| {
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .expect("sh starts")
+        })
+        .collect();
+    // Let the loops get going before the sweep starts measuring.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let json = temp("outside-load.json");
+    let out = throttle()
+        .args([
+            "sweep",
+            "--levels",
+            "1,2",
+            "--tasks",
+            "4",
+            "--chunk",
+            "2000000",
+            "--reps",
+            "2",
+            "--json",
+            json.to_str().expect("utf-8"),
+        ])
+        .output();
+    for hog in &mut hogs {
+        let _ = hog.kill();
+        let _ = hog.wait();
+    }
+    let out = out.expect("runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v = read_json(&json);
+    assert!(v["parameters"]["outside_load_cpus"]
+        .as_f64()
+        .is_some_and(|x| x > 0.2));
+    let findings = v["findings"].to_string();
+    assert!(findings.contains("other programs kept"), "{findings}");
+    assert!(findings.contains("Recommendation: run "), "{findings}");
+}
