@@ -331,7 +331,8 @@ fn recommend(
     let cpus = machine.usable_cpus();
     let mut out = Vec::new();
     let sweep_section = section(sweep_report, "sweep");
-    if let Some((rec, section)) = sweep_section.and_then(|s| Some((sweep::recommend(s, cpus)?, s)))
+    if let Some((rec, section)) =
+        sweep_section.and_then(|s| Some((sweep::recommend_under(s, cpus, outside)?, s)))
     {
         out.push(rec.sentence.clone());
         // Oversubscription: all 64 tasks at once against the recommendation, same mode.
@@ -414,7 +415,7 @@ fn recommend(
         };
         if let (Some(spawn), Some(pool)) = (rate("std_spawn"), rate("throttle")) {
             out.push(format!(
-                "Thread per job, seed 003: creating threads every frame ran {} frames/s against {} frames/s with the persistent pool ({:+.0} % time per frame).",
+                "Thread per job, seed 003: creating threads every frame ran {} frames/s against {} frames/s with the persistent pool (its time per frame {:+.0} % against the pool's).",
                 units::count(spawn),
                 units::count(pool),
                 (pool / spawn - 1.0) * 100.0

@@ -298,12 +298,14 @@ fn findings(trivial: &Section, lengths: &Section, systems: &[System], cores: usi
     };
     if let (Some(t), Some(p)) = (best_of("thread per job"), best_of("pool")) {
         out.push(format!(
-            "Trivial jobs: a thread per job peaks at {} jobs/s with {} threads; the pool runs {} jobs/s \
-             at best ({} threads), {:.0}× more.",
+            "Trivial jobs: a thread per job peaks at {} jobs/s with {} thread{}; the pool runs {} \
+             jobs/s at best ({} thread{}), {:.0}× more.",
             units::count(rate(t)),
             t.label,
+            if t.level == 1 { "" } else { "s" },
             units::count(rate(p)),
             p.label,
+            if p.level == 1 { "" } else { "s" },
             rate(p) / rate(t).max(1e-9)
         ));
     }

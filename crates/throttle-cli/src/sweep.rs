@@ -234,7 +234,7 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
     section.mark_best();
     report.findings = findings(&section, &report.machine, work.tasks);
     report.findings.extend(disturbance(&section, outside, cpus));
-    if let Some(rec) = recommend(&section, cpus) {
+    if let Some(rec) = recommend_under(&section, cpus, outside) {
         report.findings.insert(0, rec.sentence);
     }
     report.sections.push(section);
@@ -421,6 +421,37 @@ pub fn recommend(section: &Section, cpus: usize) -> Option<Recommendation> {
     })
 }
 
+/// [`recommend`], unless other programs disturbed the sweep (see [`crate::load`]): then a
+/// measured best away from the CPU count cannot overrule it, and the sentence says both.
+pub fn recommend_under(
+    section: &Section,
+    cpus: usize,
+    outside: Option<f64>,
+) -> Option<Recommendation> {
+    let rec = recommend(section, cpus)?;
+    let disturbed = outside.filter(|&x| crate::load::is_disturbing(x, cpus));
+    match (disturbed, section.row(&rec.series, cpus as u64)) {
+        (Some(x), Some(at_cpus)) if rec.level != cpus as u64 => Some(Recommendation {
+            level: cpus as u64,
+            series: rec.series.clone(),
+            sentence: format!(
+                "Recommendation: run {cpus} tasks at once = the {cpus} usable CPUs. The sweep's \
+                 best here was {} ({} mode: {}, against {} at {cpus}), but other programs kept \
+                 {x:.2} CPUs busy during it, so that measurement cannot overrule the CPU count.",
+                rec.level,
+                rec.series,
+                units::secs(
+                    section
+                        .row(&rec.series, rec.level)
+                        .map_or(f64::NAN, |r| r.wall.median)
+                ),
+                units::secs(at_cpus.wall.median),
+            ),
+        }),
+        _ => Some(rec),
+    }
+}
+
 /// Warnings when the numbers cannot be taken at face value: other programs kept CPUs busy, or
 /// an efficiency above 100 % shows that the level-1 baseline was slowed down.
 fn disturbance(section: &Section, outside: Option<f64>, cpus: usize) -> Vec<String> {
@@ -504,5 +535,19 @@ mod tests {
         let calm = section(&[(1, 2000), (2, 1000)]);
         assert!(disturbance(&calm, Some(1.5), 2)[0].contains("other programs kept 1.50"));
         assert!(disturbance(&calm, Some(0.05), 2).is_empty());
+        // Under outside load a best level away from the CPU count does not win.
+        let noisy = section(&[(1, 2000), (2, 1100), (32, 1000)]);
+        assert_eq!(recommend(&noisy, 2).expect("rec").level, 32);
+        let rec = recommend_under(&noisy, 2, Some(1.3)).expect("rec");
+        assert_eq!(rec.level, 2, "{}", rec.sentence);
+        assert!(
+            rec.sentence.contains("other programs kept 1.30"),
+            "{}",
+            rec.sentence
+        );
+        assert_eq!(
+            recommend_under(&noisy, 2, Some(0.0)).expect("rec").level,
+            32
+        );
     }
 }

@@ -656,7 +656,7 @@ fn help_explains_the_seeds() {
     );
     let out = run_ok(&["--help"]);
     for sub in [
-        "sum", "sweep", "overhead", "frames", "procs", "topology", "scan",
+        "report", "sum", "sweep", "overhead", "frames", "procs", "topology", "scan",
     ] {
         assert!(text(&out.stdout).contains(sub));
     }
