@@ -430,21 +430,18 @@ pub fn recommend_under(
 ) -> Option<Recommendation> {
     let rec = recommend(section, cpus)?;
     let disturbed = outside.filter(|&x| crate::load::is_disturbing(x, cpus));
-    match (disturbed, section.row(&rec.series, cpus as u64)) {
-        (Some(x), Some(at_cpus)) if rec.level != cpus as u64 => Some(Recommendation {
+    let best = section.rows.iter().find(|r| r.best);
+    match (disturbed, section.row(&rec.series, cpus as u64), best) {
+        (Some(x), Some(at_cpus), Some(best)) if rec.level != cpus as u64 => Some(Recommendation {
             level: cpus as u64,
             series: rec.series.clone(),
             sentence: format!(
-                "Recommendation: run {cpus} tasks at once = the {cpus} usable CPUs. The sweep's \
-                 best here was {} ({} mode: {}, against {} at {cpus}), but other programs kept \
-                 {x:.2} CPUs busy during it, so that measurement cannot overrule the CPU count.",
-                rec.level,
-                rec.series,
-                units::secs(
-                    section
-                        .row(&rec.series, rec.level)
-                        .map_or(f64::NAN, |r| r.wall.median)
-                ),
+                "Recommendation: run {cpus} tasks at once = the {cpus} usable CPUs. The sweep was \
+                 fastest at {} ({} mode: {}; {} at {cpus}), but other programs kept {x:.2} CPUs \
+                 busy during it, so that measurement cannot overrule the CPU count.",
+                best.label,
+                best.series,
+                units::secs(best.wall.median),
                 units::secs(at_cpus.wall.median),
             ),
         }),
