@@ -162,6 +162,14 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
+    runtime::in_pool(|| bridge_in_pool(producer, len, consumer))
+}
+
+fn bridge_in_pool<P, C>(producer: P, len: usize, consumer: &C) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
     let threads = crate::current_num_threads();
     let min = producer.min_len().max(1);
     let splitter = Splitter {
