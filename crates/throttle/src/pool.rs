@@ -416,7 +416,7 @@ impl fmt::Debug for Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        self.hooks.wait_for_detached();
+        self.hooks.wait_for_detached(&self.registry);
         hooks::unregister(&self.registry);
         self.registry.terminate();
         for h in self.handles.drain(..) {
