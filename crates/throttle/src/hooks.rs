@@ -73,8 +73,13 @@ impl Hooks {
         }
     }
 
-    /// Waits until every detached task finished (from `Pool::drop`).
-    pub(crate) fn wait_for_detached(&self) {
+    /// Waits until every detached task finished (from `Pool::drop`). Does not wait on a thread
+    /// that takes part in this pool (a task dropping the last handle to its own pool), which
+    /// would wait for itself.
+    pub(crate) fn wait_for_detached(&self, registry: &Registry) {
+        if Participant::with_current(|p| p.is_some_and(|p| p.is_in(registry))) {
+            return;
+        }
         let mut n = lock(&self.detached);
         while *n > 0 {
             n = match self.all_done.wait(n) {

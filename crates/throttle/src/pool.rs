@@ -527,13 +527,11 @@ impl fmt::Debug for Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        // Inside one of its own tasks, `wait_for_detached` does not wait (the task would wait for
+        // itself); the detached tasks still run, the workers drain the queues first.
+        self.hooks.wait_for_detached(&self.registry);
         let me = std::thread::current().id();
         let inside = self.handles.iter().any(|h| h.thread().id() == me);
-        if !inside {
-            // From inside, this very task may be one of the detached tasks: waiting for them
-            // would wait for ourselves. They still run: the workers drain the queues first.
-            self.hooks.wait_for_detached();
-        }
         hooks::unregister(&self.registry);
         self.registry.terminate();
         if inside {

@@ -14,7 +14,7 @@
 //! 2. Demand, as `for_range` does: a piece runs in blocks, and between two blocks it honours a
 //!    lowered limit and, when a thread of the pool is hungry while no work is queued, splits
 //!    what it has left in half and offers the right half. Blocks adapt to the clock: they start
-//!    at 32 units and double or halve to take about 20 µs, so coarse items (an image each) and
+//!    at 32 units and grow or halve to take about 20 µs, so coarse items (an image each) and
 //!    tiny ones (a float each) are both checked about every 20 µs.
 //!
 //! No split makes a piece shorter than the producer's `min_len` (see
@@ -29,9 +29,9 @@ use std::time::{Duration, Instant};
 /// for hungry threads soon; blocks then adapt to [`BLOCK_TIME`].
 const FIRST_BLOCK: usize = 32;
 
-/// Most units in a block: a bound on the work between two looks for hungry threads even when
-/// the clock says blocks are cheap (as in `range.rs`).
-const MAX_BLOCK: usize = 4096;
+/// Most units in a block. The clock bounds a block's time; this bounds how far a block of very
+/// cheap items (~1 ns) grows past [`BLOCK_TIME`] before the clock can halve it (65 µs at 1 ns).
+const MAX_BLOCK: usize = 1 << 16;
 
 /// How long a block should take: long enough that a look at the pool's state word and a clock
 /// read (~25 ns here) are noise, short enough that a hungry thread waits no longer than about a
@@ -162,6 +162,14 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
+    runtime::in_pool(|| bridge_in_pool(producer, len, consumer))
+}
+
+fn bridge_in_pool<P, C>(producer: P, len: usize, consumer: &C) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
     let threads = crate::current_num_threads();
     let min = producer.min_len().max(1);
     let splitter = Splitter {
@@ -209,6 +217,9 @@ impl Splitter {
     fn adapt(&mut self, took: Duration) {
         if took > BLOCK_TIME * 2 {
             self.block = (self.block / 2).max(self.min);
+        } else if took < BLOCK_TIME / 8 {
+            // Far too short (cheap items): grow fast, so a short leaf takes few blocks.
+            self.block = (self.block * 8).min(MAX_BLOCK).max(self.min);
         } else if took < BLOCK_TIME / 2 {
             self.block = (self.block * 2).min(MAX_BLOCK).max(self.min);
         }

@@ -7,6 +7,9 @@
 //!   same for `for_range`).
 //! - [`fork`]: a `join` whose second half is always shareable (never a plain call), for splits
 //!   made because a thread is hungry.
+//! - [`in_pool`]: runs a computation as a participant of the current pool, entering the global
+//!   pool from outside any pool, so that even an iterator too short to split runs under a
+//!   pool's limit.
 
 use crate::join::join_shareable;
 use crate::worker::Participant;
@@ -40,4 +43,14 @@ where
         Some(p) => join_shareable(p, |_| a(), |_| b()),
         None => crate::join(a, b),
     })
+}
+
+/// Runs `op` as a participant of the current pool: here if the thread already takes part in a
+/// pool, else through the global pool's `install`.
+pub(crate) fn in_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
+    if Participant::with_current(|p| p.is_some()) {
+        op()
+    } else {
+        crate::global::global().install(op)
+    }
 }

@@ -31,6 +31,14 @@ where
     T: Send,
     F: Fn(&T, &T) -> Ordering + Sync,
 {
+    super::runtime::in_pool(|| sort_in_pool(v, compare, stable));
+}
+
+fn sort_in_pool<T, F>(v: &mut [T], compare: &F, stable: bool)
+where
+    T: Send,
+    F: Fn(&T, &T) -> Ordering + Sync,
+{
     let threads = crate::current_num_threads();
     if threads == 1 || v.len() <= MIN_PARALLEL {
         sort_piece(v, compare, stable);
