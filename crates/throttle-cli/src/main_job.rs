@@ -269,9 +269,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
             recommendation: &recommendation,
             experiments: &reports,
         };
-        let mut text = serde_json::to_string_pretty(&doc)?;
-        text.push('\n');
-        write_output(path, &text)?;
+        write_output(path, &crate::export::json::to_string(&doc)?)?;
     }
 
     if partial {
