@@ -590,11 +590,17 @@ impl LineChart {
                 out,
                 r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{tick_y:.1}" stroke="#888" stroke-dasharray="2 3"/>"##
             );
+            // Labels in the right half end at their line, so they stay inside the plot.
+            let (lx, anchor) = if x > (LEFT + WIDTH - RIGHT) / 2.0 {
+                (x - 4.0, "end")
+            } else {
+                (x + 4.0, "start")
+            };
             text(
                 &mut out,
-                x + 4.0,
+                lx,
                 TOP + 12.0 + 14.0 * i as f64,
-                "start",
+                anchor,
                 11.0,
                 r##"fill="#555""##,
                 &m.label,
