@@ -269,9 +269,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
             recommendation: &recommendation,
             experiments: &reports,
         };
-        let mut text = serde_json::to_string_pretty(&doc)?;
-        text.push('\n');
-        write_output(path, &text)?;
+        write_output(path, &crate::export::json::to_string(&doc)?)?;
     }
 
     if partial {
@@ -348,7 +346,9 @@ fn recommend(
                 chosen.label,
                 rec.series,
                 (free.wall.median / chosen.wall.median - 1.0) * 100.0,
-                if overlap {
+                if free.wall.count < 2 || chosen.wall.count < 2 {
+                    "with a single run of each there is no run-to-run spread to judge it by."
+                } else if overlap {
                     "their min–max ranges overlap, so for this pure-CPU work the cost is within the run-to-run noise."
                 } else {
                     "their min–max ranges do not overlap."

@@ -232,7 +232,15 @@ pub fn run(args: &OverheadArgs, machine: Machine) -> anyhow::Result<Report> {
             }
         }
     }
-    report.findings = findings(&trivial, &lengths, &length_systems, cores);
+    let mut points = Points::default();
+    report.findings = findings(&trivial, &lengths, &length_systems, cores, &mut points);
+    // The seed's points A and B, for the figures to mark (absent when not found).
+    if let Some(a) = points.a {
+        report.param("point_a_iterations", a);
+    }
+    if let Some(b) = points.b {
+        report.param("point_b_iterations", b);
+    }
     report.sections.push(trivial);
     report.sections.push(lengths);
     Ok(report)
@@ -286,7 +294,13 @@ fn measure(system: System, jobs: usize, length: u64, pool: Option<&Pool>) -> Sam
 }
 
 /// The seed's points A and B, and what the trivial jobs say.
-fn findings(trivial: &Section, lengths: &Section, systems: &[System], cores: usize) -> Vec<String> {
+fn findings(
+    trivial: &Section,
+    lengths: &Section,
+    systems: &[System],
+    cores: usize,
+    points: &mut Points,
+) -> Vec<String> {
     let mut out = Vec::new();
     let rate = |r: &Row| r.metrics.get("jobs_per_sec").copied().unwrap_or(0.0);
     let best_of = |series: &str| {
@@ -328,6 +342,7 @@ fn findings(trivial: &Section, lengths: &Section, systems: &[System], cores: usi
                 .all(|&l| ratio_at(&at_cores, &seq, l).map_or(true, |r| r >= 0.95))
         })
         .map(|i| levels[i]);
+    points.a = point_a;
     match point_a {
         Some(l) => {
             let ratio = lengths
@@ -356,6 +371,7 @@ fn findings(trivial: &Section, lengths: &Section, systems: &[System], cores: usi
                     .all(|&m| ratio_at(&many, &at_cores, m).map_or(true, |r| r <= 1.05))
             })
             .map(|i| levels[i]);
+        points.b = point_b;
         if let Some(l) = point_b {
             let first = levels.first().copied().unwrap_or(0);
             out.push(if l == first {
@@ -375,6 +391,14 @@ fn findings(trivial: &Section, lengths: &Section, systems: &[System], cores: usi
         }
     }
     out
+}
+
+/// The seed's points on the job-length axis: A, from which a thread per job beats the
+/// sequential loop; B, from which 32 × cores threads stop paying over cores threads.
+#[derive(Debug, Default, Clone, Copy)]
+struct Points {
+    a: Option<u64>,
+    b: Option<u64>,
 }
 
 fn job_count(row: &Row) -> f64 {

@@ -205,7 +205,7 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
     let mut section = Section::new(
         "sweep",
         &format!(
-            "seed 000 sweep: {} tasks × {} numbers × {} repeat(s), {} repetitions, {} usable CPUs",
+            "seed 000 sweep: {} tasks × {} numbers × {} repeat(s), {} repetition(s), {} usable CPUs",
             work.tasks,
             work.chunk,
             work.repeat,

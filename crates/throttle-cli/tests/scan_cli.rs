@@ -660,7 +660,7 @@ fn procs_past_the_cpu_count_name_the_cpus_in_the_model() {
         .arg(&json)
         .arg("--")
         .arg(assert_cmd::cargo::cargo_bin("throttle"))
-        .args(["__spin", "--iterations", "10000000"])
+        .args(["__spin", "--iterations", "50000000"])
         .assert()
         .success();
     let j = read_json(&json);

@@ -175,6 +175,21 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
         rates.push(Series::line(name, color, pts("jobs_per_sec")));
         ratios.push(Series::line(name, color, pts("user_per_system")));
     }
+    // Seed 001's points A and B on the job-length axis.
+    let mut marks = marks(report, section);
+    if section.id == "job_length" {
+        for (key, label) in [
+            ("point_a_iterations", "A: a thread per job starts to pay"),
+            ("point_b_iterations", "B: 32 × cores threads stop paying"),
+        ] {
+            if let Some(x) = report.parameters.get(key).and_then(|v| v.as_f64()) {
+                marks.push(Mark {
+                    x,
+                    label: label.to_string(),
+                });
+            }
+        }
+    }
     let what = if section.id == "trivial_jobs" {
         "Seed 001: jobs per second against threads (trivial jobs)"
     } else {
@@ -186,7 +201,7 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
         x: x.clone(),
         y: Axis::log("jobs per second", 10.0, false),
         series: rates,
-        marks: marks(report, section),
+        marks: marks.clone(),
     }
     .to_svg()];
     if ratios.iter().any(|s| !s.points.is_empty()) {
@@ -206,7 +221,7 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
                 x,
                 y: Axis::log("user time / system time", 10.0, false),
                 series: ratios,
-                marks: marks(report, section),
+                marks,
             }
             .to_svg(),
         );

@@ -307,6 +307,12 @@ pub fn explain(fit: &Fit, range: Range, name: &str, unit: &str) -> Vec<String> {
             "The range also passes the {} CPUs this process may use, but throughput falls short of linear already below that, so the command itself limits its scaling.",
             sig3(cpus)
         ));
+    } else if let Some(cpus) = passes_cpus.filter(|&c| !flat_beyond(c)) {
+        out.push(format!(
+            "The range also passes the {} CPUs this process may use: above {name} = {}, extra threads or copies share those CPUs, so what they still gain there comes from filling idle time, not from more CPUs (see the run-queue wait column).",
+            sig3(cpus),
+            sig3(cpus)
+        ));
     }
     match fit.peak() {
         Some(peak) if peak <= n_min => out.push(format!(

@@ -219,7 +219,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     }
 
     if let Some(path) = &args.export_json {
-        export::write(path, &export::json::to_string(&scan, &analysis))?;
+        export::write(path, &export::json::to_string(&scan, &analysis)?)?;
     }
     if let Some(path) = &args.export_csv {
         export::write(path, &export::csv::to_string(&scan, &analysis))?;

@@ -6,21 +6,8 @@ use crate::scan::format::model_lines;
 use crate::scan::record::Scan;
 use crate::scan::table::{header, row_cells, HEADERS};
 
-/// Escapes text for HTML element content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// Escapes text for HTML; the same escaping as the figures ([`crate::chart::escape`]).
+pub use crate::chart::escape;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222;padding:0 1em}\
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}\
