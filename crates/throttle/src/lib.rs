@@ -92,6 +92,8 @@ mod deque;
 mod error;
 mod global;
 mod job;
+#[cfg(not(loom))]
+pub mod jobserver;
 mod join;
 mod latch;
 #[cfg(all(test, loom))]
@@ -110,6 +112,8 @@ mod worker;
 pub use context::Context;
 pub use error::Error;
 pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
+#[cfg(not(loom))]
+pub use jobserver::{Jobserver, Server, Style, JOBSERVER_ENV, SOCKET_ENV};
 pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE};
 pub use scope::Scope;
 pub use semaphore::{Permit, Throttle};

@@ -1,0 +1,91 @@
+//! Tokens go back on SIGINT and SIGTERM.
+//!
+//! A token read from a shared fifo or pipe is known only to this process; if the process dies
+//! holding it, it is gone for the rest of the build. Every such token is recorded in a fixed,
+//! lock-free table (`[AtomicU64; SLOTS]`, an entry = valid bit | descriptor | byte). The normal
+//! release path and the signal handler both *swap the entry to 0 first* and write the byte only if
+//! they got it, so a token is written back at most once (never duplicated). The handler is
+//! installed only where the disposition was the default (we never replace a program's own
+//! handler); it writes the bytes back, restores the default and re-raises the signal, so the
+//! process still dies of it. Tokens held through a throttle server's socket need none of this:
+//! the server takes them back on EOF, also after SIGKILL (README.md).
+//!
+//! Residual window, stated honestly: between a releasing thread's swap and its `write`, a signal
+//! that kills the process loses that one token (a few hundred nanoseconds per release).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Once;
+
+/// Entries in the table: far above any pool's thread count (a token per thread at most).
+const SLOTS: usize = 1024;
+const VALID: u64 = 1 << 63;
+
+static TABLE: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+static INSTALL: Once = Once::new();
+
+/// Records a held token; returns its entry, or `None` if the table is full (the token then
+/// still works, but a signal would lose it).
+pub(crate) fn record(fd: i32, byte: u8) -> Option<usize> {
+    INSTALL.call_once(install);
+    let v = VALID | ((fd as u32 as u64) << 8) | byte as u64;
+    TABLE.iter().position(|e| {
+        // AcqRel: pairs with the handler's swap; the entry is claimed by exactly one CAS.
+        e.compare_exchange(0, v, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    })
+}
+
+/// Takes a token's entry back before writing the byte: true if the caller must write it (the
+/// signal handler did not get there first).
+pub(crate) fn take(entry: Option<usize>) -> bool {
+    match entry {
+        // AcqRel: pairs with the handler's swap: exactly one of the two sees the valid entry.
+        Some(i) => TABLE[i].swap(0, Ordering::AcqRel) != 0,
+        None => true,
+    }
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    for e in &TABLE {
+        // AcqRel: pairs with `take`'s swap (only one side writes the byte).
+        let v = e.swap(0, Ordering::AcqRel);
+        if v & VALID != 0 {
+            let fd = ((v >> 8) & 0xffff_ffff) as u32 as i32;
+            let b = v as u8;
+            // SAFETY: write(2) is async-signal-safe; `b` is a valid 1-byte buffer. The
+            // descriptor is still open: the pool closes it only after taking every entry.
+            unsafe {
+                libc::write(fd, (&b as *const u8).cast(), 1);
+            }
+        }
+    }
+    // SAFETY: signal(2) and raise(2) are async-signal-safe; restoring the default and
+    // re-raising makes the process die of the signal as it would have without us.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+fn install() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid out-parameter; passing a null new action only
+        // queries the current one.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: see above; `old` is valid and writable.
+        if unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } != 0 {
+            continue;
+        }
+        if old.sa_sigaction != libc::SIG_DFL {
+            continue; // the program handles it; never replace its handler
+        }
+        // SAFETY: a zeroed sigaction with our handler, an empty mask and no flags is valid;
+        // `on_signal` only does async-signal-safe work.
+        unsafe {
+            let mut new: libc::sigaction = std::mem::zeroed();
+            new.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut new.sa_mask);
+            libc::sigaction(sig, &new, std::ptr::null_mut());
+        }
+    }
+}
