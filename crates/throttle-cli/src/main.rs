@@ -14,11 +14,13 @@ mod overhead;
 mod procs;
 mod progress;
 mod report;
+mod run;
 mod scan;
 mod spin;
 mod sum;
 mod sweep;
 mod table;
+mod tasks;
 mod topology;
 mod units;
 
@@ -55,6 +57,9 @@ enum Command {
     Scan(scan::ScanArgs),
     #[command(name = "__spin", hide = true)]
     Spin(spin::SpinArgs),
+    Run(run::RunArgs),
+    #[command(name = "__tasks", hide = true)]
+    Tasks(tasks::TasksArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,8 +67,13 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return clap_error(err),
     };
+    // `throttle run` forwards signals and exits with its command's status: its own path.
+    let command = match cli.command {
+        Command::Run(args) => return run::main(args),
+        other => other,
+    };
     interrupt::install();
-    let result = match cli.command {
+    let result = match command {
         Command::Scan(args) => scan::run(args),
         Command::Sum(args) => experiment(
             &args.output,
@@ -85,6 +95,8 @@ fn main() -> ExitCode {
             topology::render,
         ),
         Command::Spin(args) => spin::run(&args),
+        Command::Tasks(args) => tasks::run(&args),
+        Command::Run(_) => unreachable!("handled above"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
