@@ -34,7 +34,11 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "fifo", value_name = "STYLE")]
     pub jobserver_style: JobserverStyle,
     /// The command to run, after `--`.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CMD")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
     pub command: Vec<String>,
 }
 
