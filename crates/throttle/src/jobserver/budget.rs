@@ -7,11 +7,9 @@
 //! (work for another thread); it gives one back when no work waits and a slot has been idle for
 //! [`GRACE`]; it never gives back the implicit slot. See README.md.
 
-use super::{signal, sys, Jobserver, Source};
+use super::{Jobserver, Token};
 use crate::registry::Registry;
 use crate::sync::{lock, Arc, Mutex};
-use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -115,90 +113,7 @@ impl Drop for Budget {
     }
 }
 
-/// A token held: its byte and its signal-table entry (fd sources only).
-struct Token {
-    byte: u8,
-    entry: Option<usize>,
-}
-
-/// The budget thread's view of its source.
-struct Conn {
-    js: Jobserver,
-    /// Socket source: requests sent and not yet answered.
-    asked: usize,
-    /// Socket source: bytes of a partial message.
-    inbox: Vec<u8>,
-}
-
-impl Conn {
-    /// Tries to get a token, waiting up to `wait`. For the socket, asks the server once and
-    /// collects the answer whenever it comes (a late answer is a token like any other, given back
-    /// after the grace period if no longer needed).
-    fn acquire(&mut self, want: bool, wait: Duration) -> std::io::Result<Option<Token>> {
-        match &mut self.js.source {
-            Source::Fd { read, write } => {
-                if !want {
-                    std::thread::park_timeout(wait);
-                    return Ok(None);
-                }
-                if !sys::poll_readable(read.as_raw_fd(), wait) {
-                    return Ok(None);
-                }
-                Ok(sys::try_read_token(read)?.map(|byte| Token {
-                    byte,
-                    entry: signal::record(write.as_raw_fd(), byte),
-                }))
-            }
-            Source::Socket(s) => {
-                if want && self.asked == 0 {
-                    s.write_all(b"A\0")?;
-                    self.asked += 1;
-                }
-                if self.asked == 0 {
-                    std::thread::park_timeout(wait);
-                    return Ok(None);
-                }
-                if self.inbox.len() < 2 {
-                    if !sys::poll_readable(s.as_raw_fd(), wait) {
-                        return Ok(None);
-                    }
-                    let mut buf = [0u8; 2];
-                    let n = s.read(&mut buf)?;
-                    if n == 0 {
-                        return Err(std::io::ErrorKind::UnexpectedEof.into());
-                    }
-                    self.inbox.extend_from_slice(&buf[..n]);
-                }
-                if self.inbox.len() >= 2 && self.inbox[0] == b'T' {
-                    let byte = self.inbox[1];
-                    self.inbox.drain(..2);
-                    self.asked -= 1;
-                    return Ok(Some(Token { byte, entry: None }));
-                }
-                Ok(None)
-            }
-        }
-    }
-
-    fn release(&mut self, t: Token) -> std::io::Result<()> {
-        match &mut self.js.source {
-            Source::Fd { write, .. } => {
-                if signal::take(t.entry) {
-                    sys::write_token(write.as_raw_fd(), t.byte)?;
-                }
-                Ok(())
-            }
-            Source::Socket(s) => s.write_all(&[b'R', t.byte]),
-        }
-    }
-}
-
-fn run(js: Jobserver, registry: &Registry, shared: &Shared) {
-    let mut conn = Conn {
-        js,
-        asked: 0,
-        inbox: Vec::new(),
-    };
+fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
     let mut tokens: Vec<Token> = Vec::new();
     let mut idle_since: Option<Instant> = None;
     let threads = registry.threads();
@@ -226,7 +141,7 @@ fn run(js: Jobserver, registry: &Registry, shared: &Shared) {
         } else {
             TICK
         };
-        match conn.acquire(want, wait) {
+        match conn.poll_token(want, wait) {
             Ok(Some(t)) => {
                 tokens.push(t);
                 shared.held.store(tokens.len(), Ordering::Relaxed);
@@ -255,7 +170,12 @@ fn run(js: Jobserver, registry: &Registry, shared: &Shared) {
 /// Lowers the limit by one, waits until no more threads hold slots than that (a thread over the
 /// limit yields at its next task boundary), then writes the token back. So the process never
 /// runs more threads than it holds tokens for, even for an instant.
-fn release_one(conn: &mut Conn, tokens: &mut Vec<Token>, registry: &Registry, shared: &Shared) {
+fn release_one(
+    conn: &mut Jobserver,
+    tokens: &mut Vec<Token>,
+    registry: &Registry,
+    shared: &Shared,
+) {
     let Some(t) = tokens.pop() else { return };
     shared.held.store(tokens.len(), Ordering::Relaxed);
     shared.apply(registry);

@@ -31,10 +31,11 @@ mod sys;
 pub use server::{Server, Style};
 
 use std::fmt;
-use std::io;
-use std::os::fd::OwnedFd;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// The environment variable that keeps the global pool out of any jobserver: set it to `0` or
 /// `off`. Any other value (or none) lets the global pool join the jobserver found in
@@ -66,13 +67,10 @@ pub(crate) enum Auth {
 /// `--jobserver-fds=` word wins (make appends to inherited flags, so the last is the newest).
 /// `Ok(None)`: no jobserver option; `Err`: an option whose value this client cannot read.
 pub(crate) fn parse_makeflags(flags: &str) -> Result<Option<Auth>, String> {
-    let last = flags
-        .split_ascii_whitespace()
-        .filter_map(|w| {
-            w.strip_prefix("--jobserver-auth=")
-                .or_else(|| w.strip_prefix("--jobserver-fds="))
-        })
-        .last();
+    let last = flags.split_ascii_whitespace().rev().find_map(|w| {
+        w.strip_prefix("--jobserver-auth=")
+            .or_else(|| w.strip_prefix("--jobserver-fds="))
+    });
     let Some(value) = last else { return Ok(None) };
     if let Some(path) = value.strip_prefix("fifo:") {
         if path.is_empty() {
@@ -109,12 +107,32 @@ pub(crate) fn parse_makeflags(flags: &str) -> Result<Option<Auth>, String> {
 /// assert!(throttle::Jobserver::from_env().is_none());
 /// ```
 pub struct Jobserver {
-    pub(crate) source: Source,
+    source: Source,
     description: String,
+    /// Socket source: requests sent and not yet answered.
+    asked: usize,
+    /// Socket source: bytes of a partial message.
+    inbox: Vec<u8>,
+}
+
+/// A token held: the byte read (written back on release) and, for a shared fifo or pipe, its
+/// entry in the signal table (so SIGINT/SIGTERM write it back too).
+#[derive(Debug)]
+#[must_use = "a token not released is lost for the whole build"]
+pub struct Token {
+    byte: u8,
+    entry: Option<usize>,
+}
+
+impl Token {
+    /// The byte read from the jobserver (written back on release).
+    pub fn byte(&self) -> u8 {
+        self.byte
+    }
 }
 
 /// The two ways tokens travel.
-pub(crate) enum Source {
+enum Source {
     /// A fifo or pipe shared with every other client: `read` is this process's own non-blocking
     /// description of the read end (so polling it never disturbs other processes), `write` the
     /// write end.
@@ -206,6 +224,8 @@ impl Jobserver {
         Ok(Jobserver {
             source: Source::Socket(s),
             description: format!("throttle server at {}", path.display()),
+            asked: 0,
+            inbox: Vec::new(),
         })
     }
 
@@ -233,7 +253,94 @@ impl Jobserver {
         Ok(Jobserver {
             source,
             description,
+            asked: 0,
+            inbox: Vec::new(),
         })
+    }
+
+    /// Takes one token, waiting up to `timeout`; `Ok(None)` if none came in time. A pool does
+    /// this by itself; this is for code that runs its own jobs (and for measuring the protocol).
+    /// The token must go back through [`release`](Jobserver::release).
+    ///
+    /// # Errors
+    /// The jobserver closed or failed.
+    pub fn acquire_timeout(&mut self, timeout: Duration) -> io::Result<Option<Token>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if let Some(t) = self.poll_token(true, left.min(Duration::from_millis(50)))? {
+                return Ok(Some(t));
+            }
+            if left.is_zero() {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Gives a token back (writes its byte to the jobserver).
+    ///
+    /// # Errors
+    /// The write failed; the token is then lost for this build.
+    pub fn release(&mut self, t: Token) -> io::Result<()> {
+        match &mut self.source {
+            Source::Fd { write, .. } => {
+                if signal::take(t.entry) {
+                    sys::write_token(write.as_raw_fd(), t.byte)?;
+                }
+                Ok(())
+            }
+            Source::Socket(s) => s.write_all(&[b'R', t.byte]),
+        }
+    }
+
+    /// One step of taking a token, waiting up to `wait`. `want` false only collects a token
+    /// already asked for (socket). For the socket, asks the server once and collects the answer
+    /// whenever it comes (a late answer is a token like any other, released after the grace
+    /// period if no longer needed).
+    pub(crate) fn poll_token(&mut self, want: bool, wait: Duration) -> io::Result<Option<Token>> {
+        match &mut self.source {
+            Source::Fd { read, write } => {
+                if !want {
+                    std::thread::park_timeout(wait);
+                    return Ok(None);
+                }
+                if !sys::poll_readable(read.as_raw_fd(), wait) {
+                    return Ok(None);
+                }
+                Ok(sys::try_read_token(read)?.map(|byte| Token {
+                    byte,
+                    entry: signal::record(write.as_raw_fd(), byte),
+                }))
+            }
+            Source::Socket(s) => {
+                if want && self.asked == 0 {
+                    s.write_all(b"A\0")?;
+                    self.asked += 1;
+                }
+                if self.asked == 0 {
+                    std::thread::park_timeout(wait);
+                    return Ok(None);
+                }
+                if self.inbox.len() < 2 {
+                    if !sys::poll_readable(s.as_raw_fd(), wait) {
+                        return Ok(None);
+                    }
+                    let mut buf = [0u8; 2];
+                    let n = s.read(&mut buf)?;
+                    if n == 0 {
+                        return Err(io::ErrorKind::UnexpectedEof.into());
+                    }
+                    self.inbox.extend_from_slice(&buf[..n]);
+                }
+                if self.inbox.len() >= 2 && self.inbox[0] == b'T' {
+                    let byte = self.inbox[1];
+                    self.inbox.drain(..2);
+                    self.asked -= 1;
+                    return Ok(Some(Token { byte, entry: None }));
+                }
+                Ok(None)
+            }
+        }
     }
 }
 
