@@ -218,3 +218,127 @@ fn kill_test_sigkill_while_holding_tokens_loses_none() {
     assert!(held_at_kill > 0, "no round held a token when killed");
     eprintln!("kill test: {rounds} rounds, {held_at_kill} tokens held at kill time in total, {back} of {} back", N - 1);
 }
+
+/// Re-runs this test binary for `test` with `env`, returning its output.
+fn rerun(test: &str, env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env_remove("MAKEFLAGS")
+        .env_remove("CARGO_MAKEFLAGS")
+        .env_remove("MFLAGS")
+        .env_remove(throttle::SOCKET_ENV);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn global_pool_child() {
+    let Ok(expect) = std::env::var("THROTTLE_GLOBAL_CHILD") else {
+        return;
+    };
+    let pool = throttle::global_pool().unwrap();
+    let joined = pool.jobserver_tokens().is_some();
+    assert_eq!(joined, expect == "joined", "{expect}");
+    if joined {
+        assert!(max_concurrency(pool) <= 2);
+    }
+}
+
+#[test]
+fn global_pool_joins_the_environments_jobserver_unless_opted_out() {
+    let server = Server::new(2, Style::Fifo).unwrap();
+    let flags = server.makeflags();
+    let ok = |o: std::process::Output| {
+        assert!(
+            o.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    ok(rerun(
+        "global_pool_child",
+        &[("THROTTLE_GLOBAL_CHILD", "joined"), ("MAKEFLAGS", &flags)],
+    ));
+    ok(rerun(
+        "global_pool_child",
+        &[
+            ("THROTTLE_GLOBAL_CHILD", "alone"),
+            ("MAKEFLAGS", &flags),
+            (throttle::JOBSERVER_ENV, "off"),
+        ],
+    ));
+    // Negative descriptors: make turned the jobserver off; silently alone.
+    let err = ok(rerun(
+        "global_pool_child",
+        &[
+            ("THROTTLE_GLOBAL_CHILD", "alone"),
+            ("MAKEFLAGS", " -j4 --jobserver-auth=-2,-2"),
+        ],
+    ));
+    assert!(!err.contains("warning"), "{err}");
+    // An unknown format or closed descriptors: alone, with one warning saying why.
+    for bad in [" --jobserver-auth=sem:x", " -j --jobserver-auth=901,902"] {
+        let err = ok(rerun(
+            "global_pool_child",
+            &[("THROTTLE_GLOBAL_CHILD", "alone"), ("MAKEFLAGS", bad)],
+        ));
+        assert!(
+            err.contains("throttle: warning: ignoring the jobserver in MAKEFLAGS"),
+            "{err}"
+        );
+    }
+    assert_eq!(server.tokens_in_pool().unwrap(), 1);
+}
+
+#[test]
+fn sigint_child() {
+    let Ok(auth) = std::env::var("THROTTLE_SIGINT_CHILD") else {
+        return;
+    };
+    let js = Jobserver::from_auth(&auth).unwrap();
+    let pool = Pool::builder().threads(4).jobserver(js).build().unwrap();
+    loop {
+        max_concurrency(&pool);
+    }
+}
+
+#[test]
+fn sigint_and_sigterm_give_fifo_tokens_back() {
+    let server = Server::new(4, Style::Fifo).unwrap();
+    let flags = server.makeflags();
+    let auth = flags
+        .split("--jobserver-auth=")
+        .nth(1)
+        .unwrap()
+        .trim()
+        .to_string();
+    let exe = std::env::current_exe().unwrap();
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let mut child = std::process::Command::new(&exe)
+            .args(["--exact", "sigint_child", "--nocapture", "--test-threads=1"])
+            .env("THROTTLE_SIGINT_CHILD", &auth)
+            .env_remove(throttle::SOCKET_ENV)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until the child holds tokens (it reads them straight from the fifo, no socket).
+        eventually("the child holds tokens", || {
+            server.tokens_in_pool().unwrap() < 3
+        });
+        // SAFETY: kill(2) on our own unreaped child.
+        unsafe {
+            libc::kill(child.id() as i32, sig);
+        }
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(sig), "died of the signal: {status:?}");
+        assert_eq!(
+            server.tokens_in_pool().unwrap(),
+            3,
+            "all 3 tokens back after signal {sig}"
+        );
+    }
+}

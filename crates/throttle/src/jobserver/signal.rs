@@ -10,6 +10,9 @@
 //! process still dies of it. Tokens held through a throttle server's socket need none of this:
 //! the server takes them back on EOF, also after SIGKILL (README.md).
 //!
+//! The same sweep runs at normal process exit (`atexit`): the global pool is never dropped, so a
+//! program that returns from `main` within a grace period would otherwise take its tokens along.
+//!
 //! Residual window, stated honestly: between a releasing thread's swap and its `write`, a signal
 //! that kills the process loses that one token (a few hundred nanoseconds per release).
 
@@ -45,7 +48,8 @@ pub(crate) fn take(entry: Option<usize>) -> bool {
     }
 }
 
-extern "C" fn on_signal(sig: libc::c_int) {
+/// Writes back every recorded token (async-signal-safe: atomics and write(2) only).
+fn return_all() {
     for e in &TABLE {
         // AcqRel: pairs with `take`'s swap (only one side writes the byte).
         let v = e.swap(0, Ordering::AcqRel);
@@ -59,6 +63,10 @@ extern "C" fn on_signal(sig: libc::c_int) {
             }
         }
     }
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    return_all();
     // SAFETY: signal(2) and raise(2) are async-signal-safe; restoring the default and
     // re-raising makes the process die of the signal as it would have without us.
     unsafe {
@@ -67,7 +75,18 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
+/// At normal process exit (`main` returned, `std::process::exit`): the global pool is never
+/// dropped, so tokens its budget thread holds in the last grace period go back here.
+extern "C" fn on_exit() {
+    return_all();
+}
+
 fn install() {
+    // SAFETY: `on_exit` is a plain `extern "C" fn()` that only does async-signal-safe work; a
+    // failure to register leaves only the exit path unprotected.
+    unsafe {
+        libc::atexit(on_exit);
+    }
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: a zeroed sigaction is a valid out-parameter; passing a null new action only
         // queries the current one.
