@@ -84,6 +84,12 @@
 //! - The limit holds at every instant for slots; a lowered limit takes effect at each thread's
 //!   next task boundary ([`Pool::set_concurrency`] says exactly), and
 //!   [`Pool::await_concurrency`] waits for it.
+//! - One budget for the whole machine: under a GNU make jobserver (make, cargo, ninja ≥ 1.13,
+//!   `throttle run`) the global pool runs at most 1 + (tokens held) threads, asks for a token
+//!   only when work waits for another thread and gives it back a few milliseconds after the work
+//!   runs out (`THROTTLE_JOBSERVER=off` opts out; explicit pools opt in with
+//!   [`PoolBuilder::jobserver`]). [`Server`] is the crash-safe jobserver behind `throttle run`.
+//!   Protocol and proof sketch: `src/jobserver/README.md`.
 
 #![warn(missing_docs)]
 
