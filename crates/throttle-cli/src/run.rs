@@ -33,6 +33,17 @@ pub struct RunArgs {
     /// How the jobserver is passed on: a fifo (default) or inherited pipe descriptors.
     #[arg(long, value_enum, default_value = "fifo", value_name = "STYLE")]
     pub jobserver_style: JobserverStyle,
+    /// Print the holders and tokens of a running `throttle run` and exit (its socket: --socket,
+    /// or THROTTLE_JOBSERVER_SOCKET from inside its command tree).
+    #[arg(long, conflicts_with = "resize")]
+    pub status: bool,
+    /// Change the slots N of a running `throttle run` and exit (growing is immediate; shrinking
+    /// takes tokens out as jobs give them back).
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    pub resize: Option<usize>,
+    /// The socket of the running `throttle run` for --status and --resize.
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<std::path::PathBuf>,
     /// The command to run, after `--`.
     #[arg(
         trailing_var_arg = true,
@@ -96,6 +107,40 @@ fn install_handlers() {
     }
 }
 
+/// `--status` / `--resize N`: one control request to a running server, its reply on stdout.
+fn control(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    use std::io::{Read, Write};
+    let socket = match (&args.socket, std::env::var_os(throttle::SOCKET_ENV)) {
+        (Some(p), _) => p.clone(),
+        (None, Some(p)) => p.into(),
+        (None, None) => {
+            return Err(UsageError(
+                "--status and --resize need the server's socket: pass --socket PATH, or run them inside the command tree of 'throttle run'".into(),
+            )
+            .into())
+        }
+    };
+    let mut conn = std::os::unix::net::UnixStream::connect(&socket).map_err(|e| {
+        anyhow::Error::new(UsageError(format!(
+            "invalid value '{}' for '--socket': no throttle run listens there ({e})",
+            socket.display()
+        )))
+    })?;
+    let line = match args.resize {
+        Some(n) => format!("Cresize {n}\n"),
+        None => "Cstatus\n".to_string(),
+    };
+    conn.write_all(line.as_bytes())?;
+    let mut reply = String::new();
+    conn.read_to_string(&mut reply)?;
+    print!("{reply}");
+    Ok(if reply.starts_with("error") {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
 /// `main`'s entry: the command's exit code, or 2 for bad usage and 1 for a failure to run it.
 pub fn main(args: RunArgs) -> ExitCode {
     match run(args) {
@@ -119,6 +164,9 @@ pub fn main(args: RunArgs) -> ExitCode {
 /// Runs the command under the jobserver; the exit code is the command's (128 + signal if a
 /// signal ended it).
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if args.status || args.resize.is_some() {
+        return control(&args);
+    }
     let Some((program, rest)) = args.command.split_first() else {
         return Err(UsageError(
             "missing the command to run: throttle run -j N -- CMD [ARGS...]".into(),
@@ -158,7 +206,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     CHILD.store(0, Ordering::Relaxed);
     let back = server.settle(Duration::from_secs(2)).unwrap_or(0);
-    let expected = slots - 1;
+    let expected = server.tokens_expected();
+    let slots = server.slots();
     if back == expected {
         eprintln!("throttle run: {slots} slots; tokens returned: {back} of {expected}");
     } else {

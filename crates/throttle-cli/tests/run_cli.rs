@@ -240,3 +240,30 @@ fn ninja_1_13_under_the_fifo_stays_within_the_budget() {
     assert!(max <= 2, "{max} tasks ran at once machine-wide under -j 2");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn status_and_resize_from_inside_the_command_tree() {
+    let t = bin();
+    let script = format!(
+        "{t} run --status; {t} run --resize 4; {t} run --status",
+        t = t.display()
+    );
+    let out = throttle()
+        .args(["run", "-j", "2", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let so = text(&out.stdout);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{so}{err}");
+    assert!(so.contains("2 slots: 1 tokens free"), "{so}");
+    assert!(so.contains("resized to 4 slots"), "{so}");
+    assert!(so.contains("4 slots: 3 tokens free"), "{so}");
+    assert!(err.contains("4 slots; tokens returned: 3 of 3"), "{err}");
+    // Outside any tree and without --socket: one line, exit 2.
+    let out = throttle()
+        .args(["run", "--status"])
+        .env_remove("THROTTLE_JOBSERVER_SOCKET")
+        .output()
+        .unwrap();
+    one_line_exit_2(&out, &["--socket"]);
+}

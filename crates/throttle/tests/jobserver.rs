@@ -342,3 +342,35 @@ fn sigint_and_sigterm_give_fifo_tokens_back() {
         );
     }
 }
+
+#[test]
+fn resize_grows_at_once_and_shrinks_as_tokens_come_back() {
+    let server = Server::new(3, Style::Pipe).unwrap();
+    assert_eq!(server.tokens_in_pool().unwrap(), 2);
+    server.resize(5).unwrap();
+    assert_eq!(server.tokens_in_pool().unwrap(), 4);
+    assert_eq!(server.tokens_expected(), 4);
+    // A client holds 2 tokens; shrinking to 2 slots must take 3 out, only as they come back.
+    let mut js = Jobserver::connect(server.socket_path()).unwrap();
+    let a = js.acquire_timeout(Duration::from_secs(5)).unwrap().unwrap();
+    let b = js.acquire_timeout(Duration::from_secs(5)).unwrap().unwrap();
+    server.resize(2).unwrap();
+    eventually("the 2 free tokens are collected", || {
+        server.tokens_in_pool().unwrap() == 0
+    });
+    assert!(
+        server
+            .status()
+            .contains("shrinking: 1 tokens still to collect"),
+        "{}",
+        server.status()
+    );
+    js.release(a).unwrap();
+    js.release(b).unwrap();
+    eventually("the shrink is paid and 1 token is left", || {
+        server.tokens_expected() == 1 && server.tokens_in_pool().unwrap() == 1
+    });
+    assert_eq!(server.slots(), 2);
+    drop(js);
+    assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 1);
+}

@@ -44,7 +44,6 @@ const POLL: Duration = Duration::from_millis(50);
 #[derive(Debug)]
 pub struct Server {
     inner: Arc<Inner>,
-    slots: usize,
     dir: PathBuf,
     socket: PathBuf,
     auth: String,
@@ -62,6 +61,14 @@ struct Inner {
     /// Connected throttle clients and the tokens each holds (for status and exit).
     clients: Mutex<Vec<(u64, Arc<AtomicUsize>)>>,
     live: AtomicUsize,
+    /// The slots N now (changed by [`Server::resize`]).
+    slots: AtomicUsize,
+    /// Tokens that exist now: N − 1 once a shrink has collected its tokens.
+    tokens: AtomicUsize,
+    /// Tokens a shrink still has to take out of circulation (as they come back).
+    debt: AtomicUsize,
+    /// Serializes resizes.
+    resizing: Mutex<()>,
 }
 
 fn private_dir() -> io::Result<PathBuf> {
@@ -138,6 +145,10 @@ impl Server {
             stop: AtomicBool::new(false),
             clients: Mutex::new(Vec::new()),
             live: AtomicUsize::new(0),
+            slots: AtomicUsize::new(slots),
+            tokens: AtomicUsize::new(slots - 1),
+            debt: AtomicUsize::new(0),
+            resizing: Mutex::new(()),
         });
         let i2 = inner.clone();
         let acceptor = std::thread::Builder::new()
@@ -145,7 +156,6 @@ impl Server {
             .spawn(move || accept_loop(&listener, &i2))?;
         Ok(Server {
             inner,
-            slots,
             dir,
             socket,
             auth,
@@ -156,12 +166,29 @@ impl Server {
 
     /// The slots N (tokens + the implicit one).
     pub fn slots(&self) -> usize {
-        self.slots
+        self.inner.slots.load(Ordering::Relaxed)
+    }
+
+    /// Tokens that should be back once every client is done: N − 1, plus any tokens a shrink
+    /// has not collected yet.
+    pub fn tokens_expected(&self) -> usize {
+        self.inner.tokens.load(Ordering::Relaxed)
+    }
+
+    /// Changes N while the command runs. Growing writes the new tokens at once; shrinking takes
+    /// tokens out of circulation as clients give them back (running jobs are never interrupted),
+    /// so the new N is in force once that many tokens have come back. `MAKEFLAGS`'s `-jN` as
+    /// already exported does not change (clients only use the tokens).
+    ///
+    /// # Errors
+    /// `slots` is 0, or a token cannot be written.
+    pub fn resize(&self, slots: usize) -> io::Result<()> {
+        resize(&self.inner, slots)
     }
 
     /// The `MAKEFLAGS` value that names this server: ` -jN --jobserver-auth=...`.
     pub fn makeflags(&self) -> String {
-        format!(" -j{} --jobserver-auth={}", self.slots, self.auth)
+        format!(" -j{} --jobserver-auth={}", self.slots(), self.auth)
     }
 
     /// The socket throttle clients connect to ([`SOCKET_ENV`](super::SOCKET_ENV)).
@@ -206,23 +233,9 @@ impl Server {
         sys::bytes_waiting(self.inner.read.as_raw_fd())
     }
 
-    /// One line per connected throttle client (`client 3: 2 tokens`) and a total.
+    /// One line per throttle client holding tokens (`throttle client 3: 2 tokens`) and a total.
     pub fn status(&self) -> String {
-        let clients = lock(&self.inner.clients);
-        let mut s = String::new();
-        let mut held = 0;
-        for (id, n) in clients.iter() {
-            let n = n.load(Ordering::Relaxed);
-            held += n;
-            s.push_str(&format!("client {id}: {n} tokens\n"));
-        }
-        let free = self.tokens_in_pool().unwrap_or(0);
-        s.push_str(&format!(
-            "{} slots: {free} tokens free, {held} held by throttle clients, {} elsewhere (implicit slot not counted)\n",
-            self.slots,
-            (self.slots - 1).saturating_sub(free + held)
-        ));
-        s
+        status(&self.inner)
     }
 
     /// Waits (up to `timeout`) until no throttle client is connected, so their tokens are back;
@@ -250,6 +263,98 @@ impl Drop for Server {
         }
         let _ = self.settle(Duration::from_secs(2));
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn status(inner: &Inner) -> String {
+    let clients = lock(&inner.clients);
+    let mut s = String::new();
+    let mut held = 0;
+    for (id, n) in clients.iter() {
+        let n = n.load(Ordering::Relaxed);
+        held += n;
+        if n > 0 {
+            s.push_str(&format!("throttle client {id}: {n} tokens\n"));
+        }
+    }
+    let free = sys::bytes_waiting(inner.read.as_raw_fd()).unwrap_or(0);
+    let tokens = inner.tokens.load(Ordering::Relaxed);
+    let debt = inner.debt.load(Ordering::Relaxed);
+    s.push_str(&format!(
+        "{} slots: {free} tokens free, {held} held by throttle clients, {} by other clients (the implicit slot not counted){}\n",
+        inner.slots.load(Ordering::Relaxed),
+        tokens.saturating_sub(free + held),
+        if debt > 0 {
+            format!("; shrinking: {debt} tokens still to collect")
+        } else {
+            String::new()
+        }
+    ));
+    s
+}
+
+fn resize(inner: &Arc<Inner>, slots: usize) -> io::Result<()> {
+    if slots == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a jobserver needs at least 1 slot",
+        ));
+    }
+    let _g = lock(&inner.resizing);
+    let old = inner.slots.swap(slots, Ordering::Relaxed);
+    if slots > old {
+        let mut grow = slots - old;
+        // Cancel an unpaid shrink first.
+        let debt = inner.debt.load(Ordering::Relaxed);
+        let cancel = debt.min(grow);
+        inner.debt.fetch_sub(cancel, Ordering::Relaxed);
+        grow -= cancel;
+        for _ in 0..grow {
+            sys::write_token(inner.write.as_raw_fd(), TOKEN)?;
+            inner.tokens.fetch_add(1, Ordering::Relaxed);
+        }
+    } else if slots < old {
+        let before = inner.debt.fetch_add(old - slots, Ordering::Relaxed);
+        if before == 0 {
+            let i2 = inner.clone();
+            std::thread::Builder::new()
+                .name("throttle-jobserver-shrink".into())
+                .spawn(move || collect_debt(&i2))?;
+        }
+    }
+    Ok(())
+}
+
+/// Takes tokens out of the fifo as they come back until the shrink is paid.
+fn collect_debt(inner: &Inner) {
+    while inner.debt.load(Ordering::Relaxed) > 0 && !inner.stop.load(Ordering::Relaxed) {
+        if !sys::poll_readable(inner.read.as_raw_fd(), POLL) {
+            continue;
+        }
+        let _g = lock(&inner.resizing);
+        if inner.debt.load(Ordering::Relaxed) == 0 {
+            break;
+        }
+        if let Ok(Some(_)) = sys::try_read_token(&inner.read) {
+            inner.debt.fetch_sub(1, Ordering::Relaxed);
+            inner.tokens.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A control request on the socket (`C` + a line): `status` or `resize N`. Returns the reply.
+fn control(inner: &Arc<Inner>, line: &str) -> String {
+    let mut words = line.split_whitespace();
+    match (words.next(), words.next()) {
+        (Some("status"), None) => status(inner),
+        (Some("resize"), Some(n)) => match n.parse::<usize>() {
+            Ok(n) if n >= 1 => match resize(inner, n) {
+                Ok(()) => format!("resized to {n} slots\n"),
+                Err(e) => format!("error: {e}\n"),
+            },
+            _ => format!("error: invalid slot count '{n}'\n"),
+        },
+        _ => format!("error: unknown control request '{line}'\n"),
     }
 }
 
@@ -283,7 +388,7 @@ fn accept_loop(listener: &UnixListener, inner: &Arc<Inner>) {
 
 /// One throttle client: requests in, grants out, releases back to the fifo, and on EOF (the
 /// client exited or was killed) everything it still held back to the fifo.
-fn serve_client(mut conn: UnixStream, inner: &Inner, held: &AtomicUsize) {
+fn serve_client(mut conn: UnixStream, inner: &Arc<Inner>, held: &AtomicUsize) {
     let mut ledger = ClientLedger::default();
     let mut inbox: Vec<u8> = Vec::new();
     let write_back = |b: u8| {
@@ -315,6 +420,16 @@ fn serve_client(mut conn: UnixStream, inner: &Inner, held: &AtomicUsize) {
             match conn.read(&mut buf) {
                 Ok(0) | Err(_) => break 'conn,
                 Ok(k) => inbox.extend_from_slice(&buf[..k]),
+            }
+            if inbox.first() == Some(&b'C') {
+                // A control connection (`throttle run --status` / `--resize`): one line, one
+                // reply, then closed. It holds no tokens.
+                if let Some(end) = inbox.iter().position(|&b| b == b'\n') {
+                    let line = String::from_utf8_lossy(&inbox[1..end]).into_owned();
+                    let _ = conn.write_all(control(inner, &line).as_bytes());
+                    break 'conn;
+                }
+                continue;
             }
             while inbox.len() >= 2 {
                 match inbox[0] {
