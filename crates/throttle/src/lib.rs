@@ -119,7 +119,7 @@ pub use context::Context;
 pub use error::Error;
 pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
 #[cfg(not(loom))]
-pub use jobserver::{Jobserver, Server, Style, Token, JOBSERVER_ENV, SOCKET_ENV};
+pub use jobserver::{Jobserver, Server, Style, Token, ID_ENV, JOBSERVER_ENV, SOCKET_ENV};
 pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE};
 pub use scope::Scope;
 pub use semaphore::{Permit, Throttle};

@@ -47,6 +47,12 @@ pub const JOBSERVER_ENV: &str = "THROTTLE_JOBSERVER";
 /// tokens through that socket, so the server gets them back if the client dies.
 pub const SOCKET_ENV: &str = "THROTTLE_JOBSERVER_SOCKET";
 
+/// The environment variable a throttle server sets to `DEV:INODE` of its token fifo or pipe. A
+/// client uses [`SOCKET_ENV`] only if the jobserver its `MAKEFLAGS` names is that very fifo or
+/// pipe: a make started with its own `-jN` inside the tree makes a new jobserver, and its jobs
+/// must draw on that one.
+pub const ID_ENV: &str = "THROTTLE_JOBSERVER_ID";
+
 /// The environment variables searched for a jobserver, in this order (the first that mentions
 /// one is used), as cargo, rustc and the `jobserver` crate do.
 pub const MAKEFLAGS_VARS: [&str; 3] = ["CARGO_MAKEFLAGS", "MAKEFLAGS", "MFLAGS"];
@@ -173,9 +179,12 @@ impl Jobserver {
                     return None;
                 }
             };
-            if let Some(sock) = std::env::var_os(SOCKET_ENV) {
-                if let Ok(js) = Jobserver::connect(Path::new(&sock)) {
-                    return Some(js);
+            if let (Some(sock), Some(id)) = (std::env::var_os(SOCKET_ENV), std::env::var_os(ID_ENV))
+            {
+                if auth_id(&auth).is_some_and(|a| a == id.to_string_lossy()) {
+                    if let Ok(js) = Jobserver::connect(Path::new(&sock)) {
+                        return Some(js);
+                    }
                 }
             }
             return match Jobserver::open(&auth) {
@@ -344,6 +353,19 @@ impl Jobserver {
     }
 }
 
+/// `DEV:INODE` of the fifo or pipe an auth names (what [`ID_ENV`] holds), if it exists.
+pub(crate) fn auth_id(auth: &Auth) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    match auth {
+        Auth::Fifo(path) => {
+            let m = std::fs::metadata(path).ok()?;
+            Some(format!("{}:{}", m.dev(), m.ino()))
+        }
+        Auth::Pipe(r, _) => sys::fd_id(*r),
+        Auth::Disabled => None,
+    }
+}
+
 /// One warning line on stderr, in the crate's voice.
 fn warn(msg: &str) {
     eprintln!("throttle: warning: {msg}; running without a machine-wide budget");
@@ -352,6 +374,20 @@ fn warn(msg: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_socket_is_used_only_for_the_servers_own_fifo() {
+        let a = Server::new(2, Style::Fifo).unwrap();
+        let b = Server::new(2, Style::Fifo).unwrap();
+        let auth = |s: &Server| {
+            let f = s.makeflags();
+            parse_makeflags(&f).unwrap().unwrap()
+        };
+        assert_eq!(auth_id(&auth(&a)), Some(a.id().to_string()));
+        assert_ne!(auth_id(&auth(&b)), Some(a.id().to_string()));
+        let p = Server::new(2, Style::Pipe).unwrap();
+        assert_eq!(auth_id(&auth(&p)), Some(p.id().to_string()));
+    }
 
     #[test]
     fn parses_every_form_and_the_last_wins() {

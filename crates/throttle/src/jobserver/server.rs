@@ -47,6 +47,8 @@ pub struct Server {
     dir: PathBuf,
     socket: PathBuf,
     auth: String,
+    /// `DEV:INODE` of the token fifo or pipe ([`ID_ENV`](super::ID_ENV)).
+    id: String,
     /// Pipe style: the descriptors the command inherits.
     child_fds: Option<(OwnedFd, OwnedFd)>,
     acceptor: Option<JoinHandle<()>>,
@@ -150,6 +152,7 @@ impl Server {
             debt: AtomicUsize::new(0),
             resizing: Mutex::new(()),
         });
+        let id = sys::fd_id(inner.read.as_raw_fd()).unwrap_or_default();
         let i2 = inner.clone();
         let acceptor = std::thread::Builder::new()
             .name("throttle-jobserver-accept".into())
@@ -159,6 +162,7 @@ impl Server {
             dir,
             socket,
             auth,
+            id,
             child_fds,
             acceptor: Some(acceptor),
         })
@@ -191,19 +195,25 @@ impl Server {
         format!(" -j{} --jobserver-auth={}", self.slots(), self.auth)
     }
 
+    /// `DEV:INODE` of the token fifo or pipe, as exported in [`ID_ENV`](super::ID_ENV).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
     /// The socket throttle clients connect to ([`SOCKET_ENV`](super::SOCKET_ENV)).
     pub fn socket_path(&self) -> &Path {
         &self.socket
     }
 
     /// Prepares `cmd` to run under this server: `MAKEFLAGS`, `CARGO_MAKEFLAGS`,
-    /// [`SOCKET_ENV`](super::SOCKET_ENV), and, for the pipe style, the inherited descriptors.
+    /// [`SOCKET_ENV`](super::SOCKET_ENV), [`ID_ENV`](super::ID_ENV), and, for the pipe style, the inherited descriptors.
     pub fn configure(&self, cmd: &mut Command) {
         let flags = self.makeflags();
         cmd.env("MAKEFLAGS", &flags)
             .env("CARGO_MAKEFLAGS", &flags)
             .env_remove("MFLAGS")
-            .env(super::SOCKET_ENV, &self.socket);
+            .env(super::SOCKET_ENV, &self.socket)
+            .env(super::ID_ENV, &self.id);
         if let Some((r, w)) = &self.child_fds {
             let fds = [r.as_raw_fd(), w.as_raw_fd()];
             use std::os::unix::process::CommandExt;

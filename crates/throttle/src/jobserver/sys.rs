@@ -99,6 +99,17 @@ pub(crate) fn open_inherited_pipe(r: RawFd, w: RawFd) -> io::Result<(OwnedFd, Ow
     Ok((read, unsafe { OwnedFd::from_raw_fd(write) }))
 }
 
+/// `DEV:INODE` of an open descriptor, if it is open.
+pub(crate) fn fd_id(fd: RawFd) -> Option<String> {
+    // SAFETY: a zeroed stat is a valid out-parameter.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is valid and writable; a bad fd is reported as an error.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return None;
+    }
+    Some(format!("{}:{}", st.st_dev, st.st_ino))
+}
+
 /// Reads one token from a non-blocking descriptor: `Ok(None)` if none is there now.
 pub(crate) fn try_read_token(fd: &OwnedFd) -> io::Result<Option<u8>> {
     let mut b = 0u8;
