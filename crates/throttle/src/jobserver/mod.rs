@@ -239,6 +239,8 @@ impl Jobserver {
     }
 
     fn open(auth: &Auth) -> io::Result<Jobserver> {
+        // Before any token can be read: SIGINT/SIGTERM and exit give tokens back (signal.rs).
+        signal::install_once();
         let (source, description) = match auth {
             Auth::Fifo(path) => {
                 let fd = sys::open_fifo(path)?;
@@ -292,12 +294,12 @@ impl Jobserver {
     /// The write failed; the token is then lost for this build.
     pub fn release(&mut self, t: Token) -> io::Result<()> {
         match &mut self.source {
-            Source::Fd { write, .. } => {
+            Source::Fd { write, .. } => signal::critical(|| {
                 if signal::take(t.entry) {
                     sys::write_token(write.as_raw_fd(), t.byte)?;
                 }
                 Ok(())
-            }
+            }),
             Source::Socket(s) => s.write_all(&[b'R', t.byte]),
         }
     }
@@ -316,10 +318,12 @@ impl Jobserver {
                 if !sys::poll_readable(read.as_raw_fd(), wait) {
                     return Ok(None);
                 }
-                Ok(sys::try_read_token(read)?.map(|byte| Token {
-                    byte,
-                    entry: signal::record(write.as_raw_fd(), byte),
-                }))
+                signal::critical(|| {
+                    Ok(sys::try_read_token(read)?.map(|byte| Token {
+                        byte,
+                        entry: signal::record(write.as_raw_fd(), byte),
+                    }))
+                })
             }
             Source::Socket(s) => {
                 if want && self.asked == 0 {

@@ -13,10 +13,14 @@
 //! The same sweep runs at normal process exit (`atexit`): the global pool is never dropped, so a
 //! program that returns from `main` within a grace period would otherwise take its tokens along.
 //!
-//! Residual window, stated honestly: between a releasing thread's swap and its `write`, a signal
-//! that kills the process loses that one token (a few hundred nanoseconds per release).
+//! No window: reading a byte and recording it, and taking an entry and writing its byte back, are
+//! each one *critical section* ([`critical`]): the calling thread blocks SIGINT and SIGTERM for
+//! its duration (so the handler never runs on it mid-way) and counts itself in `BUSY`; the
+//! handler, running on another thread, waits until `BUSY` is 0 (a non-blocking read or a one-byte
+//! write: microseconds) before its sweep. So a token is always either in the table or in the
+//! fifo when the sweep runs.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Once;
 
 /// Entries in the table: far above any pool's thread count (a token per thread at most).
@@ -25,11 +29,46 @@ const VALID: u64 = 1 << 63;
 
 static TABLE: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
 static INSTALL: Once = Once::new();
+/// Threads inside a critical section.
+static BUSY: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs the SIGINT/SIGTERM handlers and the exit hook, once per process. Called when a
+/// jobserver on a shared fifo or pipe is opened, before any token can be read.
+pub(crate) fn install_once() {
+    INSTALL.call_once(install);
+}
+
+/// Runs `f` (a token read + record, or take + write) with SIGINT and SIGTERM blocked on this
+/// thread and counted in `BUSY`, so a sweep never runs while a token is between the table and the
+/// fifo.
+pub(crate) fn critical<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: zeroed sigset_t values are valid out-parameters; sigemptyset/sigaddset initialize
+    // `block`, and pthread_sigmask only changes this thread's mask (restored below).
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe {
+        let mut block: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut block);
+        libc::sigaddset(&mut block, libc::SIGINT);
+        libc::sigaddset(&mut block, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &block, &mut old);
+    }
+    // SeqCst: pairs with the handler's SeqCst load of BUSY: either it sees us busy and waits, or
+    // we see its swaps (the entries are gone) in `take`.
+    BUSY.fetch_add(1, Ordering::SeqCst);
+    let r = f();
+    BUSY.fetch_sub(1, Ordering::SeqCst);
+    // SAFETY: restores the mask saved above; a signal that arrived meanwhile is delivered now.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    }
+    r
+}
 
 /// Records a held token; returns its entry, or `None` if the table is full (the token then
 /// still works, but a signal would lose it).
 pub(crate) fn record(fd: i32, byte: u8) -> Option<usize> {
-    INSTALL.call_once(install);
+    install_once();
     let v = VALID | ((fd as u32 as u64) << 8) | byte as u64;
     TABLE.iter().position(|e| {
         // AcqRel: pairs with the handler's swap; the entry is claimed by exactly one CAS.
@@ -50,6 +89,11 @@ pub(crate) fn take(entry: Option<usize>) -> bool {
 
 /// Writes back every recorded token (async-signal-safe: atomics and write(2) only).
 fn return_all() {
+    // Wait for token operations on other threads (the handler never runs on a thread inside
+    // one: those block the signals). Bounded: each is a non-blocking read or a 1-byte write.
+    while BUSY.load(Ordering::SeqCst) != 0 {
+        std::hint::spin_loop();
+    }
     for e in &TABLE {
         // AcqRel: pairs with `take`'s swap (only one side writes the byte).
         let v = e.swap(0, Ordering::AcqRel);
