@@ -37,7 +37,7 @@ over cores threads."
 )]
 pub struct OverheadArgs {
     /// Repetitions of every configuration.
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, 1000))]
     pub reps: Option<u32>,
     /// A short run (under 10 s): fewer jobs, lengths up to 10^6.
     #[arg(long)]
@@ -298,12 +298,14 @@ fn findings(trivial: &Section, lengths: &Section, systems: &[System], cores: usi
     };
     if let (Some(t), Some(p)) = (best_of("thread per job"), best_of("pool")) {
         out.push(format!(
-            "Trivial jobs: a thread per job peaks at {} jobs/s with {} threads; the pool runs {} jobs/s \
-             at best ({} threads), {:.0}× more.",
+            "Trivial jobs: a thread per job peaks at {} jobs/s with {} thread{}; the pool runs {} \
+             jobs/s at best ({} thread{}), {:.0}× more.",
             units::count(rate(t)),
             t.label,
+            if t.level == 1 { "" } else { "s" },
             units::count(rate(p)),
             p.label,
+            if p.level == 1 { "" } else { "s" },
             rate(p) / rate(t).max(1e-9)
         ));
     }

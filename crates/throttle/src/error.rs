@@ -16,6 +16,7 @@ enum ErrorKind {
     Env { name: &'static str, value: String },
     Spawn(std::io::Error),
     Global(String),
+    GlobalStarted,
 }
 
 impl Error {
@@ -42,6 +43,11 @@ impl Error {
     pub(crate) fn global(msg: String) -> Error {
         Error {
             kind: ErrorKind::Global(msg),
+        }
+    }
+    pub(crate) fn global_started() -> Error {
+        Error {
+            kind: ErrorKind::GlobalStarted,
         }
     }
     pub(crate) fn spawn(e: std::io::Error) -> Error {
@@ -71,6 +77,9 @@ impl fmt::Display for Error {
             ),
             ErrorKind::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
             ErrorKind::Global(msg) => f.write_str(msg),
+            ErrorKind::GlobalStarted => f.write_str(
+                "the global pool has already started (an earlier build_global, or a parallel call before it); call PoolBuilder::build_global once, before any parallel work",
+            ),
         }
     }
 }
