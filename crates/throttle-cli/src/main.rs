@@ -19,11 +19,13 @@ mod overhead;
 mod procs;
 mod progress;
 mod report;
+mod run;
 mod scan;
 mod spin;
 mod sum;
 mod sweep;
 mod table;
+mod tasks;
 mod topology;
 mod units;
 
@@ -62,6 +64,9 @@ enum Command {
     Scan(scan::ScanArgs),
     #[command(name = "__spin", hide = true)]
     Spin(spin::SpinArgs),
+    Run(run::RunArgs),
+    #[command(name = "__tasks", hide = true)]
+    Tasks(tasks::TasksArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,8 +74,13 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return clap_error(err),
     };
+    // `throttle run` forwards signals and exits with its command's status: its own path.
+    let command = match cli.command {
+        Command::Run(args) => return run::main(args),
+        other => other,
+    };
     interrupt::install();
-    let result = match cli.command {
+    let result = match command {
         Command::Scan(args) => scan::run(args),
         Command::Report(args) => main_job::run(&args),
         Command::Sum(args) => experiment(
@@ -93,6 +103,8 @@ fn main() -> ExitCode {
             topology::render,
         ),
         Command::Spin(args) => spin::run(&args),
+        Command::Tasks(args) => tasks::run(&args),
+        Command::Run(_) => unreachable!("handled above"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

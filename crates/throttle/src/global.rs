@@ -56,13 +56,30 @@ static GLOBAL: OnceLock<Result<Pool, String>> = OnceLock::new();
 pub fn global_pool() -> Result<&'static Pool, Error> {
     let built = GLOBAL.get_or_init(|| {
         global_threads()
-            .and_then(Pool::new)
+            .and_then(|n| global_builder(n).build())
             .map_err(|e| e.to_string())
     });
     match built {
         Ok(pool) => Ok(pool),
         Err(msg) => Err(Error::global(msg.clone())),
     }
+}
+
+/// The global pool's builder: `n` threads, joined to the jobserver in the environment
+/// (`CARGO_MAKEFLAGS`, `MAKEFLAGS`, `MFLAGS`) unless `THROTTLE_JOBSERVER` is `0` or `off`.
+fn global_builder(n: usize) -> crate::PoolBuilder {
+    let b = Pool::builder().threads(n);
+    #[cfg(not(loom))]
+    {
+        let off = std::env::var(crate::JOBSERVER_ENV)
+            .is_ok_and(|v| matches!(v.trim(), "0" | "off" | "no" | "false"));
+        if !off {
+            if let Some(js) = crate::Jobserver::from_env() {
+                return b.jobserver(js);
+            }
+        }
+    }
+    b
 }
 
 /// True once the global pool has started (or failed to).

@@ -104,6 +104,12 @@
 //! - The limit holds at every instant for slots; a lowered limit takes effect at each thread's
 //!   next task boundary ([`Pool::set_concurrency`] says exactly), and
 //!   [`Pool::await_concurrency`] waits for it.
+//! - One budget for the whole machine: under a GNU make jobserver (make, cargo, ninja ≥ 1.13,
+//!   `throttle run`) the global pool runs at most 1 + (tokens held) threads, asks for a token
+//!   only when work waits for another thread and gives it back a few milliseconds after the work
+//!   runs out (`THROTTLE_JOBSERVER=off` opts out; explicit pools opt in with
+//!   [`PoolBuilder::jobserver`]). [`Server`] is the crash-safe jobserver behind `throttle run`.
+//!   Protocol and proof sketch: `src/jobserver/README.md`.
 
 #![warn(missing_docs)]
 
@@ -115,6 +121,8 @@ mod global;
 mod hooks;
 pub mod iter;
 mod job;
+#[cfg(not(loom))]
+pub mod jobserver;
 mod join;
 mod latch;
 #[cfg(all(test, loom))]
@@ -136,6 +144,8 @@ pub use current::{current_num_threads, current_thread_index};
 pub use error::Error;
 pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
 pub use hooks::spawn;
+#[cfg(not(loom))]
+pub use jobserver::{Jobserver, Server, Style, Token, ID_ENV, JOBSERVER_ENV, SOCKET_ENV};
 pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE};
 pub use scope::Scope;
 pub use semaphore::{Permit, Throttle};

@@ -45,6 +45,10 @@ use std::time::Instant;
 pub struct Pool {
     registry: Arc<Registry>,
     handles: Vec<JoinHandle<()>>,
+    // --- jobserver (issue 10) ---
+    /// The machine-wide budget, if the pool joined a jobserver.
+    #[cfg(not(loom))]
+    budget: Option<crate::jobserver::budget::Budget>,
     /// Handlers and detached tasks (hooks.rs).
     pub(crate) hooks: std::sync::Arc<Hooks>,
 }
@@ -64,6 +68,9 @@ pub struct PoolBuilder {
     stack_size: Option<usize>,
     stats: bool,
     placement: bool,
+    // --- jobserver (issue 10) ---
+    #[cfg(not(loom))]
+    jobserver: Option<crate::jobserver::Jobserver>,
     /// Start, exit and panic handlers (set in hooks.rs).
     pub(crate) hooks: Hooks,
 }
@@ -126,6 +133,32 @@ impl PoolBuilder {
         self
     }
 
+    // --- jobserver (issue 10) ---
+    /// Joins a machine-wide budget: the pool runs at most 1 + (tokens held) threads at once,
+    /// asks `js` for a token only when work waits for another thread, and gives it back a few
+    /// milliseconds after the work runs out (see `src/jobserver/README.md`). The global pool
+    /// joins the jobserver in its environment by default
+    /// ([`JOBSERVER_ENV`](crate::JOBSERVER_ENV) opts out); explicit pools join only through
+    /// this.
+    ///
+    /// # Examples
+    /// ```
+    /// // No jobserver in the environment: nothing to join, and the pool runs as usual.
+    /// std::env::remove_var("MAKEFLAGS");
+    /// std::env::remove_var("CARGO_MAKEFLAGS");
+    /// std::env::remove_var("MFLAGS");
+    /// let mut b = throttle::Pool::builder().threads(2);
+    /// if let Some(js) = throttle::Jobserver::from_env() {
+    ///     b = b.jobserver(js);
+    /// }
+    /// assert_eq!(b.build().unwrap().install(|| 2 + 2), 4);
+    /// ```
+    #[cfg(not(loom))]
+    pub fn jobserver(mut self, js: crate::jobserver::Jobserver) -> Self {
+        self.jobserver = Some(js);
+        self
+    }
+
     /// Starts the threads.
     ///
     /// # Errors
@@ -148,6 +181,8 @@ impl PoolBuilder {
         let mut pool = Pool {
             registry,
             handles: Vec::with_capacity(threads),
+            #[cfg(not(loom))]
+            budget: None,
             hooks,
         };
         let homes = if self.placement {
@@ -172,6 +207,12 @@ impl PoolBuilder {
                 })
                 .map_err(Error::spawn)?;
             pool.handles.push(handle);
+        }
+        // --- jobserver (issue 10) ---
+        #[cfg(not(loom))]
+        if let Some(js) = self.jobserver {
+            let budget = crate::jobserver::budget::Budget::start(js, pool.registry.clone());
+            pool.budget = Some(budget.map_err(Error::spawn)?);
         }
         Ok(pool)
     }
@@ -226,6 +267,8 @@ impl Pool {
             stack_size: None,
             stats: true,
             placement: cfg!(target_os = "linux"),
+            #[cfg(not(loom))]
+            jobserver: None,
             hooks: Hooks::default(),
         }
     }
@@ -456,6 +499,12 @@ impl Pool {
         if k == 0 || k > self.threads() {
             return Err(Error::concurrency(k, self.threads()));
         }
+        // --- jobserver (issue 10): the budget caps the user's limit ---
+        #[cfg(not(loom))]
+        if let Some(b) = &self.budget {
+            b.set_user_limit(k);
+            return Ok(());
+        }
         let registry = &self.registry;
         let before = registry.sleep.load().limit();
         registry.sleep.set_limit(k);
@@ -505,9 +554,34 @@ impl Pool {
         }
     }
 
-    /// The current concurrency limit.
+    /// The current concurrency limit: the effective one, min(user limit, 1 + tokens held), if
+    /// the pool joined a jobserver.
     pub fn concurrency(&self) -> usize {
         self.registry.sleep.load().limit()
+    }
+
+    // --- jobserver (issue 10) ---
+    /// The jobserver tokens the pool holds now, or `None` if it joined no jobserver. The pool
+    /// runs at most 1 + this many threads.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// assert_eq!(pool.jobserver_tokens(), None);
+    /// ```
+    #[cfg(not(loom))]
+    pub fn jobserver_tokens(&self) -> Option<usize> {
+        self.budget.as_ref().map(|b| b.tokens())
+    }
+
+    /// The limit set by [`set_concurrency`](Pool::set_concurrency) (or the thread count), before
+    /// the jobserver's cap.
+    #[cfg(not(loom))]
+    pub fn user_concurrency(&self) -> usize {
+        match &self.budget {
+            Some(b) => b.user_limit(),
+            None => self.concurrency(),
+        }
     }
 
     /// What the pool did so far; see [`Stats`].
@@ -530,6 +604,9 @@ impl Drop for Pool {
         // Inside one of its own tasks, `wait_for_detached` does not wait (the task would wait for
         // itself); the detached tasks still run, the workers drain the queues first.
         self.hooks.wait_for_detached(&self.registry);
+        // --- jobserver (issue 10): tokens go back before the threads stop ---
+        #[cfg(not(loom))]
+        drop(self.budget.take());
         let me = std::thread::current().id();
         let inside = self.handles.iter().any(|h| h.thread().id() == me);
         hooks::unregister(&self.registry);

@@ -1,0 +1,227 @@
+//! `throttle run -j N [--jobserver-style fifo|pipe] -- CMD ...`: runs a command tree under one
+//! machine-wide budget of N concurrent jobs, as a GNU make jobserver that loses no token.
+//!
+//! The server itself lives in the runtime (`throttle::Server`, protocol in
+//! `crates/throttle/src/jobserver/README.md`); this file is the command: parse, start the server,
+//! run the command with `MAKEFLAGS`/`CARGO_MAKEFLAGS` naming it, forward signals, print the
+//! status on SIGUSR1, and at exit report how many tokens came back and exit with the command's
+//! status.
+
+use crate::error::UsageError;
+use clap::{Args, ValueEnum};
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::Duration;
+use throttle::{Server, Style};
+
+/// How the jobserver reaches the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum JobserverStyle {
+    /// A named fifo in a private 0700 directory (make 4.4's default; ninja 1.13 reads only this).
+    Fifo,
+    /// Inherited pipe descriptors (what make 4.3 and older read).
+    Pipe,
+}
+
+/// Run a command tree under one machine-wide budget of N concurrent jobs (a GNU make jobserver
+/// that gets back the tokens of throttle programs killed while holding them).
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Jobs that may run at once, machine-wide (default: the CPUs this process may use).
+    #[arg(short = 'j', long = "jobs", value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+    /// How the jobserver is passed on: a fifo (default) or inherited pipe descriptors.
+    #[arg(long, value_enum, default_value = "fifo", value_name = "STYLE")]
+    pub jobserver_style: JobserverStyle,
+    /// Print the holders and tokens of a running `throttle run` and exit (its socket: --socket,
+    /// or THROTTLE_JOBSERVER_SOCKET from inside its command tree).
+    #[arg(long, conflicts_with = "resize")]
+    pub status: bool,
+    /// Change the slots N of a running `throttle run` and exit (growing is immediate; shrinking
+    /// takes tokens out as jobs give them back).
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    pub resize: Option<usize>,
+    /// The socket of the running `throttle run` for --status and --resize.
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<std::path::PathBuf>,
+    /// The command to run, after `--`.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<String>,
+}
+
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1 (the command itself holds one slot)".into()),
+        Ok(n) if n > 4096 => Err("must be at most 4096".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a whole number of jobs, e.g. -j 4".into()),
+    }
+}
+
+/// The child's pid, for the signal handler (0: none yet).
+static CHILD: AtomicI32 = AtomicI32::new(0);
+/// SIGUSR1 asked for the status.
+static STATUS: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    if sig == libc::SIGUSR1 {
+        STATUS.store(true, Ordering::Relaxed);
+        return;
+    }
+    let pid = CHILD.load(Ordering::Relaxed);
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    let code = unsafe { (*info).si_code };
+    // A terminal's Ctrl-C (si_code > 0: sent by the kernel) already reached the whole foreground
+    // process group, the command included; forward only what was sent to us alone (kill(1)).
+    if pid > 0 && (sig != libc::SIGINT || code <= 0) {
+        // SAFETY: kill(2) is async-signal-safe.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+    }
+}
+
+fn install_handlers() {
+    for sig in [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGUSR1,
+    ] {
+        // SAFETY: a zeroed sigaction with our SA_SIGINFO handler, an empty mask and SA_RESTART
+        // is valid; the handler only does async-signal-safe work (atomics and kill(2)).
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal
+                as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// `--status` / `--resize N`: one control request to a running server, its reply on stdout.
+fn control(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    use std::io::{Read, Write};
+    let socket = match (&args.socket, std::env::var_os(throttle::SOCKET_ENV)) {
+        (Some(p), _) => p.clone(),
+        (None, Some(p)) => p.into(),
+        (None, None) => {
+            return Err(UsageError(
+                "--status and --resize need the server's socket: pass --socket PATH, or run them inside the command tree of 'throttle run'".into(),
+            )
+            .into())
+        }
+    };
+    let mut conn = std::os::unix::net::UnixStream::connect(&socket).map_err(|e| {
+        anyhow::Error::new(UsageError(format!(
+            "invalid value '{}' for '--socket': no throttle run listens there ({e})",
+            socket.display()
+        )))
+    })?;
+    let line = match args.resize {
+        Some(n) => format!("Cresize {n}\n"),
+        None => "Cstatus\n".to_string(),
+    };
+    conn.write_all(line.as_bytes())?;
+    let mut reply = String::new();
+    conn.read_to_string(&mut reply)?;
+    print!("{reply}");
+    Ok(if reply.starts_with("error") {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `main`'s entry: the command's exit code, or 2 for bad usage and 1 for a failure to run it.
+pub fn main(args: RunArgs) -> ExitCode {
+    match run(args) {
+        Ok(code) => code,
+        Err(err) if crate::error::is_usage(&err) => {
+            let usage = err
+                .chain()
+                .find_map(|e| e.downcast_ref::<UsageError>())
+                .map(|u| u.to_string())
+                .unwrap_or_else(|| err.to_string());
+            eprintln!("error: {usage}");
+            ExitCode::from(2)
+        }
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Runs the command under the jobserver; the exit code is the command's (128 + signal if a
+/// signal ended it).
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if args.status || args.resize.is_some() {
+        return control(&args);
+    }
+    let Some((program, rest)) = args.command.split_first() else {
+        return Err(UsageError(
+            "missing the command to run: throttle run -j N -- CMD [ARGS...]".into(),
+        )
+        .into());
+    };
+    let slots = args.jobs.unwrap_or_else(throttle::default_threads);
+    let style = match args.jobserver_style {
+        JobserverStyle::Fifo => Style::Fifo,
+        JobserverStyle::Pipe => Style::Pipe,
+    };
+    let server = Server::new(slots, style)
+        .map_err(|e| anyhow::anyhow!("starting a jobserver with {slots} slots: {e}"))?;
+    let mut cmd = Command::new(program);
+    cmd.args(rest);
+    server.configure(&mut cmd);
+    install_handlers();
+    let mut child = cmd.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            anyhow::Error::new(UsageError(format!(
+                "invalid value '{program}' for 'CMD': no such command ({e})"
+            )))
+        } else {
+            anyhow::anyhow!("running '{program}': {e}")
+        }
+    })?;
+    CHILD.store(child.id() as i32, Ordering::Relaxed);
+    let status = loop {
+        if STATUS.swap(false, Ordering::Relaxed) {
+            eprint!("throttle run: status\n{}", server.status());
+        }
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(anyhow::anyhow!("waiting for '{program}': {e}")),
+        }
+    };
+    CHILD.store(0, Ordering::Relaxed);
+    let back = server.settle(Duration::from_secs(2)).unwrap_or(0);
+    let expected = server.tokens_expected();
+    let slots = server.slots();
+    if back == expected {
+        eprintln!("throttle run: {slots} slots; tokens returned: {back} of {expected}");
+    } else {
+        eprintln!(
+            "throttle run: {slots} slots; tokens returned: {back} of {expected} ({} lost by a client that exited holding them)",
+            expected.saturating_sub(back)
+        );
+    }
+    drop(server);
+    use std::os::unix::process::ExitStatusExt;
+    let code = match (status.code(), status.signal()) {
+        (Some(c), _) => c,
+        (None, Some(sig)) => 128 + sig,
+        _ => 1,
+    };
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}

@@ -1,0 +1,269 @@
+//! `throttle run`: the jobserver command driven as a user would. Bad input is one line and exit
+//! status 2; the command's status comes through; the fifo is gone afterwards; a throttle client
+//! killed with SIGKILL gives its tokens back. The interop tests run real make and ninja with
+//! throttle programs as their recipes and check, from every process's task log, that at no
+//! instant more than N tasks ran machine-wide (they need the tools: `.ci/run` installs them).
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+
+fn throttle() -> Command {
+    Command::cargo_bin("throttle").expect("the throttle binary is built")
+}
+
+fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("throttle")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("throttle-run-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// The most tasks running at once in a `__tasks` log (all processes together), and how many
+/// processes wrote to it.
+fn max_running(log: &Path) -> (usize, usize) {
+    let text = std::fs::read_to_string(log).expect("the task log");
+    let mut events: Vec<(u128, i32, String)> = text
+        .lines()
+        .map(|l| {
+            let mut f = l.split_whitespace();
+            let kind = f.next().unwrap();
+            let t: u128 = f.next().unwrap().parse().unwrap();
+            let pid = f.next().unwrap().to_string();
+            // At one instant, count stops before starts (a stop stamped at t ended before t).
+            (t, if kind == "S" { 1 } else { -1 }, pid)
+        })
+        .collect();
+    events.sort_by_key(|(t, d, _)| (*t, *d));
+    let (mut now, mut max) = (0i64, 0i64);
+    for (_, d, _) in &events {
+        now += i64::from(*d);
+        max = max.max(now);
+    }
+    assert_eq!(now, 0, "every start has a stop");
+    let mut pids: Vec<&String> = events.iter().map(|e| &e.2).collect();
+    pids.sort();
+    pids.dedup();
+    (max as usize, pids.len())
+}
+
+fn one_line_exit_2(out: &Output, needles: &[&str]) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{n:?} missing in {err}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let run = |args: &[&str]| throttle().arg("run").args(args).output().unwrap();
+    one_line_exit_2(&run(&["-j", "0", "--", "true"]), &["'0'", "--jobs"]);
+    one_line_exit_2(&run(&["-j", "abc", "--", "true"]), &["'abc'", "--jobs"]);
+    one_line_exit_2(&run(&["-j", "2"]), &["missing the command"]);
+    one_line_exit_2(
+        &run(&["--jobserver-style", "sock", "--", "true"]),
+        &["'sock'", "--jobserver-style"],
+    );
+    one_line_exit_2(
+        &run(&["-j", "2", "--", "/nonexistent/cmd"]),
+        &["'/nonexistent/cmd'", "CMD"],
+    );
+}
+
+#[test]
+fn exports_the_jobserver_passes_the_status_and_cleans_up() {
+    let out = throttle()
+        .args(["run", "-j", "3", "--", "sh", "-c"])
+        .arg("echo \"$MAKEFLAGS\"; echo \"$CARGO_MAKEFLAGS\"; echo \"$THROTTLE_JOBSERVER_SOCKET\"; exit 3")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let so = text(&out.stdout);
+    let lines: Vec<&str> = so.lines().collect();
+    assert!(lines[0].contains("-j3 --jobserver-auth=fifo:"), "{so}");
+    assert_eq!(lines[0], lines[1], "CARGO_MAKEFLAGS = MAKEFLAGS");
+    let fifo = lines[0].split("fifo:").nth(1).unwrap().trim();
+    assert!(!Path::new(fifo).exists(), "the fifo is removed");
+    assert!(!Path::new(lines[2]).exists(), "the socket is removed");
+    let err = text(&out.stderr);
+    assert!(err.contains("tokens returned: 2 of 2"), "{err}");
+
+    let out = throttle()
+        .args([
+            "run",
+            "-j",
+            "2",
+            "--jobserver-style",
+            "pipe",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg("echo \"$MAKEFLAGS\"; kill -TERM $$")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(128 + 15), "killed by SIGTERM");
+    let so = text(&out.stdout);
+    let auth = so.split("--jobserver-auth=").nth(1).unwrap().trim();
+    let (r, w) = auth.split_once(',').unwrap();
+    assert!(r.parse::<u32>().is_ok() && w.parse::<u32>().is_ok(), "{so}");
+}
+
+#[test]
+fn a_client_killed_holding_tokens_gives_them_back() {
+    let dir = temp_dir("kill");
+    let log = dir.join("log");
+    // A throttle program holding tokens (4 threads of busy work) is killed with SIGKILL.
+    let script = format!(
+        "{bin} __tasks --tasks 100000 --micros 2000 --log {log} & pid=$!; sleep 0.5; kill -KILL $pid; wait $pid; exit 0",
+        bin = bin().display(),
+        log = log.display()
+    );
+    let out = throttle()
+        .args(["run", "-j", "3", "--", "sh", "-c", &script])
+        .env("THROTTLE_THREADS", "4")
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("tokens returned: 2 of 2"), "{err}");
+    let (max, _) = max_running_lenient(&log);
+    assert!(max <= 3, "{max} tasks at once under -j 3");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Like [`max_running`], for a log whose writer was killed (starts without stops at the end).
+fn max_running_lenient(log: &Path) -> (usize, usize) {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let mut ev: Vec<(u128, i64)> = text
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let d = if f.next()? == "S" { 1 } else { -1 };
+            Some((f.next()?.parse().ok()?, d))
+        })
+        .collect();
+    ev.sort();
+    let (mut now, mut max) = (0i64, 0i64);
+    for (_, d) in ev {
+        now += d;
+        max = max.max(now);
+    }
+    (max as usize, 1)
+}
+
+#[test]
+#[ignore = "needs GNU make 4.3 (Debian's make); .ci/run installs it"]
+fn make_4_3_with_recursion_stays_within_the_budget() {
+    let dir = temp_dir("make");
+    let log = dir.join("log");
+    let t = bin();
+    std::fs::write(
+        dir.join("Makefile"),
+        format!(
+            "all: a b c\na:\n\t+$(MAKE) -s -f sub.mk\nb c:\n\t+{t} __tasks --tasks 6 --micros 4000 --log {log}\n",
+            t = t.display(),
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sub.mk"),
+        format!(
+            "all: x y z\nx y z:\n\t+env -u THROTTLE_JOBSERVER_SOCKET {t} __tasks --tasks 6 --micros 4000 --log {log}\n",
+            t = t.display(),
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    let out = throttle()
+        .current_dir(&dir)
+        .args([
+            "run",
+            "-j",
+            "2",
+            "--jobserver-style",
+            "pipe",
+            "--",
+            "make",
+            "-s",
+        ])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("tokens returned: 1 of 1"), "{err}");
+    // b and c hold tokens through the socket; x, y, z (no socket) read make's pipe directly.
+    let (max, procs) = max_running(&log);
+    assert_eq!(procs, 5, "five throttle programs logged");
+    assert!(max <= 2, "{max} tasks ran at once machine-wide under -j 2");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+#[ignore = "needs ninja >= 1.13 (pip install ninja); .ci/run installs it"]
+fn ninja_1_13_under_the_fifo_stays_within_the_budget() {
+    let dir = temp_dir("ninja");
+    let log = dir.join("log");
+    let mut build = format!(
+        "rule t\n  command = {t} __tasks --tasks 6 --micros 4000 --log {log} && touch $out\n",
+        t = bin().display(),
+        log = log.display()
+    );
+    for i in 0..6 {
+        build.push_str(&format!("build o{i}: t\n"));
+    }
+    std::fs::write(dir.join("build.ninja"), build).unwrap();
+    let out = throttle()
+        .current_dir(&dir)
+        .args(["run", "-j", "2", "--", "ninja"])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    let so = text(&out.stdout);
+    assert!(out.status.success(), "{so}{err}");
+    assert!(so.contains("Jobserver mode detected"), "ninja joined: {so}");
+    assert!(err.contains("tokens returned: 1 of 1"), "{err}");
+    let (max, procs) = max_running(&log);
+    assert_eq!(procs, 6);
+    assert!(max <= 2, "{max} tasks ran at once machine-wide under -j 2");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn status_and_resize_from_inside_the_command_tree() {
+    let t = bin();
+    let script = format!(
+        "{t} run --status; {t} run --resize 4; {t} run --status",
+        t = t.display()
+    );
+    let out = throttle()
+        .args(["run", "-j", "2", "--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let so = text(&out.stdout);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{so}{err}");
+    assert!(so.contains("2 slots: 1 tokens free"), "{so}");
+    assert!(so.contains("resized to 4 slots"), "{so}");
+    assert!(so.contains("4 slots: 3 tokens free"), "{so}");
+    assert!(err.contains("4 slots; tokens returned: 3 of 3"), "{err}");
+    // Outside any tree and without --socket: one line, exit 2.
+    let out = throttle()
+        .args(["run", "--status"])
+        .env_remove("THROTTLE_JOBSERVER_SOCKET")
+        .output()
+        .unwrap();
+    one_line_exit_2(&out, &["--socket"]);
+}

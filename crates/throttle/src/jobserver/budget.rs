@@ -1,0 +1,194 @@
+//! The pool's side of the jobserver: one small thread per pool that turns demand into tokens and
+//! tokens into the pool's limit. Effective limit = min(user limit, 1 + tokens held).
+//!
+//! The thread reads only what the workers already publish (the state word and `has_work`), so the
+//! workers' hot paths are unchanged, and a pool without a jobserver has no such thread at all.
+//! It asks for a token only when runnable work waits and every slot of the current limit is held
+//! (work for another thread); it gives one back when no work waits and a slot has been idle for
+//! [`GRACE`]; it never gives back the implicit slot. See README.md.
+
+use super::{Jobserver, Token};
+use crate::registry::Registry;
+use crate::sync::{lock, Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long a token stays after its work ran out, so that a pool between two bursts of forks
+/// does not give it back and queue for it again (make's own clients hold a token per job, for
+/// milliseconds to seconds; 5 ms is a few scheduler ticks and far below that).
+const GRACE: Duration = Duration::from_millis(5);
+/// How often the thread looks at the pool while a slot holder is running (and may fork).
+const TICK: Duration = Duration::from_millis(1);
+/// How often it looks while nobody in the pool runs: work can only arrive through a caller,
+/// which first takes the implicit slot, so a slower look costs at most this much delay before
+/// the first extra thread.
+const IDLE_TICK: Duration = Duration::from_millis(10);
+
+/// What the pool and the budget thread share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// The user's limit (or the pool's thread count): the first term of the min.
+    user: AtomicUsize,
+    /// Tokens held now (for status and tests).
+    held: AtomicUsize,
+    stop: AtomicBool,
+    /// Serializes computing and applying the effective limit.
+    apply: Mutex<()>,
+}
+
+impl Shared {
+    /// Sets the effective limit from the two terms.
+    fn apply(&self, registry: &Registry) {
+        let _g = lock(&self.apply);
+        let user = self.user.load(Ordering::Relaxed);
+        let k = user.min(1 + self.held.load(Ordering::Relaxed)).max(1);
+        let before = registry.sleep.load().limit();
+        if k != before {
+            registry.sleep.set_limit(k);
+            if k > before && registry.has_work() {
+                registry.publish_wake();
+            }
+        }
+    }
+}
+
+/// A running budget: dropping it stops the thread and gives every token back.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    shared: std::sync::Arc<Shared>,
+    registry: Arc<Registry>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Budget {
+    /// Starts the budget thread for `registry`. The limit drops to 1 (the implicit slot) until
+    /// tokens arrive.
+    pub(crate) fn start(js: Jobserver, registry: Arc<Registry>) -> std::io::Result<Budget> {
+        let shared = std::sync::Arc::new(Shared {
+            user: AtomicUsize::new(registry.sleep.load().limit()),
+            held: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            apply: Mutex::new(()),
+        });
+        shared.apply(&registry);
+        let (s, r) = (shared.clone(), registry.clone());
+        let thread = std::thread::Builder::new()
+            .name("throttle-jobserver".into())
+            .spawn(move || run(js, &r, &s))?;
+        Ok(Budget {
+            shared,
+            registry,
+            thread: Some(thread),
+        })
+    }
+
+    /// The user's side of the min changed.
+    pub(crate) fn set_user_limit(&self, k: usize) {
+        self.shared.user.store(k, Ordering::Relaxed);
+        self.shared.apply(&self.registry);
+        if let Some(t) = &self.thread {
+            t.thread().unpark();
+        }
+    }
+
+    /// The user's limit (the pool's limit without the budget).
+    pub(crate) fn user_limit(&self) -> usize {
+        self.shared.user.load(Ordering::Relaxed)
+    }
+
+    /// Tokens held now.
+    pub(crate) fn tokens(&self) -> usize {
+        self.shared.held.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Budget {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
+fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
+    let mut tokens: Vec<Token> = Vec::new();
+    let mut idle_since: Option<Instant> = None;
+    let threads = registry.threads();
+    while !shared.stop.load(Ordering::Relaxed) {
+        let s = registry.sleep.load();
+        let cap = shared.user.load(Ordering::Relaxed).min(threads);
+        let work = registry.has_work();
+        // Work waits and every slot is held: another thread would run it.
+        let want = work && s.active() >= s.limit() && 1 + tokens.len() < cap;
+        // No work waits and a slot is unused, or the user lowered the limit below our tokens.
+        let surplus =
+            !tokens.is_empty() && (1 + tokens.len() > cap || (!work && s.active() < s.limit()));
+        if surplus {
+            let since = *idle_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= GRACE || 1 + tokens.len() > cap {
+                release_one(&mut conn, &mut tokens, registry, shared);
+                idle_since = None;
+                continue;
+            }
+        } else {
+            idle_since = None;
+        }
+        let wait = if s.active() == 0 && tokens.is_empty() {
+            IDLE_TICK
+        } else {
+            TICK
+        };
+        match conn.poll_token(want, wait) {
+            Ok(Some(t)) => {
+                tokens.push(t);
+                shared.held.store(tokens.len(), Ordering::Relaxed);
+                shared.apply(registry);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                // The jobserver went away: run on the implicit slot and the tokens we hold.
+                eprintln!(
+                    "throttle: warning: jobserver failed ({e}); no more tokens will be requested"
+                );
+                while !shared.stop.load(Ordering::Relaxed) {
+                    std::thread::park_timeout(IDLE_TICK);
+                }
+            }
+        }
+    }
+    // Pool shutdown: everything goes back. The slot holders are finishing; the budget's limit no
+    // longer matters.
+    while let Some(t) = tokens.pop() {
+        let _ = conn.release(t);
+    }
+    shared.held.store(0, Ordering::Relaxed);
+}
+
+/// Lowers the limit by one, waits until no more threads hold slots than that (a thread over the
+/// limit yields at its next task boundary), then writes the token back. So the process never
+/// runs more threads than it holds tokens for, even for an instant.
+fn release_one(
+    conn: &mut Jobserver,
+    tokens: &mut Vec<Token>,
+    registry: &Registry,
+    shared: &Shared,
+) {
+    let Some(t) = tokens.pop() else { return };
+    shared.held.store(tokens.len(), Ordering::Relaxed);
+    shared.apply(registry);
+    let mut pause = Duration::from_micros(20);
+    loop {
+        let s = registry.sleep.load();
+        if s.active() <= s.limit() || shared.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(TICK);
+    }
+    if let Err(e) = conn.release(t) {
+        eprintln!("throttle: warning: could not return a jobserver token: {e}");
+    }
+}

@@ -1,0 +1,154 @@
+//! Tokens go back on SIGINT and SIGTERM.
+//!
+//! A token read from a shared fifo or pipe is known only to this process; if the process dies
+//! holding it, it is gone for the rest of the build. Every such token is recorded in a fixed,
+//! lock-free table (`[AtomicU64; SLOTS]`, an entry = valid bit | descriptor | byte). The normal
+//! release path and the signal handler both *swap the entry to 0 first* and write the byte only if
+//! they got it, so a token is written back at most once (never duplicated). The handler is
+//! installed only where the disposition was the default (we never replace a program's own
+//! handler); it writes the bytes back, restores the default and re-raises the signal, so the
+//! process still dies of it. Tokens held through a throttle server's socket need none of this:
+//! the server takes them back on EOF, also after SIGKILL (README.md).
+//!
+//! The same sweep runs at normal process exit (`atexit`): the global pool is never dropped, so a
+//! program that returns from `main` within a grace period would otherwise take its tokens along.
+//!
+//! No window: reading a byte and recording it, and taking an entry and writing its byte back, are
+//! each one *critical section* ([`critical`]): the calling thread blocks SIGINT and SIGTERM for
+//! its duration (so the handler never runs on it mid-way) and counts itself in `BUSY`; the
+//! handler, running on another thread, waits until `BUSY` is 0 (a non-blocking read or a one-byte
+//! write: microseconds) before its sweep. So a token is always either in the table or in the
+//! fifo when the sweep runs.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Once;
+
+/// Entries in the table: far above any pool's thread count (a token per thread at most).
+const SLOTS: usize = 1024;
+const VALID: u64 = 1 << 63;
+
+static TABLE: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+static INSTALL: Once = Once::new();
+/// Threads inside a critical section.
+static BUSY: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs the SIGINT/SIGTERM handlers and the exit hook, once per process. Called when a
+/// jobserver on a shared fifo or pipe is opened, before any token can be read.
+pub(crate) fn install_once() {
+    INSTALL.call_once(install);
+}
+
+/// Runs `f` (a token read + record, or take + write) with SIGINT and SIGTERM blocked on this
+/// thread and counted in `BUSY`, so a sweep never runs while a token is between the table and the
+/// fifo.
+pub(crate) fn critical<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: zeroed sigset_t values are valid out-parameters; sigemptyset/sigaddset initialize
+    // `block`, and pthread_sigmask only changes this thread's mask (restored below).
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe {
+        let mut block: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut block);
+        libc::sigaddset(&mut block, libc::SIGINT);
+        libc::sigaddset(&mut block, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &block, &mut old);
+    }
+    // SeqCst: pairs with the handler's SeqCst load of BUSY: either it sees us busy and waits, or
+    // we see its swaps (the entries are gone) in `take`.
+    BUSY.fetch_add(1, Ordering::SeqCst);
+    let r = f();
+    BUSY.fetch_sub(1, Ordering::SeqCst);
+    // SAFETY: restores the mask saved above; a signal that arrived meanwhile is delivered now.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    }
+    r
+}
+
+/// Records a held token; returns its entry, or `None` if the table is full (the token then
+/// still works, but a signal would lose it).
+pub(crate) fn record(fd: i32, byte: u8) -> Option<usize> {
+    install_once();
+    let v = VALID | ((fd as u32 as u64) << 8) | byte as u64;
+    TABLE.iter().position(|e| {
+        // AcqRel: pairs with the handler's swap; the entry is claimed by exactly one CAS.
+        e.compare_exchange(0, v, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+    })
+}
+
+/// Takes a token's entry back before writing the byte: true if the caller must write it (the
+/// signal handler did not get there first).
+pub(crate) fn take(entry: Option<usize>) -> bool {
+    match entry {
+        // AcqRel: pairs with the handler's swap: exactly one of the two sees the valid entry.
+        Some(i) => TABLE[i].swap(0, Ordering::AcqRel) != 0,
+        None => true,
+    }
+}
+
+/// Writes back every recorded token (async-signal-safe: atomics and write(2) only).
+fn return_all() {
+    // Wait for token operations on other threads (the handler never runs on a thread inside
+    // one: those block the signals). Bounded: each is a non-blocking read or a 1-byte write.
+    while BUSY.load(Ordering::SeqCst) != 0 {
+        std::hint::spin_loop();
+    }
+    for e in &TABLE {
+        // AcqRel: pairs with `take`'s swap (only one side writes the byte).
+        let v = e.swap(0, Ordering::AcqRel);
+        if v & VALID != 0 {
+            let fd = ((v >> 8) & 0xffff_ffff) as u32 as i32;
+            let b = v as u8;
+            // SAFETY: write(2) is async-signal-safe; `b` is a valid 1-byte buffer. The
+            // descriptor is still open: the pool closes it only after taking every entry.
+            unsafe {
+                libc::write(fd, (&b as *const u8).cast(), 1);
+            }
+        }
+    }
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    return_all();
+    // SAFETY: signal(2) and raise(2) are async-signal-safe; restoring the default and
+    // re-raising makes the process die of the signal as it would have without us.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+/// At normal process exit (`main` returned, `std::process::exit`): the global pool is never
+/// dropped, so tokens its budget thread holds in the last grace period go back here.
+extern "C" fn on_exit() {
+    return_all();
+}
+
+fn install() {
+    // SAFETY: `on_exit` is a plain `extern "C" fn()` that only does async-signal-safe work; a
+    // failure to register leaves only the exit path unprotected.
+    unsafe {
+        libc::atexit(on_exit);
+    }
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid out-parameter; passing a null new action only
+        // queries the current one.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        // SAFETY: see above; `old` is valid and writable.
+        if unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } != 0 {
+            continue;
+        }
+        if old.sa_sigaction != libc::SIG_DFL {
+            continue; // the program handles it; never replace its handler
+        }
+        // SAFETY: a zeroed sigaction with our handler, an empty mask and no flags is valid;
+        // `on_signal` only does async-signal-safe work.
+        unsafe {
+            let mut new: libc::sigaction = std::mem::zeroed();
+            new.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut new.sa_mask);
+            libc::sigaction(sig, &new, std::ptr::null_mut());
+        }
+    }
+}

@@ -1,0 +1,376 @@
+//! The pool as a jobserver client, against real jobservers made in the test: the `jobserver`
+//! crate's pipe server (an independent implementation), throttle's own fifo server, and its
+//! crash-safe socket; bad jobservers; and the kill test (SIGKILL while holding tokens loses none).
+
+use std::os::unix::process::ExitStatusExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use throttle::{Jobserver, Pool, Server, Style};
+
+/// Runs a burst of parallel work and returns the most tasks that ran at once.
+fn max_concurrency(pool: &Pool) -> usize {
+    let now = AtomicUsize::new(0);
+    let max = AtomicUsize::new(0);
+    pool.for_range_grain(0..400, 1, |_| {
+        let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+        max.fetch_max(n, Ordering::SeqCst);
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_micros(300) {
+            std::hint::spin_loop();
+        }
+        now.fetch_sub(1, Ordering::SeqCst);
+    });
+    let max = max.load(Ordering::SeqCst);
+    eprintln!("max concurrency {max}");
+    max
+}
+
+/// The `--jobserver-auth` value a `jobserver` crate server gives its children.
+fn crate_auth(client: &jobserver::Client) -> String {
+    let mut cmd = std::process::Command::new("true");
+    client.configure_make(&mut cmd);
+    let flags = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "MAKEFLAGS")
+        .and_then(|(_, v)| v)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    flags
+        .split("--jobserver-auth=")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// Waits until `f` holds (tokens come back after a grace period of a few milliseconds).
+fn eventually(what: &str, f: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < Duration::from_secs(20), "never: {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn pool_is_capped_by_a_pipe_jobserver_of_the_jobserver_crate() {
+    // 2 tokens: the pool may run 1 + 2 = 3 threads although it has 6.
+    let server = jobserver::Client::new(2).unwrap();
+    let auth = crate_auth(&server);
+    let js = Jobserver::from_auth(&auth).unwrap();
+    let pool = Pool::builder().threads(6).jobserver(js).build().unwrap();
+    assert_eq!(pool.concurrency(), 1, "starts on the implicit slot");
+    let max = max_concurrency(&pool);
+    assert!(max <= 3, "{max} tasks ran at once under 1 + 2 tokens");
+    // Work ran out: the tokens go back after the grace period, and the implicit slot stays.
+    eventually("tokens returned", || server.available().unwrap() == 2);
+    assert_eq!(pool.jobserver_tokens(), Some(0));
+    assert_eq!(pool.concurrency(), 1);
+    // A token another client holds is not available to the pool.
+    let held = server.acquire().unwrap();
+    assert!(max_concurrency(&pool) <= 2);
+    drop(held);
+    drop(pool);
+    assert_eq!(server.available().unwrap(), 2);
+}
+
+#[test]
+fn pool_is_capped_by_a_fifo_server_and_returns_every_token() {
+    let server = Server::new(3, Style::Fifo).unwrap();
+    let auth = server.makeflags();
+    let auth = auth.split("--jobserver-auth=").nth(1).unwrap().trim();
+    let js = Jobserver::from_auth(auth).unwrap();
+    let pool = Pool::builder().threads(4).jobserver(js).build().unwrap();
+    let max = max_concurrency(&pool);
+    assert!(max <= 3, "{max}");
+    drop(pool);
+    assert_eq!(server.tokens_in_pool().unwrap(), 2);
+}
+
+#[test]
+fn user_limit_and_budget_compose_as_a_min() {
+    let server = jobserver::Client::new(4).unwrap();
+    let js = Jobserver::from_auth(&crate_auth(&server)).unwrap();
+    let pool = Pool::builder().threads(4).jobserver(js).build().unwrap();
+    pool.set_concurrency(2).unwrap();
+    assert_eq!(pool.user_concurrency(), 2);
+    let max = max_concurrency(&pool);
+    assert!(max <= 2, "{max}");
+    assert!(
+        pool.jobserver_tokens().unwrap() <= 1,
+        "never hoards beyond the user's limit"
+    );
+    drop(pool);
+    assert_eq!(server.available().unwrap(), 4);
+}
+
+#[test]
+fn socket_client_holds_tokens_through_the_server() {
+    let server = Server::new(3, Style::Pipe).unwrap();
+    let js = Jobserver::connect(server.socket_path()).unwrap();
+    let pool = Pool::builder().threads(4).jobserver(js).build().unwrap();
+    let max = max_concurrency(&pool);
+    assert!(max <= 3, "{max}");
+    drop(pool);
+    assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 2);
+}
+
+#[test]
+fn bad_jobservers_are_refused_with_a_reason_and_never_hang() {
+    // Closed descriptors (a recipe without '+').
+    let e = Jobserver::from_auth("900,901").unwrap_err().to_string();
+    assert!(e.contains("closed"), "{e}");
+    // A path that is not a fifo.
+    let dir = std::env::temp_dir().join(format!("throttle-js-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("plain");
+    std::fs::write(&file, b"++").unwrap();
+    let e = Jobserver::from_auth(&format!("fifo:{}", file.display()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a fifo"), "{e}");
+    // Descriptors that are not pipes.
+    let f = std::fs::File::open(&file).unwrap();
+    use std::os::fd::AsRawFd;
+    let fd = f.as_raw_fd();
+    let e = Jobserver::from_auth(&format!("{fd},{fd}"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a pipe"), "{e}");
+    // A fifo nobody serves: the pool runs on its implicit slot and finishes.
+    let fifo = dir.join("fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let js = Jobserver::from_auth(&format!("fifo:{}", fifo.display())).unwrap();
+    let pool = Pool::builder().threads(3).jobserver(js).build().unwrap();
+    assert_eq!(max_concurrency(&pool), 1);
+    drop(pool);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The kill test's child: holds a random number of tokens through the server's socket with a
+/// busy pool, until it is killed. Runs only when re-executed by `kill_test`.
+#[test]
+fn kill_test_child() {
+    let Ok(sock) = std::env::var("THROTTLE_KILL_TEST_SOCKET") else {
+        return;
+    };
+    let want: usize = std::env::var("THROTTLE_KILL_TEST_THREADS")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let js = Jobserver::connect(std::path::Path::new(&sock)).unwrap();
+    let pool = Pool::builder().threads(4).jobserver(js).build().unwrap();
+    pool.set_concurrency(want).unwrap();
+    loop {
+        max_concurrency(&pool);
+    }
+}
+
+#[test]
+fn kill_test_sigkill_while_holding_tokens_loses_none() {
+    const N: usize = 4;
+    let rounds: usize = std::env::var("THROTTLE_KILL_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let server = Server::new(N, Style::Fifo).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(std::process::id());
+    let mut rand = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut held_at_kill = 0;
+    for _ in 0..rounds {
+        let threads = 1 + rand(4);
+        let mut child = std::process::Command::new(&exe)
+            .args([
+                "--exact",
+                "kill_test_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("THROTTLE_KILL_TEST_SOCKET", server.socket_path())
+            .env("THROTTLE_KILL_TEST_THREADS", threads.to_string())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(rand(40)));
+        held_at_kill += (N - 1) - server.tokens_in_pool().unwrap();
+        // SAFETY: kill(2) on our own child's pid, which we have not reaped yet.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGKILL);
+        }
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+    }
+    let back = server.settle(Duration::from_secs(10)).unwrap();
+    assert_eq!(back, N - 1, "tokens back after {rounds} SIGKILLs");
+    // The rounds did hold tokens when killed (else the test proves nothing).
+    assert!(held_at_kill > 0, "no round held a token when killed");
+    eprintln!("kill test: {rounds} rounds, {held_at_kill} tokens held at kill time in total, {back} of {} back", N - 1);
+}
+
+/// Re-runs this test binary for `test` with `env`, returning its output.
+fn rerun(test: &str, env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env_remove("MAKEFLAGS")
+        .env_remove("CARGO_MAKEFLAGS")
+        .env_remove("MFLAGS")
+        .env_remove(throttle::SOCKET_ENV);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn global_pool_child() {
+    let Ok(expect) = std::env::var("THROTTLE_GLOBAL_CHILD") else {
+        return;
+    };
+    let pool = throttle::global_pool().unwrap();
+    let joined = pool.jobserver_tokens().is_some();
+    assert_eq!(joined, expect == "joined", "{expect}");
+    if joined {
+        assert!(max_concurrency(pool) <= 2);
+    }
+}
+
+#[test]
+fn global_pool_joins_the_environments_jobserver_unless_opted_out() {
+    let server = Server::new(2, Style::Fifo).unwrap();
+    let flags = server.makeflags();
+    let ok = |o: std::process::Output| {
+        assert!(
+            o.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    ok(rerun(
+        "global_pool_child",
+        &[("THROTTLE_GLOBAL_CHILD", "joined"), ("MAKEFLAGS", &flags)],
+    ));
+    ok(rerun(
+        "global_pool_child",
+        &[
+            ("THROTTLE_GLOBAL_CHILD", "alone"),
+            ("MAKEFLAGS", &flags),
+            (throttle::JOBSERVER_ENV, "off"),
+        ],
+    ));
+    // Negative descriptors: make turned the jobserver off; silently alone.
+    let err = ok(rerun(
+        "global_pool_child",
+        &[
+            ("THROTTLE_GLOBAL_CHILD", "alone"),
+            ("MAKEFLAGS", " -j4 --jobserver-auth=-2,-2"),
+        ],
+    ));
+    assert!(!err.contains("warning"), "{err}");
+    // An unknown format or closed descriptors: alone, with one warning saying why.
+    for bad in [" --jobserver-auth=sem:x", " -j --jobserver-auth=901,902"] {
+        let err = ok(rerun(
+            "global_pool_child",
+            &[("THROTTLE_GLOBAL_CHILD", "alone"), ("MAKEFLAGS", bad)],
+        ));
+        assert!(
+            err.contains("throttle: warning: ignoring the jobserver in MAKEFLAGS"),
+            "{err}"
+        );
+    }
+    assert_eq!(server.tokens_in_pool().unwrap(), 1);
+}
+
+#[test]
+fn sigint_child() {
+    let Ok(auth) = std::env::var("THROTTLE_SIGINT_CHILD") else {
+        return;
+    };
+    let js = Jobserver::from_auth(&auth).unwrap();
+    let pool = Pool::builder().threads(4).jobserver(js).build().unwrap();
+    loop {
+        max_concurrency(&pool);
+    }
+}
+
+#[test]
+fn sigint_and_sigterm_give_fifo_tokens_back() {
+    let server = Server::new(4, Style::Fifo).unwrap();
+    let flags = server.makeflags();
+    let auth = flags
+        .split("--jobserver-auth=")
+        .nth(1)
+        .unwrap()
+        .trim()
+        .to_string();
+    let exe = std::env::current_exe().unwrap();
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let mut child = std::process::Command::new(&exe)
+            .args(["--exact", "sigint_child", "--nocapture", "--test-threads=1"])
+            .env("THROTTLE_SIGINT_CHILD", &auth)
+            .env_remove(throttle::SOCKET_ENV)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until the child holds tokens (it reads them straight from the fifo, no socket).
+        eventually("the child holds tokens", || {
+            server.tokens_in_pool().unwrap() < 3
+        });
+        // SAFETY: kill(2) on our own unreaped child.
+        unsafe {
+            libc::kill(child.id() as i32, sig);
+        }
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(sig), "died of the signal: {status:?}");
+        assert_eq!(
+            server.tokens_in_pool().unwrap(),
+            3,
+            "all 3 tokens back after signal {sig}"
+        );
+    }
+}
+
+#[test]
+fn resize_grows_at_once_and_shrinks_as_tokens_come_back() {
+    let server = Server::new(3, Style::Pipe).unwrap();
+    assert_eq!(server.tokens_in_pool().unwrap(), 2);
+    server.resize(5).unwrap();
+    assert_eq!(server.tokens_in_pool().unwrap(), 4);
+    assert_eq!(server.tokens_expected(), 4);
+    // A client holds 2 tokens; shrinking to 2 slots must take 3 out, only as they come back.
+    let mut js = Jobserver::connect(server.socket_path()).unwrap();
+    let a = js.acquire_timeout(Duration::from_secs(5)).unwrap().unwrap();
+    let b = js.acquire_timeout(Duration::from_secs(5)).unwrap().unwrap();
+    server.resize(2).unwrap();
+    eventually("the 2 free tokens are collected", || {
+        server.tokens_in_pool().unwrap() == 0
+    });
+    assert!(
+        server
+            .status()
+            .contains("shrinking: 1 tokens still to collect"),
+        "{}",
+        server.status()
+    );
+    js.release(a).unwrap();
+    js.release(b).unwrap();
+    eventually("the shrink is paid and 1 token is left", || {
+        server.tokens_expected() == 1 && server.tokens_in_pool().unwrap() == 1
+    });
+    assert_eq!(server.slots(), 2);
+    drop(js);
+    assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 1);
+}
