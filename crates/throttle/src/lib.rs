@@ -88,6 +88,7 @@
 #![warn(missing_docs)]
 
 mod context;
+pub mod controller;
 mod deque;
 mod error;
 mod global;
