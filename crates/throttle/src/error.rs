@@ -16,6 +16,7 @@ enum ErrorKind {
     Env { name: &'static str, value: String },
     Spawn(std::io::Error),
     Global(String),
+    AutoNeedsStats,
 }
 
 impl Error {
@@ -42,6 +43,11 @@ impl Error {
     pub(crate) fn global(msg: String) -> Error {
         Error {
             kind: ErrorKind::Global(msg),
+        }
+    }
+    pub(crate) fn auto_needs_stats() -> Error {
+        Error {
+            kind: ErrorKind::AutoNeedsStats,
         }
     }
     pub(crate) fn spawn(e: std::io::Error) -> Error {
@@ -71,6 +77,9 @@ impl fmt::Display for Error {
             ),
             ErrorKind::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
             ErrorKind::Global(msg) => f.write_str(msg),
+            ErrorKind::AutoNeedsStats => f.write_str(
+                "automatic concurrency learns from the pool's counters: build the pool with stats on (PoolBuilder::stats(true), the default)",
+            ),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! `Pool`: the public face of a registry and its worker threads.
 
 use crate::context::Context;
+use crate::controller::auto::{apply_limit, AutoSlot};
+use crate::controller::{ControllerEvent, DEFAULT_INTERVAL};
 use crate::error::Error;
 use crate::join::join_in;
 use crate::placement::Placement;
@@ -44,6 +46,8 @@ use std::time::Instant;
 pub struct Pool {
     registry: Arc<Registry>,
     handles: Vec<JoinHandle<()>>,
+    /// Auto mode (issue 9): the controller thread, if on, and its log.
+    auto: AutoSlot,
 }
 
 type NameFn = Box<dyn Fn(usize) -> String>;
@@ -61,6 +65,7 @@ pub struct PoolBuilder {
     stack_size: Option<usize>,
     stats: bool,
     placement: bool,
+    auto: bool,
 }
 
 impl fmt::Debug for PoolBuilder {
@@ -70,6 +75,7 @@ impl fmt::Debug for PoolBuilder {
             .field("stack_size", &self.stack_size)
             .field("stats", &self.stats)
             .field("placement", &self.placement)
+            .field("auto", &self.auto)
             .finish_non_exhaustive()
     }
 }
@@ -118,6 +124,19 @@ impl PoolBuilder {
         self
     }
 
+    /// Starts the pool in auto mode: it chooses its own concurrency; see
+    /// [`Pool::set_concurrency_auto`]. Building then fails if stats are off.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::builder().threads(2).auto_concurrency().build().unwrap();
+    /// assert!(pool.is_concurrency_auto());
+    /// ```
+    pub fn auto_concurrency(mut self) -> Self {
+        self.auto = true;
+        self
+    }
+
     /// Starts the threads.
     ///
     /// # Errors
@@ -137,6 +156,7 @@ impl PoolBuilder {
         let mut pool = Pool {
             registry: Arc::new(registry),
             handles: Vec::with_capacity(threads),
+            auto: AutoSlot::new(),
         };
         let homes = if self.placement {
             Placement::homes_for_new_pool()
@@ -157,6 +177,9 @@ impl PoolBuilder {
                 .spawn(move || worker_main(registry, index, deque, placement))
                 .map_err(Error::spawn)?;
             pool.handles.push(handle);
+        }
+        if self.auto {
+            pool.set_concurrency_auto()?;
         }
         Ok(pool)
     }
@@ -211,6 +234,7 @@ impl Pool {
             stack_size: None,
             stats: true,
             placement: cfg!(target_os = "linux"),
+            auto: false,
         }
     }
 
@@ -435,12 +459,10 @@ impl Pool {
         if k == 0 || k > self.threads() {
             return Err(Error::concurrency(k, self.threads()));
         }
-        let registry = &self.registry;
-        let before = registry.sleep.load().limit();
-        registry.sleep.set_limit(k);
-        if k > before && registry.has_work() {
-            registry.publish_wake();
-        }
+        // A fixed limit ends auto mode (the controller thread is joined first, so its last
+        // decision cannot land after ours).
+        self.auto.stop();
+        apply_limit(&self.registry, k);
         Ok(())
     }
 
@@ -484,7 +506,7 @@ impl Pool {
         }
     }
 
-    /// The current concurrency limit.
+    /// The current concurrency limit (in auto mode, the controller's current choice).
     pub fn concurrency(&self) -> usize {
         self.registry.sleep.load().limit()
     }
@@ -492,6 +514,64 @@ impl Pool {
     /// What the pool did so far; see [`Stats`].
     pub fn stats(&self) -> Stats {
         self.registry.stats.snapshot()
+    }
+}
+
+/// Auto mode: the pool chooses its own concurrency (issue 9; `controller/README.md`).
+impl Pool {
+    /// Lets the pool choose its concurrency `k` in `1..=threads()` and keep choosing as the
+    /// work changes. A controller thread measures the pool every [`DEFAULT_INTERVAL`] (tasks
+    /// completed, busy time, the workers' run-queue wait) and sets the limit through the same
+    /// machinery as [`set_concurrency`](Pool::set_concurrency), which ends auto mode. It starts
+    /// cold: a scan from `k = threads()` down, a fit, then it stays still until the
+    /// throughput or the run-queue wait shifts. Calling it again restarts from cold.
+    ///
+    /// The throughput it learns from is the count of tasks (forks and spawns) per second, so
+    /// it learns best from work made of many tasks of similar cost; see the README for what it
+    /// cannot see.
+    ///
+    /// # Errors
+    /// The pool was built with `.stats(false)` (the controller reads the counters), or the OS
+    /// refused to start the controller thread.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// pool.set_concurrency_auto().unwrap();
+    /// assert!(pool.is_concurrency_auto());
+    /// let k = pool.concurrency();
+    /// assert!((1..=2).contains(&k));
+    /// pool.set_concurrency(1).unwrap(); // back to a fixed limit
+    /// assert!(!pool.is_concurrency_auto());
+    /// ```
+    pub fn set_concurrency_auto(&self) -> Result<(), Error> {
+        self.set_concurrency_auto_every(DEFAULT_INTERVAL)
+    }
+
+    /// [`set_concurrency_auto`](Pool::set_concurrency_auto) with another controller interval
+    /// (at least 1 ms).
+    ///
+    /// # Errors
+    /// As [`set_concurrency_auto`](Pool::set_concurrency_auto).
+    pub fn set_concurrency_auto_every(&self, interval: std::time::Duration) -> Result<(), Error> {
+        if !self.registry.stats.enabled {
+            return Err(Error::auto_needs_stats());
+        }
+        let interval = interval.max(std::time::Duration::from_millis(1));
+        self.auto
+            .start(&self.registry, interval)
+            .map_err(Error::spawn)
+    }
+
+    /// Whether the pool chooses its own concurrency.
+    pub fn is_concurrency_auto(&self) -> bool {
+        self.auto.is_on()
+    }
+
+    /// The controller's recent decisions, oldest first (bounded: the last 1024 that were not
+    /// "hold"). Kept after a switch back to a fixed limit.
+    pub fn controller_log(&self) -> Vec<ControllerEvent> {
+        self.auto.log()
     }
 }
 
@@ -506,6 +586,7 @@ impl fmt::Debug for Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        self.auto.stop();
         self.registry.terminate();
         let me = std::thread::current().id();
         if self.handles.iter().any(|h| h.thread().id() == me) {

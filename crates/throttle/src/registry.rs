@@ -215,6 +215,7 @@ pub(crate) fn worker_main(
     deque: Worker<JobRef>,
     placement: Option<Placement>,
 ) {
+    registry.stats.record_tid(index);
     let home = placement.as_ref().and_then(Placement::home);
     let parker = Arc::new(Parker::with_home(home));
     let me = Participant::new(&registry, Some(index), parker.clone(), Some(deque));

@@ -33,7 +33,10 @@
 //! assert!(x(k) >= 0.95 * x(4));
 //! ```
 
+pub(crate) mod auto;
 pub mod sim;
+
+pub use auto::{ControllerEvent, DEFAULT_INTERVAL};
 
 use std::fmt;
 use std::time::Duration;
