@@ -87,6 +87,7 @@
 
 #![warn(missing_docs)]
 
+mod callsite;
 mod context;
 pub mod controller;
 mod deque;
@@ -181,6 +182,7 @@ where
 /// throttle::for_range(0..1000, |_| { hits.fetch_add(1, Ordering::Relaxed); });
 /// assert_eq!(hits.into_inner(), 1000);
 /// ```
+#[track_caller]
 pub fn for_range<F>(range: std::ops::Range<usize>, f: F)
 where
     F: Fn(usize) + Sync + Send,
@@ -223,6 +225,7 @@ where
 /// let n = throttle::map_reduce(0..10, || 0, |i| i, |a, b| a + b);
 /// assert_eq!(n, 45);
 /// ```
+#[track_caller]
 pub fn map_reduce<T, ID, M, RD>(
     range: std::ops::Range<usize>,
     identity: ID,

@@ -1,5 +1,6 @@
 //! `Pool`: the public face of a registry and its worker threads.
 
+use crate::callsite::{CallSites, Way};
 use crate::context::Context;
 use crate::controller::auto::{apply_limit, AutoSlot};
 use crate::controller::{ControllerEvent, DEFAULT_INTERVAL};
@@ -48,6 +49,8 @@ pub struct Pool {
     handles: Vec<JoinHandle<()>>,
     /// Auto mode (issue 9): the controller thread, if on, and its log.
     auto: AutoSlot,
+    /// Auto mode: per-call-site memory of loops' costs ("if any at all").
+    sites: CallSites,
 }
 
 type NameFn = Box<dyn Fn(usize) -> String>;
@@ -157,6 +160,7 @@ impl PoolBuilder {
             registry: Arc::new(registry),
             handles: Vec::with_capacity(threads),
             auto: AutoSlot::new(),
+            sites: CallSites::new(),
         };
         let homes = if self.placement {
             Placement::homes_for_new_pool()
@@ -376,11 +380,19 @@ impl Pool {
     /// pool.for_range(0..100, |i| { total.fetch_add(i as u64, Ordering::Relaxed); });
     /// assert_eq!(total.into_inner(), 4950);
     /// ```
+    #[track_caller]
     pub fn for_range<F>(&self, range: Range<usize>, f: F)
     where
         F: Fn(usize) + Sync + Send,
     {
         let block = auto_block(range.len(), self.threads());
+        if self.auto.is_on_fast() {
+            let len = range.len();
+            return self.remembered(len, move |way| match way {
+                Way::Serial => range.for_each(&f),
+                Way::Parallel => self.in_pool(|p| for_range_in(p, range, block, &f)),
+            });
+        }
         self.in_pool(|p| for_range_in(p, range, block, &f))
     }
 
@@ -412,6 +424,7 @@ impl Pool {
     /// let s = pool.map_reduce(0..5, String::new, |i| i.to_string(), |a, b| a + &b);
     /// assert_eq!(s, "01234");
     /// ```
+    #[track_caller]
     pub fn map_reduce<T, ID, M, RD>(
         &self,
         range: Range<usize>,
@@ -426,6 +439,15 @@ impl Pool {
         RD: Fn(T, T) -> T + Sync + Send,
     {
         let block = auto_block(range.len(), self.threads());
+        if self.auto.is_on_fast() {
+            let len = range.len();
+            return self.remembered(len, move |way| match way {
+                Way::Serial => range.fold(identity(), |acc, i| reduce(acc, map(i))),
+                Way::Parallel => {
+                    self.in_pool(|p| map_reduce_in(p, range, block, &identity, &map, &reduce))
+                }
+            });
+        }
         self.in_pool(|p| map_reduce_in(p, range, block, &identity, &map, &reduce))
     }
 
@@ -561,6 +583,20 @@ impl Pool {
         self.auto
             .start(&self.registry, interval)
             .map_err(Error::spawn)
+    }
+
+    /// Auto mode's "if any at all": runs a loop of `len` indices the way its call site's
+    /// memory says is cheaper (serially on the calling thread, or in the pool) and records
+    /// what it cost. A serial run is plain code of the caller, as if it had written the loop
+    /// itself; it takes no run slot.
+    #[track_caller]
+    fn remembered<R>(&self, len: usize, run: impl FnOnce(Way) -> R) -> R {
+        let site = std::panic::Location::caller();
+        let way = self.sites.choose(site);
+        let start = Instant::now();
+        let r = run(way);
+        self.sites.record(site, way, len, start.elapsed());
+        r
     }
 
     /// Whether the pool chooses its own concurrency.

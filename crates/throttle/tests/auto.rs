@@ -223,3 +223,69 @@ fn nested_work_across_two_auto_pools() {
         assert_eq!(y, fib_serial(n));
     }
 }
+
+/// "If any at all": in auto mode a loop too short to pay for threads runs on the calling
+/// thread alone (it then leaves no trace in the pool's counters), after its call site has
+/// measured both ways.
+#[test]
+fn short_loops_run_serially_after_learning() {
+    let pool = Pool::builder()
+        .threads(2)
+        .auto_concurrency()
+        .build()
+        .unwrap();
+    let total = AtomicUsize::new(0);
+    let mut serial = 0;
+    for call in 0..200 {
+        let before = pool.stats().busy_outside;
+        pool.for_range(0..4, |i| {
+            total.fetch_add(i, Ordering::Relaxed);
+        });
+        if call >= 136 && pool.stats().busy_outside == before {
+            serial += 1;
+        }
+    }
+    assert_eq!(total.into_inner(), 200 * 6);
+    // 64 calls observed; at most 1 in 16 explores the pool.
+    assert!(serial >= 48, "{serial} of 64 calls ran serially");
+}
+
+/// Per-call-site memory under concurrency, with many sites: results are always right.
+#[test]
+fn call_site_memory_is_correct_under_concurrency() {
+    let pool = Pool::builder()
+        .threads(3)
+        .auto_concurrency()
+        .build()
+        .unwrap();
+    // Each closure below is a different call site of map_reduce/for_range.
+    fn site_a(pool: &Pool, n: usize) -> u64 {
+        pool.map_reduce(0..n, || 0u64, |i| i as u64, |a, b| a + b)
+    }
+    fn site_b(pool: &Pool, n: usize) -> u64 {
+        let s = AtomicUsize::new(0);
+        pool.for_range(0..n, |i| {
+            s.fetch_add(i, Ordering::Relaxed);
+        });
+        s.into_inner() as u64
+    }
+    fn site_c(pool: &Pool, n: usize) -> String {
+        pool.map_reduce(0..n, String::new, |i| (i % 10).to_string(), |a, b| a + &b)
+    }
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let pool = &pool;
+            s.spawn(move || {
+                for round in 0..300usize {
+                    let n = (round * 7 + t * 13) % 3000;
+                    let want = (n as u64) * (n as u64).saturating_sub(1) / 2;
+                    assert_eq!(site_a(pool, n), want);
+                    assert_eq!(site_b(pool, n), want);
+                    let str_n = n % 50;
+                    let want_s: String = (0..str_n).map(|i| (i % 10).to_string()).collect();
+                    assert_eq!(site_c(pool, str_n), want_s);
+                }
+            });
+        }
+    });
+}

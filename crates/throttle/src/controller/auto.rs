@@ -50,6 +50,8 @@ fn lock<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[derive(Debug)]
 pub(crate) struct AutoSlot {
     running: StdMutex<Option<Running>>,
+    /// Mirrors `running.is_some()` for the loops' per-call check (one relaxed load).
+    on: std::sync::atomic::AtomicBool,
     log: std::sync::Arc<StdMutex<VecDeque<ControllerEvent>>>,
     born: Instant,
 }
@@ -96,6 +98,7 @@ impl AutoSlot {
     pub(crate) fn new() -> AutoSlot {
         AutoSlot {
             running: StdMutex::new(None),
+            on: std::sync::atomic::AtomicBool::new(false),
             log: Default::default(),
             born: Instant::now(),
         }
@@ -103,6 +106,11 @@ impl AutoSlot {
 
     pub(crate) fn is_on(&self) -> bool {
         lock(&self.running).is_some()
+    }
+
+    /// Like `is_on`, without the lock (may lag a concurrent switch by a call).
+    pub(crate) fn is_on_fast(&self) -> bool {
+        self.on.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Starts (or restarts, from a cold start) the controller thread.
@@ -122,12 +130,17 @@ impl AutoSlot {
             .name("throttle-controller".into())
             .spawn(move || drive(&reg, interval, &s, &log, born))?;
         *running = Some(Running { stop, handle });
+        self.on.store(true, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
 
     /// Stops and joins the controller thread, if one runs. The limit stays where it was.
     pub(crate) fn stop(&self) {
-        let r = lock(&self.running).take();
+        let r = {
+            let mut running = lock(&self.running);
+            self.on.store(false, std::sync::atomic::Ordering::Relaxed);
+            running.take()
+        };
         if let Some(r) = r {
             r.stop.set();
             // The thread never waits on the pool's work, so this join is short (at most one

@@ -419,9 +419,8 @@ impl Controller {
     /// largest of the answers is taken. With quiet measurements they agree; with noisy ones
     /// the choice moves towards the peak, where an error costs least.
     fn model_choice(&self, points: &[(usize, f64)]) -> usize {
-        let best_measured = best_point(points).0;
         let Some(full) = self.efficient_k(points) else {
-            return best_measured;
+            return self.smallest_measured_within_slack(points);
         };
         let mut k = full;
         if points.len() > MIN_SCAN_POINTS - 1 {
@@ -438,6 +437,18 @@ impl Controller {
             }
         }
         k
+    }
+
+    /// Without a fit (fewer than three distinct `k`: a pool of 2 or 3 threads): the smallest
+    /// measured `k` whose mean throughput is within the slack of the best mean.
+    fn smallest_measured_within_slack(&self, points: &[(usize, f64)]) -> usize {
+        let mut ks: Vec<usize> = points.iter().map(|p| p.0).collect();
+        ks.sort_unstable();
+        ks.dedup();
+        let best = ks.iter().map(|&k| mean_at(points, k)).fold(0.0, f64::max);
+        ks.into_iter()
+            .find(|&k| mean_at(points, k) >= (1.0 - self.cfg.slack) * best)
+            .unwrap_or(self.cfg.max_k)
     }
 
     /// The smallest `k` within the slack of the peak of the curve fitted to `points`. The
@@ -701,6 +712,14 @@ mod tests {
         s.runq_wait = s.busy / 2;
         let reasons: Vec<_> = (0..3).map(|_| c.step(&s).reason).collect();
         assert_eq!(reasons, [Reason::Hold, Reason::Hold, Reason::LoadShift]);
+    }
+
+    #[test]
+    fn two_thread_pool_picks_one_when_two_does_not_pay() {
+        let mut c = Controller::new(Config::new(2));
+        assert_eq!(run(&mut c, &|k| 100.0 + k as f64, 6).last().unwrap().k, 1);
+        let mut c = Controller::new(Config::new(2));
+        assert_eq!(run(&mut c, &|k| 100.0 * k as f64, 6).last().unwrap().k, 2);
     }
 
     #[test]
