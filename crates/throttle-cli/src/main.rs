@@ -4,6 +4,7 @@
 //! print its table and export its results. Each experiment lives in its own module and returns a
 //! [`report::Report`]; output formats live under `export/`.
 
+mod adapt;
 mod calibrate;
 mod error;
 mod export;
@@ -53,6 +54,7 @@ enum Command {
     Topology(topology::TopologyArgs),
     /// Profile how any command scales with its thread count or with concurrent copies.
     Scan(scan::ScanArgs),
+    Adapt(adapt::AdaptArgs),
     #[command(name = "__spin", hide = true)]
     Spin(spin::SpinArgs),
 }
@@ -84,6 +86,7 @@ fn main() -> ExitCode {
             |m| Ok(Report::new("topology", m)),
             topology::render,
         ),
+        Command::Adapt(args) => adapt::run(&args),
         Command::Spin(args) => spin::run(&args),
     };
     match result {
