@@ -220,8 +220,8 @@ fn batch(kind: Kind, threads: usize, reps: usize, unit: f64, plot: bool) -> anyh
     let fixed = Pool::new(threads)?;
     let auto = Pool::new(threads)?;
     auto.set_concurrency_auto()?;
-    // Warm-up: the auto pool learns once before the recorded runs ("recent runtime history").
-    adaptive::run(&auto, kind, items, &shared);
+    // Warm-up: the auto pool learns before the recorded runs ("recent runtime history").
+    let settled = adaptive::warm_until_settled(&auto, kind, items, &shared, Duration::from_secs(5));
     let mut walls: Vec<Vec<f64>> = vec![Vec::new(); threads + 1];
     let mut cpus: Vec<Vec<f64>> = vec![Vec::new(); threads + 1];
     for rep in 0..reps {
@@ -239,8 +239,9 @@ fn batch(kind: Kind, threads: usize, reps: usize, unit: f64, plot: bool) -> anyh
         }
     }
     println!(
-        "== {} ({items} items, pool of {threads} threads) ==",
-        kind.name()
+        "== {} ({items} items, pool of {threads} threads; auto pool {} in warm-up) ==",
+        kind.name(),
+        if settled { "settled" } else { "did NOT settle" }
     );
     println!(
         "{:>6} {:>10} {:>19} {:>8}",

@@ -139,6 +139,36 @@ pub fn run(pool: &Pool, kind: Kind, items: usize, shared: &Shared) {
     }
 }
 
+/// Runs batches of `items` on an auto-mode `pool` until its controller has settled (a
+/// `verified` or `best-measured` decision in its log, made after this call began) or `limit`
+/// passed. Returns whether it settled. The measured runs that follow then see a pool that has
+/// learned, as a long-lived program's pool would have.
+pub fn warm_until_settled(
+    pool: &Pool,
+    kind: Kind,
+    items: usize,
+    shared: &Shared,
+    limit: Duration,
+) -> bool {
+    use throttle::controller::Reason;
+    let from = pool.controller_log().len();
+    let start = std::time::Instant::now();
+    loop {
+        run(pool, kind, items.min(256), shared);
+        let log = pool.controller_log();
+        if log
+            .iter()
+            .skip(from.min(log.len()))
+            .any(|e| matches!(e.reason, Reason::Verified | Reason::BestMeasured))
+        {
+            return true;
+        }
+        if start.elapsed() >= limit {
+            return false;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

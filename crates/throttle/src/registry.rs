@@ -275,14 +275,6 @@ impl Registry {
         self.sleep.wait_for_slot(me)
     }
 
-    /// Counts a task published from outside the pool (an injected call, a spawn from a foreign
-    /// thread).
-    pub(crate) fn count_outside_task(&self) {
-        if self.stats.enabled {
-            Counters::add(&self.stats.outside.tasks, 1);
-        }
-    }
-
     /// Wakes one sleeper for work that is already queued.
     pub(crate) fn publish_wake(&self) {
         if self.sleep.notify_work() && self.stats.enabled {

@@ -24,7 +24,8 @@ pub struct Stats {
     /// Time covered by the histogram: since the pool was built, in its 16 ns ticks.
     pub elapsed: Duration,
     /// Tasks: forks made (each fork's second half runs once, on its thread or a thief; a half
-    /// whose first half panicked is dropped instead) and scope spawns.
+    /// whose first half panicked is dropped instead) and scope spawns (counted when they
+    /// finish, so this is completed work: the adaptive controller's throughput signal).
     pub tasks: u64,
     /// Shareable forks: fork halves put on a deque where other threads could steal them (the
     /// other forks ran as plain calls, see the crate docs).

@@ -21,6 +21,17 @@ use std::time::{Duration, Instant};
 /// short enough that a 20-interval settle takes one second.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(50);
 
+/// Fewest completed tasks that make a sample: with fewer, one task more or less moves the
+/// rate by more than 3 %, the noise the controller is built for. 32.
+const MIN_SAMPLE_TASKS: f64 = 32.0;
+/// A sample grows for at most this many intervals while it has too few tasks.
+const MAX_SAMPLE_INTERVALS: u32 = 8;
+
+/// The transition after a change of the limit, excluded from the next sample: a fifth of the
+/// interval (10 ms by default): a lowered limit takes effect at task boundaries, usually
+/// within microseconds (`throttle-bench --bench limit_response`), but tasks of a few ms exist.
+const TRANSITION_DIVISOR: u32 = 5;
+
 /// Entries the controller log keeps (the oldest go first): a full scan of a 256-thread pool
 /// is about a dozen entries, so this holds the last many dozen decisions.
 const LOG_CAPACITY: usize = 1024;
@@ -168,6 +179,8 @@ pub(crate) fn apply_limit(registry: &Registry, k: usize) {
 struct Reading {
     at: Instant,
     tasks: u64,
+    /// Time with no thread busy (level 0 of the busy histogram).
+    idle: Duration,
     /// Busy thread-time: Σ level × time at that level, from the busy histogram.
     busy: Duration,
     runq_ns: u64,
@@ -185,6 +198,7 @@ impl Reading {
         Reading {
             at: Instant::now(),
             tasks: s.tasks,
+            idle: s.busy_histogram.first().copied().unwrap_or_default(),
             busy: Duration::from_secs_f64(busy),
             runq_ns: registry
                 .stats
@@ -195,10 +209,26 @@ impl Reading {
         }
     }
 
+    /// The sample of the interval from `earlier` to `self`. Its length is the *active* time
+    /// (some thread busy), not the wall time: an interval in which the pool ran out of work
+    /// for a while measures the rate while it had work, so that a program that pauses between
+    /// batches does not look like a throughput drop. An interval active less than a quarter
+    /// of the time is reported empty (idle: it teaches nothing).
     fn since(&self, earlier: &Reading, k: usize) -> Sample {
+        let wall = self.at.saturating_duration_since(earlier.at);
+        let active = wall.saturating_sub(self.idle.saturating_sub(earlier.idle));
+        if active < wall / 4 {
+            return Sample {
+                k,
+                interval: wall,
+                work: 0.0,
+                busy: Duration::ZERO,
+                runq_wait: Duration::ZERO,
+            };
+        }
         Sample {
             k,
-            interval: self.at.saturating_duration_since(earlier.at),
+            interval: active,
             work: self.tasks.saturating_sub(earlier.tasks) as f64,
             busy: self.busy.saturating_sub(earlier.busy),
             runq_wait: Duration::from_nanos(self.runq_ns.saturating_sub(earlier.runq_ns)),
@@ -232,15 +262,28 @@ fn drive(
         apply_limit(registry, first);
     }
     let mut prev = Reading::take(registry);
+    let mut waited = 0u32;
     while !stop.wait(interval) {
         let now = Reading::take(registry);
         let old_k = registry.sleep.load().limit();
         let sample = now.since(&prev, old_k);
+        waited += 1;
+        if sample.work > 0.0 && sample.work < MIN_SAMPLE_TASKS && waited < MAX_SAMPLE_INTERVALS {
+            // Too few tasks for a rate (long tasks): let the sample grow.
+            continue;
+        }
+        waited = 0;
         prev = now;
         let d = ctl.step(&sample);
         if d.k != old_k {
             apply_limit(registry, d.k);
             registry.stats.count_controller_change();
+            // The next sample starts after a short transition: threads over a lowered limit
+            // finish their current task, woken ones start. Measuring it would blur two `k`s.
+            if stop.wait(interval / TRANSITION_DIVISOR) {
+                return;
+            }
+            prev = Reading::take(registry);
         }
         if d.k != old_k || !matches!(d.reason, Reason::Hold | Reason::Idle) {
             let mut log = lock(log);

@@ -491,7 +491,8 @@ impl Controller {
     }
 
     fn settle_on(&mut self, points: Vec<(usize, f64)>, candidate: usize) -> Decision {
-        let (best_k, best_x) = best_point(&points);
+        // Best by the mean of each k's measurements, so that one outlier cannot win alone.
+        let (best_k, best_x) = best_mean(&points);
         let measured = mean_at(&points, candidate);
         let (k, reason) = if measured >= (1.0 - self.cfg.verify_tolerance) * best_x {
             (candidate, Reason::Verified)
@@ -575,10 +576,10 @@ const NOISE_NO_SLACK: f64 = 0.08;
 /// Weight of the prior, in samples.
 const PRIOR_WEIGHT: f64 = 4.0;
 
-fn best_point(points: &[(usize, f64)]) -> (usize, f64) {
+fn best_mean(points: &[(usize, f64)]) -> (usize, f64) {
     points
         .iter()
-        .copied()
+        .map(|p| (p.0, mean_at(points, p.0)))
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .unwrap_or((1, 0.0))
 }
