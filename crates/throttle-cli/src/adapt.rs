@@ -356,7 +356,7 @@ fn phases(threads: usize, secs: f64, plot: bool) -> anyhow::Result<()> {
     let plan = [Kind::Lock, Kind::Cpu, Kind::Lock];
     let shared = Shared::new();
     println!("== phases: lock, cpu, lock, {secs} s each, pool of {threads} threads ==");
-    println!("{:>6} {}", "k", "items/s per phase");
+    println!("{:>6} items/s per phase", "k");
     let mut best = vec![(0usize, 0.0f64); plan.len()];
     let fixed = Pool::new(threads)?;
     for k in 1..=threads {

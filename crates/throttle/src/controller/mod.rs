@@ -304,6 +304,8 @@ impl Fit {
 }
 
 /// Solves a 3×3 linear system by Gaussian elimination with partial pivoting.
+// Row operations read two rows of `m` at once: indices say it plainer than iterators.
+#[allow(clippy::needless_range_loop)]
 fn solve3(mut m: [[f64; 3]; 3], mut v: [f64; 3]) -> Option<[f64; 3]> {
     for col in 0..3 {
         let pivot = (col..3).max_by(|&i, &j| m[i][col].abs().total_cmp(&m[j][col].abs()))?;
