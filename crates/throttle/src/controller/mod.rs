@@ -182,6 +182,10 @@ pub struct Config {
     pub load_threshold: f64,
     /// Intervals with utilisation below this are idle and teach nothing. 0.05.
     pub idle_utilisation: f64,
+    /// Samples per scan point. 1 when the scan has many points (their fit averages the
+    /// noise); 3 for a pool of at most 3 threads, whose two or three points cannot be fitted
+    /// and so must be averaged one by one (the median of 3 also drops one outlier).
+    pub scan_repeats: u32,
 }
 
 impl Config {
@@ -198,6 +202,7 @@ impl Config {
             shift_intervals: 3,
             load_threshold: 0.25,
             idle_utilisation: 0.05,
+            scan_repeats: if max_k <= 3 { 3 } else { 1 },
         }
     }
 }
@@ -399,8 +404,14 @@ impl Controller {
     }
 
     fn after_scan_point(&mut self, points: Vec<(usize, f64)>) -> Decision {
-        let best = points.iter().map(|p| p.1).fold(0.0, f64::max);
-        let (last_k, last_x) = *points.last().expect("just pushed");
+        let best = best_mean(&points).1;
+        let (last_k, _) = *points.last().expect("just pushed");
+        let at_last = points.iter().filter(|p| p.0 == last_k).count() as u32;
+        if at_last < self.cfg.scan_repeats {
+            self.phase = Phase::Scan { points };
+            return self.decide(last_k, Reason::Scan);
+        }
+        let last_x = mean_at(&points, last_k);
         let past_peak = points.len() >= MIN_SCAN_POINTS && last_x < self.cfg.scan_stop * best;
         if last_k > 1 && !past_peak {
             self.phase = Phase::Scan { points };
@@ -586,15 +597,21 @@ fn best_mean(points: &[(usize, f64)]) -> (usize, f64) {
         .unwrap_or((1, 0.0))
 }
 
+/// The typical throughput measured at `k`: the mean of one or two samples, the median of three
+/// or more (so that one outlier cannot carry a point).
 fn mean_at(points: &[(usize, f64)], k: usize) -> f64 {
-    let (sum, n) = points
-        .iter()
-        .filter(|p| p.0 == k)
-        .fold((0.0, 0u32), |(s, n), p| (s + p.1, n + 1));
-    if n == 0 {
-        0.0
-    } else {
-        sum / f64::from(n)
+    let mut xs: Vec<f64> = points.iter().filter(|p| p.0 == k).map(|p| p.1).collect();
+    match xs.len() {
+        0 => 0.0,
+        1 | 2 => xs.iter().sum::<f64>() / xs.len() as f64,
+        n => {
+            xs.sort_by(f64::total_cmp);
+            if n % 2 == 1 {
+                xs[n / 2]
+            } else {
+                (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+            }
+        }
     }
 }
 
@@ -720,9 +737,9 @@ mod tests {
     #[test]
     fn two_thread_pool_picks_one_when_two_does_not_pay() {
         let mut c = Controller::new(Config::new(2));
-        assert_eq!(run(&mut c, &|k| 100.0 + k as f64, 6).last().unwrap().k, 1);
+        assert_eq!(run(&mut c, &|k| 100.0 + k as f64, 10).last().unwrap().k, 1);
         let mut c = Controller::new(Config::new(2));
-        assert_eq!(run(&mut c, &|k| 100.0 * k as f64, 6).last().unwrap().k, 2);
+        assert_eq!(run(&mut c, &|k| 100.0 * k as f64, 10).last().unwrap().k, 2);
     }
 
     #[test]
