@@ -4,9 +4,9 @@
 //!
 //! The memory is a small fixed table per pool, keyed by the caller's source location
 //! (`#[track_caller]`). Each slot keeps the mean time per index of the two ways to run the
-//! site. A site runs the way that was cheaper; every [`EXPLORE_EVERY`]-th call tries the other
-//! way, so that the choice follows the job's cost as it changes, for at most 1/16 of the calls
-//! made the slower way. Sites whose calls take longer than [`ALWAYS_PARALLEL`] stop exploring
+//! site. A site runs the way that was cheaper; now and then it tries the other way (less often
+//! the dearer that way is, see [`EXPLORE_EVERY`]), so that the choice follows the job's cost
+//! as it changes, for about 3 % of the site's time. Sites whose calls take longer than [`ALWAYS_PARALLEL`] stop exploring
 //! the serial way: there the pool's thread count is the controller's business.
 //!
 //! Correct under concurrency without locks: slots are claimed with one compare-exchange of the
@@ -24,9 +24,16 @@ use std::time::Duration;
 pub(crate) const SLOTS: usize = 256;
 /// Slots probed from a site's hash before giving up.
 const PROBES: usize = 8;
-/// Every this many calls, a site runs the way it currently thinks slower (exploration). 16:
-/// at most ~6 % of a site's calls are made the slower way.
-pub(crate) const EXPLORE_EVERY: u64 = 16;
+/// A site runs the way it thinks slower once per this many calls times the cost ratio of the
+/// two ways (exploration), so exploring costs about 1/32 = 3 % of the site's time.
+pub(crate) const EXPLORE_EVERY: u64 = 32;
+/// Longest exploration period, in calls: a site notices a change of its job's cost within
+/// this many calls.
+const MAX_EXPLORE_PERIOD: u64 = 1 << 16;
+/// Calls in one exploration burst (see `choose`).
+const EXPLORE_BURST: u64 = 4;
+/// The chosen way is timed once per this many calls (see `choose`).
+const TIME_EVERY: u64 = 8;
 /// A call that takes longer than this in its cheaper way no longer explores running serially:
 /// 1 ms is some hundred times the cost of waking threads, so threads always pay there.
 pub(crate) const ALWAYS_PARALLEL: Duration = Duration::from_millis(1);
@@ -56,9 +63,9 @@ pub(crate) struct CallSites {
     slots: Box<[Slot]>,
 }
 
-/// Weight of a new measurement in a site's mean: 1/4, so a change of the job's cost shows
-/// within a few calls of that way.
-const NEW_WEIGHT: f64 = 0.25;
+/// Weight of a new measurement in a site's mean: 1/2, so that one cold first measurement (the
+/// pool's threads asleep) is forgotten within a few calls of that way.
+const NEW_WEIGHT: f64 = 0.5;
 
 impl CallSites {
     pub(crate) fn new() -> CallSites {
@@ -93,32 +100,48 @@ impl CallSites {
         None
     }
 
-    /// How the next call at `site` should run.
-    pub(crate) fn choose(&self, site: &'static Location<'static>) -> Way {
+    /// How the next call at `site` should run, and whether to time it (a clock read costs
+    /// tens of ns, as much as a trivial call: the chosen way is timed one call in
+    /// [`TIME_EVERY`], an exploration always).
+    pub(crate) fn choose(&self, site: &'static Location<'static>) -> (Way, bool) {
         let Some(slot) = self.slot(site) else {
-            return Way::Parallel;
+            return (Way::Parallel, false);
         };
-        let n = slot.calls.fetch_add(1, Ordering::Relaxed);
+        // A plain load and store, not a read-modify-write: racing calls may lose a count, which
+        // only shifts when the next exploration happens, and the call stays a few ns.
+        let n = slot.calls.load(Ordering::Relaxed);
+        slot.calls.store(n.wrapping_add(1), Ordering::Relaxed);
         let (s, p) = (load(&slot.serial), load(&slot.parallel));
         let long =
             slot.parallel_call_ns.load(Ordering::Relaxed) > ALWAYS_PARALLEL.as_nanos() as u64;
         if p == 0.0 {
-            return Way::Parallel;
+            return (Way::Parallel, true);
         }
         if s == 0.0 {
             // Parallel known, serial not: try serial once, unless calls are long.
             return if n % EXPLORE_EVERY == 1 && !long {
-                Way::Serial
+                (Way::Serial, true)
             } else {
-                Way::Parallel
+                (Way::Parallel, n % TIME_EVERY == 0)
             };
         }
-        let better = if s <= p { Way::Serial } else { Way::Parallel };
-        let explore = n % EXPLORE_EVERY == EXPLORE_EVERY - 1;
+        let (better, ratio) = if s <= p {
+            (Way::Serial, p / s)
+        } else {
+            (Way::Parallel, s / p)
+        };
+        // Explore the other way in a burst of EXPLORE_BURST calls once per EXPLORE_EVERY ×
+        // EXPLORE_BURST × (its cost ratio) calls, so that exploring costs about
+        // 1/EXPLORE_EVERY of the time whatever the ratio. A burst, because the parallel way
+        // is only as fast as measured when the pool's threads are awake: the first call of a
+        // burst wakes them, the mean (weight 1/2 per sample) then follows the warm calls.
+        let period = (EXPLORE_EVERY as f64 * EXPLORE_BURST as f64 * ratio.max(1.0))
+            .min(MAX_EXPLORE_PERIOD as f64) as u64;
+        let explore = n % period.max(2 * EXPLORE_BURST) < EXPLORE_BURST;
         match (better, explore) {
-            (Way::Serial, true) => Way::Parallel,
-            (Way::Parallel, true) if !long => Way::Serial,
-            (w, _) => w,
+            (Way::Serial, true) => (Way::Parallel, true),
+            (Way::Parallel, true) if !long => (Way::Serial, true),
+            (w, _) => (w, n % TIME_EVERY == 0),
         }
     }
 
@@ -181,7 +204,7 @@ mod tests {
         let site = here();
         let mut ways = Vec::new();
         for _ in 0..64 {
-            let w = t.choose(site);
+            let (w, _) = t.choose(site);
             let took = match w {
                 Way::Serial => Duration::from_nanos(500),
                 Way::Parallel => Duration::from_micros(20),
@@ -194,7 +217,7 @@ mod tests {
 
         let dear = here();
         for _ in 0..64 {
-            let w = t.choose(dear);
+            let (w, _) = t.choose(dear);
             let took = match w {
                 Way::Serial => Duration::from_micros(400),
                 Way::Parallel => Duration::from_micros(210),
@@ -202,7 +225,7 @@ mod tests {
             t.record(dear, w, 100, took);
         }
         let parallel = (0..32).filter(|_| {
-            let w = t.choose(dear);
+            let (w, _) = t.choose(dear);
             t.record(
                 dear,
                 w,
@@ -221,7 +244,7 @@ mod tests {
         for i in 0..4 * SLOTS {
             let loc: &'static Location<'static> = Box::leak(Box::new(*here()));
             let _ = i;
-            let w = t.choose(loc);
+            let (w, _) = t.choose(loc);
             t.record(loc, w, 10, Duration::from_micros(1));
         }
         assert!(t.used() <= SLOTS);
