@@ -38,19 +38,19 @@ serial one."
 )]
 pub struct FramesArgs {
     /// Threads per scheduler, the calling thread included (default: usable CPUs).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, 1024))]
     pub threads: Option<u32>,
     /// Meshes in the scene (one loop index each).
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 2000, allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, u64::MAX))]
     pub meshes: u32,
     /// Vertices per mesh.
-    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 200, allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, u64::MAX))]
     pub vertices: u32,
     /// Frames per run (default: calibrated to about 1 s serial, 0.15 s with --quick).
-    #[arg(long, value_name = "F", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "F", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, u64::MAX))]
     pub frames: Option<u32>,
     /// Repetitions of every scheduler.
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, 1000))]
     pub reps: Option<u32>,
     /// A short run (under 10 s).
     #[arg(long)]

@@ -6,11 +6,16 @@
 
 mod adapt;
 mod calibrate;
+mod chart;
 mod error;
 mod export;
 mod frames;
+mod grid;
 mod interrupt;
 mod levels;
+mod load;
+mod main_job;
+mod numbers;
 mod overhead;
 mod procs;
 mod progress;
@@ -32,11 +37,12 @@ use crate::report::{Machine, Report};
 
 /// Run CPU-bound parallel work at the right concurrency, and measure what the wrong one costs.
 ///
-/// Each subcommand reproduces one of the seed experiments on this machine (sum, sweep, overhead,
-/// frames, procs), shows what the probe knows about the CPUs (topology), or profiles any
-/// command (scan). Tables go to standard output; --json, --csv and --plot save the results.
-/// Ctrl-C stops an experiment between measurements and still prints and saves what was
-/// measured, marked partial (exit status 130).
+/// `throttle report` is the main job: every seed's experiment on this machine, one HTML page of
+/// figures and a recommendation. The other subcommands run one seed's experiment in detail (sum,
+/// sweep, overhead, frames, procs), show what the probe knows about the CPUs (topology), or
+/// profile any command (scan). Tables go to standard output; --json, --csv and --plot save the results.
+/// Ctrl-C (or SIGTERM) stops an experiment between measurements and still prints and saves what
+/// was measured, marked partial (exit status 130, or 143 for SIGTERM).
 #[derive(Debug, Parser)]
 #[command(name = "throttle", version, about, long_about)]
 struct Cli {
@@ -46,6 +52,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Report(main_job::ReportArgs),
     Sum(sum::SumArgs),
     Sweep(sweep::SweepArgs),
     Overhead(overhead::OverheadArgs),
@@ -67,6 +74,7 @@ fn main() -> ExitCode {
     interrupt::install();
     let result = match cli.command {
         Command::Scan(args) => scan::run(args),
+        Command::Report(args) => main_job::run(&args),
         Command::Sum(args) => experiment(
             &args.output,
             |m| sum::run(&args, m),
@@ -97,7 +105,7 @@ fn main() -> ExitCode {
         }
         Err(err) if error::is_interrupted(&err) => {
             eprintln!("{err}");
-            ExitCode::from(130)
+            ExitCode::from(interrupt::exit_status())
         }
         Err(err) => {
             eprintln!("error: {err:#}");

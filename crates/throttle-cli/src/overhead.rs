@@ -37,7 +37,7 @@ over cores threads."
 )]
 pub struct OverheadArgs {
     /// Repetitions of every configuration.
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, 1000))]
     pub reps: Option<u32>,
     /// A short run (under 10 s): fewer jobs, lengths up to 10^6.
     #[arg(long)]
@@ -232,7 +232,15 @@ pub fn run(args: &OverheadArgs, machine: Machine) -> anyhow::Result<Report> {
             }
         }
     }
-    report.findings = findings(&trivial, &lengths, &length_systems, cores);
+    let mut points = Points::default();
+    report.findings = findings(&trivial, &lengths, &length_systems, cores, &mut points);
+    // The seed's points A and B, for the figures to mark (absent when not found).
+    if let Some(a) = points.a {
+        report.param("point_a_iterations", a);
+    }
+    if let Some(b) = points.b {
+        report.param("point_b_iterations", b);
+    }
     report.sections.push(trivial);
     report.sections.push(lengths);
     Ok(report)
@@ -286,7 +294,13 @@ fn measure(system: System, jobs: usize, length: u64, pool: Option<&Pool>) -> Sam
 }
 
 /// The seed's points A and B, and what the trivial jobs say.
-fn findings(trivial: &Section, lengths: &Section, systems: &[System], cores: usize) -> Vec<String> {
+fn findings(
+    trivial: &Section,
+    lengths: &Section,
+    systems: &[System],
+    cores: usize,
+    points: &mut Points,
+) -> Vec<String> {
     let mut out = Vec::new();
     let rate = |r: &Row| r.metrics.get("jobs_per_sec").copied().unwrap_or(0.0);
     let best_of = |series: &str| {
@@ -298,12 +312,14 @@ fn findings(trivial: &Section, lengths: &Section, systems: &[System], cores: usi
     };
     if let (Some(t), Some(p)) = (best_of("thread per job"), best_of("pool")) {
         out.push(format!(
-            "Trivial jobs: a thread per job peaks at {} jobs/s with {} threads; the pool runs {} jobs/s \
-             at best ({} threads), {:.0}× more.",
+            "Trivial jobs: a thread per job peaks at {} jobs/s with {} thread{}; the pool runs {} \
+             jobs/s at best ({} thread{}), {:.0}× more.",
             units::count(rate(t)),
             t.label,
+            if t.level == 1 { "" } else { "s" },
             units::count(rate(p)),
             p.label,
+            if p.level == 1 { "" } else { "s" },
             rate(p) / rate(t).max(1e-9)
         ));
     }
@@ -326,6 +342,7 @@ fn findings(trivial: &Section, lengths: &Section, systems: &[System], cores: usi
                 .all(|&l| ratio_at(&at_cores, &seq, l).map_or(true, |r| r >= 0.95))
         })
         .map(|i| levels[i]);
+    points.a = point_a;
     match point_a {
         Some(l) => {
             let ratio = lengths
@@ -354,6 +371,7 @@ fn findings(trivial: &Section, lengths: &Section, systems: &[System], cores: usi
                     .all(|&m| ratio_at(&many, &at_cores, m).map_or(true, |r| r <= 1.05))
             })
             .map(|i| levels[i]);
+        points.b = point_b;
         if let Some(l) = point_b {
             let first = levels.first().copied().unwrap_or(0);
             out.push(if l == first {
@@ -373,6 +391,14 @@ fn findings(trivial: &Section, lengths: &Section, systems: &[System], cores: usi
         }
     }
     out
+}
+
+/// The seed's points on the job-length axis: A, from which a thread per job beats the
+/// sequential loop; B, from which 32 × cores threads stop paying over cores threads.
+#[derive(Debug, Default, Clone, Copy)]
+struct Points {
+    a: Option<u64>,
+    b: Option<u64>,
 }
 
 fn job_count(row: &Row) -> f64 {

@@ -31,13 +31,13 @@ plot marks the physical and logical core counts."
 )]
 pub struct ProcsArgs {
     /// The largest number of concurrent processes (default: 4 × logical CPUs, 2 × with --quick).
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_name = "K", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, 4096))]
     pub max: Option<u32>,
     /// CPU time of the built-in job per process, in milliseconds.
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "MS", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u64>(1, 86400000))]
     pub ms: Option<u64>,
     /// Repetitions of every level.
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, 1000))]
     pub reps: Option<u32>,
     /// A short run: 2 × logical CPUs at most, 100 ms per process.
     #[arg(long)]
@@ -146,7 +146,21 @@ fn run_batch(program: &[String], k: usize) -> anyhow::Result<Sample> {
     for _ in 0..k {
         let mut cmd = Command::new(exe);
         cmd.args(rest).stdin(Stdio::null()).stdout(Stdio::null());
-        running.push(child::spawn(&mut cmd).with_context(|| format!("starting `{exe}`"))?);
+        match child::spawn(&mut cmd) {
+            Ok(c) => running.push(c),
+            Err(e) => {
+                for c in running {
+                    let _ = c.wait();
+                }
+                // A command that cannot start is bad input, as in `scan`: exit status 2.
+                return Err(match e {
+                    throttle_probe::ProbeError::Spawn { .. } => {
+                        crate::error::usage("CMD", &program.join(" "), &e.to_string())
+                    }
+                    other => anyhow::Error::new(other).context(format!("starting `{exe}`")),
+                });
+            }
+        }
     }
     let mut usages = Vec::with_capacity(k);
     for c in running {

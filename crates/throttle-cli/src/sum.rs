@@ -54,16 +54,16 @@ pub struct SumArgs {
     #[arg(value_name = "N", allow_hyphen_values = true)]
     pub n: String,
     /// Number of tasks (and of threads).
-    #[arg(long, default_value_t = 64, value_name = "TASKS")]
+    #[arg(long, default_value_t = 64, value_name = "TASKS", allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 4096))]
     pub tasks: usize,
     /// Numbers summed per task (default: calibrated so all tasks take about --work-ms serially).
-    #[arg(long, value_name = "C")]
+    #[arg(long, value_name = "C", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u64>(1, u64::MAX))]
     pub chunk: Option<u64>,
     /// How many times each task repeats its sum (with --chunk; default 1).
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, u64::MAX))]
     pub repeat: Option<u32>,
     /// Serial time of all tasks to calibrate to, in milliseconds (without --chunk).
-    #[arg(long, default_value_t = 2000, value_name = "MS")]
+    #[arg(long, default_value_t = 2000, value_name = "MS", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u64>(1, 86400000))]
     pub work_ms: u64,
     /// How the tasks are gated.
     #[arg(long, value_enum, default_value_t = Mode::Threads)]

@@ -17,6 +17,7 @@ use crate::error::usage;
 use crate::export::OutputArgs;
 use crate::interrupt;
 use crate::levels::LevelList;
+use crate::load::LoadMark;
 use crate::progress::Progress;
 use crate::report::{Machine, Report, Row, Sample, Section};
 use crate::sum::{self, Mode, Work};
@@ -46,45 +47,63 @@ min(N, usable CPUs). The best level is marked, and a few sentences say what the 
 The work is calibrated so the whole sweep takes about --seconds (60 by default, 5 with --quick)."
 )]
 pub struct SweepArgs {
-    /// Concurrency levels, comma-separated; 0 = no limit.
-    #[arg(long, value_name = "LIST", default_value = DEFAULT_LEVELS)]
-    pub levels: LevelList,
+    /// Concurrency levels, comma-separated; 0 = no limit [default: 1,2,3,4,5,6,8,16,32,64,0,
+    /// those up to --tasks].
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
+    pub levels: Option<LevelList>,
     /// Modes to compare, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Mode::Threads, Mode::Pool])]
     pub modes: Vec<Mode>,
     /// Repetitions of every level and mode (medians are reported).
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, 1000))]
     pub reps: Option<u32>,
     /// A short sweep (under 10 s): less work per task, 3 repetitions.
     #[arg(long)]
     pub quick: bool,
     /// Approximate duration of the whole sweep in seconds (sets the calibrated work).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = crate::numbers::seconds(crate::numbers::MAX_SECONDS))]
     pub seconds: Option<f64>,
     /// Number of tasks (and threads per mode).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 4096))]
     pub tasks: usize,
     /// Numbers summed per task (skips calibration).
-    #[arg(long, value_name = "C")]
+    #[arg(long, value_name = "C", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u64>(1, u64::MAX))]
     pub chunk: Option<u64>,
     /// Repetitions of each task's sum (with --chunk).
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, u64::MAX))]
     pub repeat: Option<u32>,
+    /// `throttle report`'s budget: no new repetition starts after this instant (at least one
+    /// always runs). Not a flag.
+    #[arg(skip)]
+    pub deadline: Option<std::time::Instant>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub output: OutputArgs,
 }
 
+/// The seed's levels up to `tasks`, with 0 (no limit) last.
+pub fn default_levels(tasks: usize) -> Vec<usize> {
+    let all: LevelList = DEFAULT_LEVELS.parse().expect("the default levels parse");
+    all.values().into_iter().filter(|&l| l <= tasks).collect()
+}
+
 /// Runs `throttle sweep`.
 pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
-    let levels = args.levels.values();
-    if let Some(&bad) = levels.iter().find(|&&l| l > args.tasks) {
-        return Err(usage(
-            "--levels",
-            args.levels.raw(),
-            &format!("level {bad} exceeds --tasks {}", args.tasks),
-        ));
-    }
+    let levels = match &args.levels {
+        Some(list) => {
+            let levels = list.values();
+            if let Some(&bad) = levels.iter().find(|&&l| l > args.tasks) {
+                return Err(usage(
+                    "--levels",
+                    list.raw(),
+                    &format!("level {bad} exceeds --tasks {}", args.tasks),
+                ));
+            }
+            levels
+        }
+        // The seed's levels that fit the task count (0 = no limit always fits).
+        None => default_levels(args.tasks),
+    };
     let mut modes: Vec<Mode> = Vec::new();
     for &m in &args.modes {
         if !modes.contains(&m) {
@@ -138,7 +157,18 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
     let progress = Progress::new((reps * levels.len() * modes.len()) as u64, "sweep");
     let mut samples: BTreeMap<(usize, usize), Vec<Sample>> = BTreeMap::new();
     let mut checks = BTreeMap::new();
+    let load = LoadMark::now();
     'reps: for rep in 0..reps {
+        if rep > 0
+            && args
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            // Out of budget (a busy machine runs slower than calibrated): keep whole
+            // repetitions only, so every level has the same number of samples.
+            report.param("repetitions_done", rep);
+            break 'reps;
+        }
         // Interleave: each repetition starts at a different level and alternates the mode order.
         for i in 0..levels.len() {
             let level_index = (i + rep) % levels.len();
@@ -167,12 +197,20 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
         }
     }
     progress.finish();
+    let outside = load.outside_cpus();
+    if let Some(outside) = outside {
+        report.param("outside_load_cpus", outside);
+    }
 
     let mut section = Section::new(
         "sweep",
         &format!(
-            "seed 000 sweep: {} tasks × {} numbers × {} repeat(s), {} repetitions, {} usable CPUs",
-            work.tasks, work.chunk, work.repeat, reps, cpus
+            "seed 000 sweep: {} tasks × {} numbers × {} repeat(s), {} repetition(s), {} usable CPUs",
+            work.tasks,
+            work.chunk,
+            work.repeat,
+            samples.values().map(Vec::len).max().unwrap_or(0),
+            cpus
         ),
         "mode",
         "concurrent tasks",
@@ -195,6 +233,10 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
     section.fill_speedup(1, |level| parallel(level as usize) as f64);
     section.mark_best();
     report.findings = findings(&section, &report.machine, work.tasks);
+    report.findings.extend(disturbance(&section, outside, cpus));
+    if let Some(rec) = recommend_under(&section, cpus, outside) {
+        report.findings.insert(0, rec.sentence);
+    }
     report.sections.push(section);
     Ok(report)
 }
@@ -320,6 +362,127 @@ fn findings(section: &Section, machine: &Machine, tasks: usize) -> Vec<String> {
     out
 }
 
+/// The concurrency a sweep recommends and the sentence that says so.
+#[derive(Debug, Clone)]
+pub struct Recommendation {
+    /// The level to use.
+    pub level: u64,
+    /// The series it was measured in.
+    pub series: String,
+    /// One plain sentence with the numbers behind it.
+    pub sentence: String,
+}
+
+/// The smallest level whose wall time is within the run-to-run spread of the fastest row of the
+/// same series (at least 1 %): more concurrency than that buys nothing measurable. Levels at or
+/// above the usable CPUs are preferred when the CPU count itself is on the plateau, so a noisy
+/// baseline cannot talk the recommendation into 32 threads on 2 CPUs.
+pub fn recommend(section: &Section, cpus: usize) -> Option<Recommendation> {
+    let best = section.rows.iter().find(|r| r.best)?;
+    let spread = |r: &Row| (r.wall.max - r.wall.min) / r.wall.median;
+    let tolerance = spread(best).max(0.01);
+    let mut plateau: Vec<&Row> = section
+        .rows
+        .iter()
+        .filter(|r| r.series == best.series && r.level != 0)
+        .filter(|r| r.wall.median <= best.wall.median * (1.0 + tolerance))
+        .collect();
+    plateau.sort_by_key(|r| r.level);
+    let pick = plateau
+        .iter()
+        .find(|r| r.level == cpus as u64)
+        .or_else(|| plateau.first())
+        .copied()
+        .unwrap_or(best);
+    let why = if pick.level == best.level {
+        "the fastest level measured".to_string()
+    } else {
+        format!(
+            "within {:.1} % of the fastest ({} at {}), the run-to-run spread",
+            tolerance * 100.0,
+            units::secs(best.wall.median),
+            best.label
+        )
+    };
+    let cores = if pick.level == cpus as u64 {
+        format!(" = the {cpus} usable CPUs")
+    } else {
+        format!(" (this machine has {cpus} usable CPUs)")
+    };
+    Some(Recommendation {
+        level: pick.level,
+        series: pick.series.clone(),
+        sentence: format!(
+            "Recommendation: run {} tasks at once{cores}; in {} mode that took {}, {why}.",
+            pick.label,
+            pick.series,
+            units::secs(pick.wall.median)
+        ),
+    })
+}
+
+/// [`recommend`], unless other programs disturbed the sweep (see [`crate::load`]): then a
+/// measured best away from the CPU count cannot overrule it, and the sentence says both.
+pub fn recommend_under(
+    section: &Section,
+    cpus: usize,
+    outside: Option<f64>,
+) -> Option<Recommendation> {
+    let rec = recommend(section, cpus)?;
+    let disturbed = outside.filter(|&x| crate::load::is_disturbing(x, cpus));
+    let best = section.rows.iter().find(|r| r.best);
+    match (disturbed, section.row(&rec.series, cpus as u64), best) {
+        (Some(x), Some(at_cpus), Some(best)) if rec.level != cpus as u64 => Some(Recommendation {
+            level: cpus as u64,
+            series: rec.series.clone(),
+            sentence: format!(
+                "Recommendation: run {cpus} tasks at once = the {cpus} usable CPUs. The sweep was \
+                 fastest at {} ({} mode: {}; {} at {cpus}), but other programs kept {x:.2} CPUs \
+                 busy during it, so that measurement cannot overrule the CPU count.",
+                best.label,
+                best.series,
+                units::secs(best.wall.median),
+                units::secs(at_cpus.wall.median),
+            ),
+        }),
+        _ => Some(rec),
+    }
+}
+
+/// Warnings when the numbers cannot be taken at face value: other programs kept CPUs busy, or
+/// an efficiency above 100 % shows that the level-1 baseline was slowed down.
+fn disturbance(section: &Section, outside: Option<f64>, cpus: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(x) = outside.filter(|&x| crate::load::is_disturbing(x, cpus)) {
+        out.push(format!(
+            "Warning: other programs kept {x:.2} of the {cpus} CPUs busy on average during the \
+             sweep (/proc/stat minus this process): the times include their load, so rerun on an \
+             idle machine before trusting small differences."
+        ));
+    }
+    let over = section
+        .rows
+        .iter()
+        .filter(|r| r.efficiency.is_some_and(|e| e > 1.05))
+        .max_by(|a, b| {
+            a.efficiency
+                .unwrap_or(0.0)
+                .total_cmp(&b.efficiency.unwrap_or(0.0))
+        });
+    if let Some(row) = over {
+        out.push(format!(
+            "Warning: {} mode at {} shows an efficiency of {:.0} %, more than the {} CPUs can give: \
+             its level-1 baseline ran slower than the work needs (disturbed by other load or a \
+             slow start), so the speedups of that mode are overstated.",
+            row.series,
+            row.label,
+            row.efficiency.unwrap_or(0.0) * 100.0,
+            cpus
+        ));
+    }
+    out
+}
+
 fn series_names(section: &Section) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for r in &section.rows {
@@ -328,4 +491,60 @@ fn series_names(section: &Section) -> Vec<String> {
         }
     }
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn section(walls_ms: &[(u64, u64)]) -> Section {
+        let mut s = Section::new("sweep", "t", "mode", "concurrent tasks", true);
+        for &(level, ms) in walls_ms {
+            let sample = Sample {
+                wall: Duration::from_millis(ms),
+                ..Sample::default()
+            };
+            let row = Row::from_samples("pool", level, &level.to_string(), level as f64, &[sample])
+                .expect("row");
+            s.rows.push(row);
+        }
+        s.fill_speedup(1, |l| (l as f64).clamp(1.0, 2.0));
+        s.mark_best();
+        s
+    }
+
+    #[test]
+    fn a_disturbed_baseline_is_called_out_and_the_cpus_recommended() {
+        // Level 1 ran slow (disturbed): 2 CPUs give 2.6× "speedup" at level 4.
+        let s = section(&[(1, 2600), (2, 1010), (4, 1000), (32, 1005)]);
+        let warnings = disturbance(&s, Some(0.05), 2);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("efficiency of 130 %"), "{warnings:?}");
+        let rec = recommend(&s, 2).expect("a recommendation");
+        assert_eq!(rec.level, 2, "{}", rec.sentence);
+        assert!(
+            rec.sentence.contains("= the 2 usable CPUs"),
+            "{}",
+            rec.sentence
+        );
+        // Outside load alone.
+        let calm = section(&[(1, 2000), (2, 1000)]);
+        assert!(disturbance(&calm, Some(1.5), 2)[0].contains("other programs kept 1.50"));
+        assert!(disturbance(&calm, Some(0.05), 2).is_empty());
+        // Under outside load a best level away from the CPU count does not win.
+        let noisy = section(&[(1, 2000), (2, 1100), (32, 1000)]);
+        assert_eq!(recommend(&noisy, 2).expect("rec").level, 32);
+        let rec = recommend_under(&noisy, 2, Some(1.3)).expect("rec");
+        assert_eq!(rec.level, 2, "{}", rec.sentence);
+        assert!(
+            rec.sentence.contains("other programs kept 1.30"),
+            "{}",
+            rec.sentence
+        );
+        assert_eq!(
+            recommend_under(&noisy, 2, Some(0.0)).expect("rec").level,
+            32
+        );
+    }
 }

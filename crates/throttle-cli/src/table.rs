@@ -1,6 +1,6 @@
 //! The table for people: every section of a [`Report`] as a comfy-table, then the findings.
 
-use comfy_table::{presets, Cell, CellAlignment, ContentArrangement, Table};
+use crate::grid::{self, Column};
 
 use crate::report::{Report, Row, Section};
 use crate::units;
@@ -25,49 +25,54 @@ pub fn render(report: &Report) -> String {
     out
 }
 
-/// One section as a table.
+/// One section as a table, fitted to the terminal's width.
 pub fn render_section(section: &Section) -> String {
+    render_section_fitted(section, grid::terminal_width())
+}
+
+/// One section as a table at most `max_width` characters wide (all columns when `None`).
+pub fn render_section_fitted(section: &Section, max_width: Option<usize>) -> String {
+    let (columns, cells) = grid_of(section);
+    grid::render(&columns, &cells, max_width)
+}
+
+/// The columns and the cells (as text) of a section: what the terminal table and the HTML
+/// table both show.
+pub fn grid_of(section: &Section) -> (Vec<Column>, Vec<Vec<String>>) {
     let rows = &section.rows;
     let any_speedup = rows.iter().any(|r| r.speedup.is_some());
     let any_efficiency = rows.iter().any(|r| r.efficiency.is_some());
     let any_wait = rows.iter().any(|r| r.run_queue_wait.is_some());
 
-    let mut header = vec![section.series_name.clone(), section.level_name.clone()];
-    header.extend(
-        [
-            "wall median (min–max)",
-            "user",
-            "system",
-            "CPU/wall",
-            "vol. sw",
-            "invol. sw",
-            "run-queue wait",
-        ]
-        .map(String::from),
-    );
+    let mut columns = vec![
+        Column::new(section.series_name.clone(), 0, false),
+        Column::new(section.level_name.clone(), 0, true),
+        Column::new("wall median (min–max)", 0, true),
+        Column::new("user", 4, true),
+        Column::new("system", 5, true),
+        Column::new("CPU/wall", 2, true),
+        Column::new("vol. sw", 6, true),
+        Column::new("invol. sw", 6, true),
+        Column::new("run-queue wait", 3, true),
+    ];
     if any_speedup {
-        header.push("speedup".into());
+        columns.push(Column::new("speedup", 1, true));
     }
     if any_efficiency {
-        header.push("efficiency".into());
+        columns.push(Column::new("efficiency", 2, true));
     }
-    header.extend(section.metric_columns.iter().map(|(_, h)| h.clone()));
-    header.push(String::new());
-
-    let mut table = Table::new();
-    table
-        .load_preset(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header.iter().map(Cell::new));
-    for row in rows {
-        table.add_row(cells(section, row, any_speedup, any_efficiency, any_wait));
-    }
-    for (i, column) in table.column_iter_mut().enumerate() {
-        if i >= 1 {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    table.to_string()
+    columns.extend(
+        section
+            .metric_columns
+            .iter()
+            .map(|(_, h)| Column::new(h.clone(), 1, true)),
+    );
+    columns.push(Column::new("", 0, false));
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| cells(section, row, any_speedup, any_efficiency, any_wait))
+        .collect();
+    (columns, cells)
 }
 
 fn cells(
@@ -76,7 +81,7 @@ fn cells(
     any_speedup: bool,
     any_efficiency: bool,
     any_wait: bool,
-) -> Vec<Cell> {
+) -> Vec<String> {
     let mut cells = vec![
         row.series.clone(),
         row.label.clone(),
@@ -106,7 +111,7 @@ fn cells(
     } else {
         String::new()
     });
-    cells.into_iter().map(Cell::new).collect()
+    cells
 }
 
 /// Formats a metric by its key: `*_s` as a duration, ratios and concurrency levels with two

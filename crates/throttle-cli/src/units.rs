@@ -55,6 +55,9 @@ impl Unit {
 
 /// `seconds` with a suitable unit: `1.234 s`, `12.35 ms`, `4.120 µs`.
 pub fn secs(seconds: f64) -> String {
+    if !seconds.is_finite() {
+        return "–".to_string();
+    }
     if seconds == 0.0 {
         return "0 s".to_string();
     }
@@ -76,6 +79,9 @@ pub fn secs_range(median: f64, min: f64, max: f64) -> String {
 
 /// A count or rate with thousands abbreviated: `812`, `12.3k`, `4.56M`.
 pub fn count(value: f64) -> String {
+    if !value.is_finite() {
+        return "–".to_string();
+    }
     let a = value.abs();
     if a >= 1e9 {
         format!("{:.2}G", value / 1e9)

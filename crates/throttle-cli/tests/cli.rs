@@ -378,6 +378,84 @@ fn bad_input_is_one_line_and_exit_2() {
             &["sweep", "--modes", "threads,bogus"],
             &["bogus", "--modes"],
         ),
+        // Numbers out of range: one line naming the flag and the value, never a panic.
+        (&["sweep", "--seconds", "1e300"], &["'1e300'", "--seconds"]),
+        (&["sweep", "--seconds", "1e20"], &["'1e20'", "--seconds"]),
+        (&["sweep", "--seconds", "-3"], &["'-3'", "--seconds"]),
+        (&["sweep", "--levels", "-1"], &["'-1'", "--levels"]),
+        (&["sweep", "--reps", "-2"], &["'-2'", "--reps"]),
+        (&["sum", "2", "--tasks", "-5"], &["'-5'", "--tasks"]),
+        (&["frames", "--threads", "-1"], &["'-1'", "--threads"]),
+        (&["procs", "--ms", "0"], &["'0'", "--ms"]),
+        (&["scan", "--runs", "-1", "--", "true"], &["'-1'", "--runs"]),
+        (
+            &[
+                "scan",
+                "-L",
+                "n",
+                "1,2",
+                "--max-runs",
+                "0",
+                "--",
+                "true",
+                "{n}",
+            ],
+            &["'0'", "--max-runs"],
+        ),
+        (
+            &[
+                "scan",
+                "-L",
+                "n",
+                "1,2",
+                "--max-runs",
+                "2",
+                "--",
+                "true",
+                "{n}",
+            ],
+            &["'2'", "--max-runs", "--min-runs"],
+        ),
+        // A mistyped option before `--` is an unknown option, not the command.
+        (
+            &[
+                "scan",
+                "-L",
+                "n",
+                "1,2",
+                "--export-jsn",
+                "x.json",
+                "--",
+                "true",
+                "{n}",
+            ],
+            &["unknown option", "'--export-jsn'"],
+        ),
+        // A command that cannot start is bad input in procs as in scan.
+        (
+            &[
+                "procs",
+                "--max",
+                "1",
+                "--reps",
+                "1",
+                "--",
+                "/no/such/program",
+            ],
+            &["CMD", "/no/such/program"],
+        ),
+        (
+            &[
+                "scan",
+                "--procs",
+                "1",
+                "--runs",
+                "1",
+                "--",
+                "/no/such/program",
+            ],
+            &["CMD", "/no/such/program"],
+        ),
     ];
     for (args, needles) in cases {
         let out = throttle().args(*args).output().expect("runs");
@@ -395,6 +473,179 @@ fn bad_input_is_one_line_and_exit_2() {
     }
 }
 
+/// The default levels shrink to fit a small --tasks instead of blaming a flag the user never gave.
+#[test]
+fn sweep_with_few_tasks_uses_the_levels_that_fit() {
+    let json = temp("few-tasks.json");
+    run_ok(&[
+        "sweep",
+        "--tasks",
+        "1",
+        "--chunk",
+        "1000",
+        "--reps",
+        "1",
+        "--json",
+        json.to_str().expect("utf-8"),
+    ]);
+    let v = read_json(&json);
+    assert_eq!(v["parameters"]["levels"], serde_json::json!([1, 0]));
+}
+
+/// `--json -` (experiments) and `--export-json -` (scan) both mean standard output, with the
+/// table moved to standard error.
+#[test]
+fn dash_means_stdout_for_every_json_flag() {
+    let out = run_ok(&[
+        "sweep", "--levels", "1", "--tasks", "2", "--chunk", "1000", "--reps", "1", "--modes",
+        "pool", "--json", "-",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v["experiment"], "sweep");
+    assert!(text(&out.stderr).contains("wall median"));
+    let out = run_ok(&[
+        "scan",
+        "-L",
+        "n",
+        "1,2",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--export-json",
+        "-",
+        "--",
+        "true",
+        "{n}",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(v["results"].as_array().map(Vec::len), Some(2));
+    assert!(text(&out.stderr).contains("wall median"));
+    assert!(!Path::new("-").exists(), "no file named '-' was written");
+}
+
+/// The scan help's examples keep their `{NAME}` placeholders (clap reads `{n}` as a line break).
+#[test]
+fn scan_help_examples_are_intact() {
+    let out = run_ok(&["scan", "--help"]);
+    let help = text(&out.stdout);
+    assert!(
+        help.contains("throttle scan -P threads 1 4 -- xz -T{threads} -k -c -3 data.bin"),
+        "{help}"
+    );
+    for line in help
+        .lines()
+        .filter(|l| l.trim_start().starts_with("throttle scan -"))
+    {
+        assert!(!line.ends_with("-T"), "mangled example: {line}");
+    }
+}
+
+/// A narrow terminal drops low-priority columns and says so; a pipe keeps them all.
+#[test]
+fn tables_fit_the_terminal_width() {
+    let args = [
+        "sweep", "--levels", "1,2", "--tasks", "2", "--chunk", "1000", "--reps", "1",
+    ];
+    let wide = text(&run_ok(&args).stdout);
+    assert!(wide.contains("invol. sw"), "{wide}");
+    let out = throttle()
+        .args(args)
+        .env("COLUMNS", "80")
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let narrow = text(&out.stdout);
+    assert!(narrow.contains("left out to fit 80"), "{narrow}");
+    let widest = narrow
+        .lines()
+        .filter(|l| l.starts_with('│') || l.starts_with('┌'))
+        .map(|l| l.chars().count())
+        .max()
+        .expect("a table");
+    assert!(widest <= 80, "{narrow}");
+}
+
+/// `cargo doc` must not document two crates named `throttle` into one directory.
+#[test]
+fn binary_is_not_documented_over_the_library() {
+    let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+        .expect("manifest");
+    let bin = manifest.split("[[bin]]").nth(1).expect("a [[bin]] section");
+    assert!(bin.contains("doc = false"), "{bin}");
+}
+
+/// Runs `throttle ARGS` under coreutils' `timeout -s SIGNAL`, which signals the process and
+/// then its whole process group: the echo must not count as a second Ctrl-C.
+fn interrupted_by_timeout(signal: &str, args: &[&str]) -> Output {
+    let bin = assert_cmd::cargo::cargo_bin("throttle");
+    std::process::Command::new("timeout")
+        .args(["--preserve-status", "-s", signal, "2"])
+        .arg(bin)
+        .args(args)
+        .output()
+        .expect("timeout runs")
+}
+
+#[test]
+fn timeout_sigint_and_sigterm_keep_partial_sweep_results() {
+    for (signal, status) in [("INT", 130), ("TERM", 143)] {
+        let json = temp(&format!("timeout-{signal}.json"));
+        let out = interrupted_by_timeout(
+            signal,
+            &[
+                "sweep",
+                "--levels",
+                "1,2,0",
+                "--tasks",
+                "8",
+                "--chunk",
+                "200000",
+                "--reps",
+                "1000",
+                "--json",
+                json.to_str().expect("utf-8"),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(status), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).contains("PARTIAL"),
+            "{}",
+            text(&out.stdout)
+        );
+        let v = read_json(&json);
+        assert_eq!(v["partial"], true);
+    }
+}
+
+#[test]
+fn timeout_sigint_and_sigterm_keep_partial_scan_results() {
+    for (signal, status) in [("INT", 130), ("TERM", 143)] {
+        let json = temp(&format!("timeout-scan-{signal}.json"));
+        let out = interrupted_by_timeout(
+            signal,
+            &[
+                "scan",
+                "-L",
+                "n",
+                "1,2",
+                "--runs",
+                "1000",
+                "--warmup",
+                "0",
+                "--export-json",
+                json.to_str().expect("utf-8"),
+                "--",
+                "sleep",
+                "0.0{n}",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(status), "{}", text(&out.stderr));
+        let v = read_json(&json);
+        assert_eq!(v["partial"], true);
+    }
+}
+
 #[test]
 fn help_explains_the_seeds() {
     let out = run_ok(&["sweep", "--help"]);
@@ -405,7 +656,7 @@ fn help_explains_the_seeds() {
     );
     let out = run_ok(&["--help"]);
     for sub in [
-        "sum", "sweep", "overhead", "frames", "procs", "topology", "scan",
+        "report", "sum", "sweep", "overhead", "frames", "procs", "topology", "scan",
     ] {
         assert!(text(&out.stdout).contains(sub));
     }
@@ -437,4 +688,50 @@ fn ctrl_c_saves_partial_results() {
         .as_array()
         .expect("rows")
         .is_empty());
+}
+
+/// Busy loops beside the sweep, one per CPU: the sweep's answer says that other programs kept
+/// CPUs busy instead of presenting disturbed numbers as the machine's.
+#[test]
+fn sweep_detects_outside_load() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut hogs: Vec<std::process::Child> = (0..cpus)
+        .map(|_| {
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .expect("sh starts")
+        })
+        .collect();
+    // Let the loops get going before the sweep starts measuring.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let json = temp("outside-load.json");
+    let out = throttle()
+        .args([
+            "sweep",
+            "--levels",
+            "1,2",
+            "--tasks",
+            "4",
+            "--chunk",
+            "2000000",
+            "--reps",
+            "2",
+            "--json",
+            json.to_str().expect("utf-8"),
+        ])
+        .output();
+    for hog in &mut hogs {
+        let _ = hog.kill();
+        let _ = hog.wait();
+    }
+    let out = out.expect("runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v = read_json(&json);
+    assert!(v["parameters"]["outside_load_cpus"]
+        .as_f64()
+        .is_some_and(|x| x > 0.2));
+    let findings = v["findings"].to_string();
+    assert!(findings.contains("other programs kept"), "{findings}");
+    assert!(findings.contains("Recommendation: run "), "{findings}");
 }

@@ -17,6 +17,7 @@ enum ErrorKind {
     Spawn(std::io::Error),
     Global(String),
     AutoNeedsStats,
+    GlobalStarted,
 }
 
 impl Error {
@@ -50,6 +51,11 @@ impl Error {
             kind: ErrorKind::AutoNeedsStats,
         }
     }
+    pub(crate) fn global_started() -> Error {
+        Error {
+            kind: ErrorKind::GlobalStarted,
+        }
+    }
     pub(crate) fn spawn(e: std::io::Error) -> Error {
         Error {
             kind: ErrorKind::Spawn(e),
@@ -79,6 +85,9 @@ impl fmt::Display for Error {
             ErrorKind::Global(msg) => f.write_str(msg),
             ErrorKind::AutoNeedsStats => f.write_str(
                 "automatic concurrency learns from the pool's counters: build the pool with stats on (PoolBuilder::stats(true), the default)",
+            ),
+            ErrorKind::GlobalStarted => f.write_str(
+                "the global pool has already started (an earlier build_global, or a parallel call before it); call PoolBuilder::build_global once, before any parallel work",
             ),
         }
     }

@@ -65,6 +65,17 @@ pub fn global_pool() -> Result<&'static Pool, Error> {
     }
 }
 
+/// True once the global pool has started (or failed to).
+pub(crate) fn started() -> bool {
+    GLOBAL.get().is_some()
+}
+
+/// Makes `pool` the global pool (`PoolBuilder::build_global`).
+pub(crate) fn install_global(pool: Pool) -> Result<(), Error> {
+    // On failure the pool comes back in the error and is dropped, stopping its threads.
+    GLOBAL.set(Ok(pool)).map_err(|_| Error::global_started())
+}
+
 /// The global pool, or a panic that says what to fix.
 pub(crate) fn global() -> &'static Pool {
     match global_pool() {

@@ -1,8 +1,10 @@
 //! Run CPU-bound parallel work at the right concurrency.
 //!
 //! `throttle` is a work-stealing thread pool whose concurrency limit is a live quantity, with
-//! fork-join ([`join`], [`scope`], [`for_range`], [`map_reduce`]), a FIFO-fair counting semaphore
-//! for any threads ([`Throttle`]), and counters of what the pool did ([`Stats`]).
+//! fork-join ([`join`], [`scope`], [`for_range`], [`map_reduce`]), rayon's data-parallel
+//! iterators and parallel sorts ([`iter`], brought in by `use throttle::prelude::*;`), detached
+//! tasks ([`spawn`]), a FIFO-fair counting semaphore for any threads ([`Throttle`]), and counters
+//! of what the pool did ([`Stats`]).
 //!
 //! # A tour
 //!
@@ -42,6 +44,24 @@
 //!
 //! let stats = pool.stats();
 //! assert!(stats.tasks > 0);
+//! ```
+//!
+//! Data-parallel code reads as it does with rayon; porting a rayon program means changing its
+//! `use` lines:
+//!
+//! ```
+//! use throttle::prelude::*;
+//!
+//! let pool = throttle::Pool::new(2).unwrap();
+//! let v: Vec<f64> = (0..100_000).map(|i| i as f64).collect();
+//! let (norm2, mut sorted) = pool.install(|| {
+//!     let norm2: f64 = v.par_iter().map(|x| x * x).sum();
+//!     let mut sorted: Vec<i64> = v.par_iter().map(|&x| (x as i64 * 7919) % 1000).collect();
+//!     sorted.par_sort_unstable();
+//!     (norm2, sorted)
+//! });
+//! assert!(norm2 > 0.0 && sorted.windows(2).all(|w| w[0] <= w[1]));
+//! sorted.par_iter_mut().for_each(|x| *x *= 2);
 //! ```
 //!
 //! Threads you start yourself can be gated with a [`Throttle`]:
@@ -110,9 +130,12 @@
 mod callsite;
 mod context;
 pub mod controller;
+mod current;
 mod deque;
 mod error;
 mod global;
+mod hooks;
+pub mod iter;
 mod job;
 mod join;
 mod latch;
@@ -120,6 +143,7 @@ mod latch;
 mod loom_models;
 mod placement;
 mod pool;
+pub mod prelude;
 mod range;
 mod registry;
 mod scope;
@@ -130,8 +154,10 @@ mod sync;
 mod worker;
 
 pub use context::Context;
+pub use current::{current_num_threads, current_thread_index};
 pub use error::Error;
 pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
+pub use hooks::spawn;
 pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE};
 pub use scope::Scope;
 pub use semaphore::{Permit, Throttle};

@@ -5,6 +5,7 @@ use crate::context::Context;
 use crate::controller::auto::{apply_limit, AutoSlot};
 use crate::controller::{ControllerEvent, DEFAULT_INTERVAL};
 use crate::error::Error;
+use crate::hooks::{self, Hooks};
 use crate::join::join_in;
 use crate::placement::Placement;
 use crate::range::{auto_block, for_range_grain_in, for_range_in, map_reduce_in};
@@ -51,6 +52,8 @@ pub struct Pool {
     auto: AutoSlot,
     /// Auto mode: per-call-site memory of loops' costs ("if any at all").
     sites: CallSites,
+    /// Handlers and detached tasks (hooks.rs).
+    pub(crate) hooks: std::sync::Arc<Hooks>,
 }
 
 type NameFn = Box<dyn Fn(usize) -> String>;
@@ -69,6 +72,8 @@ pub struct PoolBuilder {
     stats: bool,
     placement: bool,
     auto: bool,
+    /// Start, exit and panic handlers (set in hooks.rs).
+    pub(crate) hooks: Hooks,
 }
 
 impl fmt::Debug for PoolBuilder {
@@ -114,6 +119,9 @@ impl PoolBuilder {
     /// or replaces an affinity set by anyone else: a worker narrows only the mask it has when
     /// it goes to sleep, and restores that mask on waking only if nobody changed it meanwhile.
     /// Homes are spread over the allowed CPUs, and successive pools start at different CPUs.
+    /// One case cannot be told apart: a one-CPU mask equal to a worker's home, set while that
+    /// worker sleeps, looks like the pool's own narrowing and is undone when it wakes; turn
+    /// placement off if you pin the workers yourself.
     /// Why, and what it measured: `src/placement.rs`; `throttle-bench --bench placement`
     /// compares on and off.
     ///
@@ -156,11 +164,15 @@ impl PoolBuilder {
             return Err(Error::too_many_threads(threads));
         }
         let (registry, deques) = Registry::new(threads, self.stats);
+        let registry = Arc::new(registry);
+        let hooks = std::sync::Arc::new(self.hooks);
+        hooks::register(&registry, &hooks);
         let mut pool = Pool {
-            registry: Arc::new(registry),
+            registry,
             handles: Vec::with_capacity(threads),
             auto: AutoSlot::new(),
             sites: CallSites::new(),
+            hooks,
         };
         let homes = if self.placement {
             Placement::homes_for_new_pool()
@@ -176,9 +188,12 @@ impl PoolBuilder {
             b = b.stack_size(self.stack_size.unwrap_or(DEFAULT_STACK_SIZE));
             let registry = pool.registry.clone();
             let placement = homes.as_ref().map(|h| h.for_worker(index));
+            let hooks = pool.hooks.clone();
             // On failure, `pool` drops here and stops the threads already started.
             let handle = b
-                .spawn(move || worker_main(registry, index, deque, placement))
+                .spawn(move || {
+                    hooks.run_worker(index, || worker_main(registry, index, deque, placement))
+                })
                 .map_err(Error::spawn)?;
             pool.handles.push(handle);
         }
@@ -239,12 +254,18 @@ impl Pool {
             stats: true,
             placement: cfg!(target_os = "linux"),
             auto: false,
+            hooks: Hooks::default(),
         }
     }
 
     /// The number of worker threads.
     pub fn threads(&self) -> usize {
         self.registry.threads()
+    }
+
+    /// The pool's registry (for hooks.rs).
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
     }
 
     /// Runs `op` with the calling thread as a participant of this pool, holding a run slot. If
@@ -626,9 +647,14 @@ impl fmt::Debug for Pool {
 impl Drop for Pool {
     fn drop(&mut self) {
         self.auto.stop();
-        self.registry.terminate();
+        // Inside one of its own tasks, `wait_for_detached` does not wait (the task would wait for
+        // itself); the detached tasks still run, the workers drain the queues first.
+        self.hooks.wait_for_detached(&self.registry);
         let me = std::thread::current().id();
-        if self.handles.iter().any(|h| h.thread().id() == me) {
+        let inside = self.handles.iter().any(|h| h.thread().id() == me);
+        hooks::unregister(&self.registry);
+        self.registry.terminate();
+        if inside {
             // The last handle dropped inside one of our own tasks: joining would wait for this
             // very thread (and for workers that may wait on it). Detach them all; each exits
             // when it runs out of work, and the registry lives on in their `Arc`s until then.

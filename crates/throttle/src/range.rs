@@ -26,6 +26,8 @@ where
 {
     let (mut lo, hi) = (range.start, range.end);
     while lo < hi {
+        // A task boundary: honour a lowered limit (one relaxed load when it is not lowered).
+        p.poll_limit();
         if hi - lo > block && p.registry().sleep.load().wants_attention() {
             let mid = lo + (hi - lo) / 2;
             join_shareable(
@@ -82,6 +84,8 @@ where
     let (mut lo, hi) = (range.start, range.end);
     let mut acc = identity();
     while lo < hi {
+        // A task boundary: honour a lowered limit (one relaxed load when it is not lowered).
+        p.poll_limit();
         if hi - lo > block && p.registry().sleep.load().wants_attention() {
             let mid = lo + (hi - lo) / 2;
             let (left, right) = join_shareable(

@@ -171,6 +171,11 @@ impl Participant {
         unsafe { &*self.registry }
     }
 
+    /// This participant's worker index, or `None` for a caller from outside.
+    pub(crate) fn index(&self) -> Option<usize> {
+        self.index
+    }
+
     pub(crate) fn is_in(&self, registry: &Registry) -> bool {
         ptr::eq(self.registry, registry)
     }
@@ -282,6 +287,15 @@ impl Participant {
         };
         self.rebudget();
         taken
+    }
+
+    /// A task boundary outside a fork (a loop block): gives up the slot while the pool is over
+    /// its limit.
+    #[inline]
+    pub(crate) fn poll_limit(&self) {
+        if self.registry().sleep.over_limit() {
+            self.pause_for_limit();
+        }
     }
 
     /// Gives up this thread's slot while the pool is over its limit. Its pending forks stay

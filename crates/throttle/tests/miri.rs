@@ -97,3 +97,66 @@ fn the_semaphore_hands_permits_over() {
         .is_some());
     assert_eq!(gate.available(), 1);
 }
+
+/// The data-parallel layer's unsafe paths: in-place `collect` (also of a type that counts its
+/// drops, with a panic in the middle), `into_par_iter` of a `Vec`, `par_chunks_mut`, and both
+/// parallel sorts.
+#[test]
+fn iterators_collect_sort_and_drop_exactly_once() {
+    use std::sync::atomic::AtomicIsize;
+    use throttle::prelude::*;
+
+    static LIVE: AtomicIsize = AtomicIsize::new(0);
+    struct Counted(u64);
+    impl Counted {
+        fn new(v: u64) -> Counted {
+            LIVE.fetch_add(1, Ordering::SeqCst);
+            Counted(v)
+        }
+    }
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            LIVE.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    let pool = Pool::new(2).unwrap();
+    pool.install(|| {
+        let v: Vec<Counted> = (0..40u64).into_par_iter().map(Counted::new).collect();
+        assert_eq!(v.iter().map(|c| c.0).sum::<u64>(), 780);
+        let doubled: Vec<u64> = v.into_par_iter().map(|c| c.0 * 2).collect();
+        assert_eq!(doubled[39], 78);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            (0..40u64)
+                .into_par_iter()
+                .map(|i| {
+                    if i == 17 {
+                        panic!("in map");
+                    }
+                    Counted::new(i)
+                })
+                .collect::<Vec<_>>()
+        }));
+        assert!(r.is_err());
+        assert_eq!(
+            LIVE.load(Ordering::SeqCst),
+            0,
+            "a Counted leaked or dropped twice"
+        );
+
+        let mut grid = vec![0u32; 64];
+        grid.par_chunks_mut(8)
+            .enumerate()
+            .for_each(|(row, chunk)| chunk.iter_mut().for_each(|x| *x = row as u32));
+        assert_eq!(grid[63], 7);
+
+        let mut a: Vec<u64> = (0..60u64).map(|i| (i * 37) % 61).collect();
+        let mut b = a.clone();
+        a.par_sort_unstable();
+        b.par_sort();
+        let mut want = a.clone();
+        want.sort();
+        assert_eq!(a, want);
+        assert_eq!(b, want);
+    });
+}

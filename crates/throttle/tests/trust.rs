@@ -237,7 +237,33 @@ fn await_concurrency_returns_once_the_lowered_limit_holds() {
 }
 
 // ---- Finding 8: dropping a pool inside its own task ----
-// (needs a detached task: see `Pool::spawn` tests in `spawn.rs` once spawn exists)
+
+/// The last handle of a pool is dropped by one of the pool's own tasks: no panic (joining the
+/// current thread), no deadlock (waiting for the very task that drops it), and the task's
+/// work is still done.
+#[test]
+fn the_last_handle_dropped_inside_its_own_task() {
+    within(60, "drop inside own task", || {
+        for _ in 0..20 {
+            let pool = Arc::new(Pool::new(2).unwrap());
+            let (tx, rx) = mpsc::channel();
+            let last = pool.clone();
+            let outer_dropped = Arc::new(AtomicBool::new(false));
+            let dropped = outer_dropped.clone();
+            pool.spawn(move || {
+                spin_until(&dropped);
+                let n = last.install(|| throttle::join(|| 20, || 22));
+                // The outer handle is gone: this drop is the pool's last.
+                assert_eq!(Arc::strong_count(&last), 1);
+                drop(last);
+                tx.send(n.0 + n.1).unwrap();
+            });
+            drop(pool);
+            outer_dropped.store(true, Ordering::Release);
+            assert_eq!(rx.recv().unwrap(), 42);
+        }
+    });
+}
 
 // ---- Finding 9: loops at the end of the index space ----
 

@@ -85,10 +85,11 @@ pub fn run(settings: &Settings) -> Result<Report> {
     };
     let mut report = Report::new("idle_cpu", what, baseline, series);
     let throttle = report.median_of("throttle", threads);
+    // Issue 7: ≤ 3 × rayon's 0.10 ms measured then.
     report.target(
-        "throttle idle CPU ≤ 2 ms per s",
+        "throttle idle CPU ≤ 0.3 ms per s",
         throttle,
-        |c| c <= 2e-3,
+        |c| c <= 0.3e-3,
         seconds,
     );
     Ok(report)

@@ -1,4 +1,4 @@
-//! The benchmarks of issues 2 and 7, one module each, and the list that runs them.
+//! The benchmarks of issues 2, 7 and 8, one module each, and the list that runs them.
 
 mod adaptive;
 mod coarse;
@@ -7,10 +7,12 @@ mod fib;
 mod for_range;
 mod frames;
 mod idle_cpu;
+mod iter;
 mod limit_response;
 mod peers;
 mod placement;
 mod seed_throttle;
+mod sort;
 mod stats_overhead;
 mod tree_sum;
 
@@ -141,6 +143,41 @@ pub const ALL: &[Bench] = &[
         name: "adaptive_blocking",
         group: "adaptive",
         run: adaptive::blocking,
+    },
+    Bench {
+        name: "iter_sum",
+        group: "iter",
+        run: iter::run_sum,
+    },
+    Bench {
+        name: "iter_collect",
+        group: "iter",
+        run: iter::run_collect,
+    },
+    Bench {
+        name: "iter_filter_count",
+        group: "iter",
+        run: iter::run_filter_count,
+    },
+    Bench {
+        name: "iter_mut",
+        group: "iter",
+        run: iter::run_mut,
+    },
+    Bench {
+        name: "nested_iter",
+        group: "iter",
+        run: iter::run_nested,
+    },
+    Bench {
+        name: "sort_unstable",
+        group: "sort",
+        run: sort::run_unstable,
+    },
+    Bench {
+        name: "sort_stable",
+        group: "sort",
+        run: sort::run_stable,
     },
 ];
 

@@ -94,7 +94,7 @@ fn fixed_fields(report: &Report, section: &str, row: &Row) -> Vec<String> {
 }
 
 /// A number in plain decimal notation (no exponent), empty when not finite.
-fn num(v: f64) -> String {
+pub fn num(v: f64) -> String {
     if v.is_finite() {
         format!("{v}")
     } else {
@@ -103,7 +103,7 @@ fn num(v: f64) -> String {
 }
 
 /// Quotes a text field when it contains a comma, a quote or a line break (RFC 4180).
-fn field(text: &str) -> String {
+pub fn field(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {

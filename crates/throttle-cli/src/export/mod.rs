@@ -5,6 +5,7 @@
 //! appending (without truncating it) and remove it again if it did not exist before.
 
 pub mod csv;
+pub mod html;
 pub mod json;
 pub mod svg;
 
@@ -123,6 +124,32 @@ pub fn check_writable(flag: &str, path: &Path) -> anyhow::Result<()> {
             Ok(())
         }
         Err(e) => Err(usage(flag, &shown, &format!("cannot write there ({e})"))),
+    }
+}
+
+/// True when `path` is `-`, which every output flag reads as standard output.
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// [`check_writable`], except that `-` (standard output) is always fine.
+pub fn check_output(flag: &str, path: &Path) -> anyhow::Result<()> {
+    if is_stdout(path) {
+        Ok(())
+    } else {
+        check_writable(flag, path)
+    }
+}
+
+/// Writes `text` to `path`, or to standard output when `path` is `-`.
+pub fn write_output(path: &Path, text: &str) -> anyhow::Result<()> {
+    if is_stdout(path) {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .context("writing to standard output")
+    } else {
+        write_file(path, text)
     }
 }
 

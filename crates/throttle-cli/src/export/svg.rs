@@ -1,245 +1,390 @@
-//! `--plot`: wall time and CPU time against the level, one chart per section, as SVG.
+//! `--plot`: the figures of an experiment, drawn by [`crate::chart`], stacked into one SVG.
 //!
-//! Each series gets one colour: a solid line with dots for the wall-time median and a dashed line
-//! for the CPU time (user + system). The x axis is logarithmic when the levels span a factor of
-//! 8 or more; on concurrency axes, grey vertical lines mark the physical and logical core counts.
+//! Which figure a section gets depends on what it measured: the sweep draws wall and CPU time
+//! against the concurrency limit (log axis of powers of two, `no limit` labelled on its own
+//! beside it); the overhead sections draw jobs per second, as their titles say, and the
+//! user:system ratio; the frame schedulers get bars (time per frame against the theoretical
+//! minimum, average concurrency and wake-ups per second); the process levels draw wall time and
+//! CPU time per process. Concurrency axes mark the physical and logical core counts.
 
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
-use plotters::coord::Shift;
-use plotters::prelude::*;
+use crate::chart::{core_marks, Axis, BarChart, LineChart, Mark, Series, PALETTE};
+use crate::report::{Report, Row, Section};
 
-use crate::report::{Report, Section};
-
-/// Width of the image in pixels.
-const WIDTH: u32 = 900;
-/// Height of one section's chart in pixels.
-const CHART_HEIGHT: u32 = 480;
-
-/// The report's charts as an SVG document.
+/// The report's charts as one SVG document.
 pub fn to_string(report: &Report) -> anyhow::Result<String> {
-    let sections: Vec<&Section> = report
-        .sections
-        .iter()
-        .filter(|s| !s.rows.is_empty())
-        .collect();
-    let charts = sections.len().max(1);
-    let mut text = String::new();
-    {
-        let root = SVGBackend::with_string(&mut text, (WIDTH, CHART_HEIGHT * charts as u32))
-            .into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        if sections.is_empty() {
-            root.draw_text(
-                "nothing was measured",
-                &("sans-serif", 20).into_text_style(&root),
-                (20, 40),
-            )
-            .map_err(plot_error)?;
+    Ok(crate::chart::stack(&charts(report)))
+}
+
+/// Every chart of the report, each a standalone `<svg>` element.
+pub fn charts(report: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    for section in report.sections.iter().filter(|s| !s.rows.is_empty()) {
+        out.extend(section_charts(report, section));
+    }
+    if out.is_empty() {
+        out.push(
+            LineChart {
+                title: format!("{}: nothing was measured", report.experiment),
+                subtitle: String::new(),
+                x: Axis::count("level"),
+                y: Axis::seconds("wall time"),
+                series: Vec::new(),
+                marks: Vec::new(),
+            }
+            .to_svg(),
+        );
+    }
+    out
+}
+
+fn series_names(section: &Section) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for r in &section.rows {
+        if !names.contains(&r.series) {
+            names.push(r.series.clone());
         }
-        let areas = root.split_evenly((charts, 1));
-        let topo = &report.machine.topology;
-        // One mark when the counts agree (no SMT), so the labels do not print over each other.
-        let marks: Vec<(f64, &str)> = if topo.physical_cores == topo.logical_cpus {
-            vec![(topo.logical_cpus as f64, "cores (physical = logical)")]
+    }
+    names
+}
+
+fn rows_of<'a>(section: &'a Section, series: &'a str) -> impl Iterator<Item = &'a Row> + 'a {
+    section.rows.iter().filter(move |r| r.series == series)
+}
+
+fn metric(r: &Row, key: &str) -> Option<f64> {
+    r.metrics.get(key).copied().filter(|v| v.is_finite())
+}
+
+fn partial(report: &Report, title: String) -> String {
+    if report.partial {
+        format!("{title} (partial)")
+    } else {
+        title
+    }
+}
+
+fn marks(report: &Report, section: &Section) -> Vec<Mark> {
+    let t = &report.machine.topology;
+    if section.levels_are_concurrency {
+        core_marks(t.physical_cores, t.logical_cpus)
+    } else {
+        Vec::new()
+    }
+}
+
+/// An x axis for the section's levels: powers of two when they span 8× or more.
+fn level_axis(section: &Section) -> Axis {
+    let xs: Vec<f64> = section.rows.iter().map(|r| r.x).collect();
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().copied().fold(0.0, f64::max);
+    let label = section.level_name.clone();
+    if section.levels_are_concurrency {
+        if lo > 0.0 && hi / lo >= 8.0 {
+            Axis::log(&label, 2.0, true)
         } else {
-            vec![
-                (topo.physical_cores as f64, "physical cores"),
-                (topo.logical_cpus as f64, "logical CPUs"),
-            ]
+            Axis::count(&label)
+        }
+    } else if lo > 0.0 && hi / lo >= 100.0 {
+        Axis::log(&label, 10.0, true)
+    } else {
+        Axis::count(&label)
+    }
+}
+
+fn section_charts(report: &Report, section: &Section) -> Vec<String> {
+    match section.id.as_str() {
+        "sweep" => vec![sweep_chart(report, section)],
+        "trivial_jobs" | "job_length" => rate_charts(report, section),
+        "frames" => frames_charts(report, section),
+        "procs" => vec![procs_chart(report, section)],
+        _ => vec![time_chart(report, section)],
+    }
+}
+
+/// Seed 000: wall and CPU time against the limit; level 0 (`no limit`) sits apart, labelled.
+fn sweep_chart(report: &Report, section: &Section) -> String {
+    let max_level = section.rows.iter().map(|r| r.level).max().unwrap_or(1) as f64;
+    let no_limit_x = (max_level * 2.0).max(2.0);
+    let mut series = Vec::new();
+    for (i, name) in series_names(section).iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let limited = |f: fn(&Row) -> f64| -> Vec<(f64, f64)> {
+            let mut v: Vec<(f64, f64)> = rows_of(section, name)
+                .filter(|r| r.level != 0)
+                .map(|r| (r.level as f64, f(r)))
+                .collect();
+            v.sort_by(|a, b| a.0.total_cmp(&b.0));
+            v
         };
-        for (area, section) in areas.iter().zip(&sections) {
-            let title = if report.partial {
-                format!("{} (partial)", section.title)
-            } else {
-                section.title.clone()
-            };
-            let (lo, hi) = x_bounds(section);
-            let y_max = section
-                .rows
-                .iter()
-                .map(|r| r.wall.max.max(r.user + r.system))
-                .fold(0.0, f64::max)
-                .max(1e-9)
-                * 1.1;
-            let marks: &[(f64, &str)] = if section.levels_are_concurrency {
-                &marks[..]
-            } else {
-                &[]
-            };
-            if lo > 0.0 && hi / lo >= LOG_AXIS_SPAN {
-                draw_chart(
-                    area,
-                    section,
-                    &title,
-                    (lo..hi).log_scale(),
-                    lo,
-                    hi,
-                    y_max,
-                    marks,
-                )?;
-            } else {
-                draw_chart(area, section, &title, lo..hi, lo, hi, y_max, marks)?;
+        let free = |f: fn(&Row) -> f64| -> Vec<(f64, f64)> {
+            rows_of(section, name)
+                .filter(|r| r.level == 0)
+                .map(|r| (no_limit_x, f(r)))
+                .collect()
+        };
+        let mut wall = Series::line(
+            &format!("{name}: wall time"),
+            color,
+            limited(|r| r.wall.median),
+        );
+        wall.loose = free(|r| r.wall.median);
+        let mut cpu = Series::line(
+            &format!("{name}: CPU time (user + system)"),
+            color,
+            limited(|r| r.user + r.system),
+        )
+        .dashed();
+        cpu.loose = free(|r| r.user + r.system);
+        series.push(wall);
+        series.push(cpu);
+    }
+    let mut x = Axis::log(
+        "concurrency limit N (tasks allowed to run at once)",
+        2.0,
+        true,
+    );
+    if section.rows.iter().any(|r| r.level == 0) {
+        x.extra_ticks.push((no_limit_x, "no limit".into()));
+    }
+    LineChart {
+        title: partial(
+            report,
+            "Seed 000: time to sum 64 slices against the concurrency limit".into(),
+        ),
+        subtitle: section.title.clone(),
+        x,
+        y: Axis::seconds("median time per batch"),
+        series,
+        marks: marks(report, section),
+    }
+    .to_svg()
+}
+
+/// Seed 001: jobs per second (as the section titles say), then the user:system ratio.
+fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
+    let x = level_axis(section);
+    let mut rates = Vec::new();
+    let mut ratios = Vec::new();
+    for (i, name) in series_names(section).iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let pts = |key: &str| -> Vec<(f64, f64)> {
+            rows_of(section, name)
+                .filter_map(|r| Some((r.x, metric(r, key)?)))
+                .collect()
+        };
+        rates.push(Series::line(name, color, pts("jobs_per_sec")));
+        ratios.push(Series::line(name, color, pts("user_per_system")));
+    }
+    // Seed 001's points A and B on the job-length axis.
+    let mut marks = marks(report, section);
+    if section.id == "job_length" {
+        for (key, label) in [
+            ("point_a_iterations", "A: a thread per job starts to pay"),
+            ("point_b_iterations", "B: 32 × cores threads stop paying"),
+        ] {
+            if let Some(x) = report.parameters.get(key).and_then(|v| v.as_f64()) {
+                marks.push(Mark {
+                    x,
+                    label: label.to_string(),
+                });
             }
         }
-        root.present().map_err(plot_error)?;
     }
-    Ok(text)
-}
-
-/// Levels spanning this factor or more get a logarithmic x axis: with 1, 2, 3 … 64 on a linear
-/// axis the interesting low levels crowd into the first tenth of the plot.
-const LOG_AXIS_SPAN: f64 = 8.0;
-
-/// The x range: the rows' positions with a margin (multiplicative when it may become a log axis).
-fn x_bounds(section: &Section) -> (f64, f64) {
-    let min = section
-        .rows
-        .iter()
-        .map(|r| r.x)
-        .fold(f64::INFINITY, f64::min);
-    let max = section
-        .rows
-        .iter()
-        .map(|r| r.x)
-        .fold(f64::NEG_INFINITY, f64::max);
-    if !min.is_finite() || !max.is_finite() {
-        return (0.0, 1.0);
-    }
-    if min > 0.0 && max / min >= LOG_AXIS_SPAN {
-        (min / 1.3, max * 1.3)
+    let what = if section.id == "trivial_jobs" {
+        "Seed 001: jobs per second against threads (trivial jobs)"
     } else {
-        let pad = ((max - min) * 0.05).max(0.5);
-        ((min - pad).max(0.0), max + pad)
+        "Seed 001: jobs per second against job length"
+    };
+    let mut out = vec![LineChart {
+        title: partial(report, what.into()),
+        subtitle: section.title.clone(),
+        x: x.clone(),
+        y: Axis::log("jobs per second", 10.0, false),
+        series: rates,
+        marks: marks.clone(),
     }
+    .to_svg()];
+    if ratios.iter().any(|s| !s.points.is_empty()) {
+        out.push(
+            LineChart {
+                title: partial(
+                    report,
+                    format!(
+                        "Seed 001: user:system CPU ratio against {} (above ~2 threading pays)",
+                        section.level_name
+                    ),
+                ),
+                subtitle: format!(
+                    "{}; runs with no system time at all have no ratio and are left out",
+                    section.title
+                ),
+                x,
+                y: Axis::log("user time / system time", 10.0, false),
+                series: ratios,
+                marks,
+            }
+            .to_svg(),
+        );
+    }
+    out
 }
 
-#[allow(clippy::too_many_arguments)]
-fn draw_chart<X>(
-    area: &DrawingArea<SVGBackend<'_>, Shift>,
-    section: &Section,
-    title: &str,
-    x_spec: X,
-    x_lo: f64,
-    x_hi: f64,
-    y_max: f64,
-    marks: &[(f64, &str)],
-) -> anyhow::Result<()>
-where
-    X: AsRangedCoord<Value = f64>,
-    X::CoordDescType: ValueFormatter<f64>,
-{
-    let mut chart = ChartBuilder::on(area)
-        .caption(title, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x_spec, 0.0..y_max)
-        .map_err(plot_error)?;
-    chart
-        .configure_mesh()
-        .x_desc(section.level_name.as_str())
-        .y_desc("seconds")
-        .draw()
-        .map_err(plot_error)?;
-
-    for &(x, name) in marks {
-        if x < x_lo || x > x_hi {
-            continue;
-        }
-        let grey = RGBColor(150, 150, 150);
-        chart
-            .draw_series(LineSeries::new(
-                [(x, 0.0), (x, y_max)],
-                grey.stroke_width(1),
-            ))
-            .map_err(plot_error)?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                format!("{name} = {x}"),
-                (x, y_max * 0.97),
-                ("sans-serif", 13).into_font().color(&grey),
-            )))
-            .map_err(plot_error)?;
-    }
-
-    let mut series: Vec<&str> = Vec::new();
-    for row in &section.rows {
-        if !series.contains(&row.series.as_str()) {
-            series.push(&row.series);
-        }
-    }
-    for (i, name) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        let mut points: Vec<(f64, f64, f64)> = section
-            .rows
+/// Seeds 002/003: bars per scheduler.
+fn frames_charts(report: &Report, section: &Section) -> Vec<String> {
+    let names = series_names(section);
+    let values = |key: &str| -> Vec<Option<f64>> {
+        names
             .iter()
-            .filter(|r| r.series == *name)
-            .map(|r| (r.x, r.wall.median, r.user + r.system))
-            .collect();
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let wall: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.1)).collect();
-        let cpu: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.2)).collect();
-        chart
-            .draw_series(LineSeries::new(wall.clone(), color.stroke_width(2)))
-            .map_err(plot_error)?
-            .label(format!("{name}: wall"))
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
-        chart
-            .draw_series(wall.iter().map(|&p| Circle::new(p, 3, color.filled())))
-            .map_err(plot_error)?;
-        chart
-            .draw_series(DashedLineSeries::new(cpu, 6, 4, color.stroke_width(1)))
-            .map_err(plot_error)?
-            .label(format!("{name}: CPU (user+system)"))
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(1)));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(plot_error)?;
-    Ok(())
+            .map(|n| {
+                section
+                    .rows
+                    .iter()
+                    .find(|r| &r.series == n)
+                    .and_then(|r| metric(r, key))
+            })
+            .collect()
+    };
+    let per_frame: Vec<Option<f64>> = values("frames_per_sec")
+        .into_iter()
+        .map(|v| v.filter(|f| *f > 0.0).map(|f| 1.0 / f))
+        .collect();
+    let threads = report
+        .parameters
+        .get("threads")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(1)
+        .max(1);
+    let reference = names
+        .iter()
+        .position(|n| n == "serial")
+        .and_then(|i| per_frame[i])
+        .map(|serial| {
+            (
+                serial / threads as f64,
+                format!("theoretical minimum: serial / {threads} threads"),
+            )
+        });
+    let time = BarChart {
+        title: partial(
+            report,
+            "Seed 003: time per frame by scheduler, against serial time / threads".into(),
+        ),
+        subtitle: section.title.clone(),
+        categories: names.clone(),
+        x_label: "scheduler".into(),
+        y: Axis::seconds("median time per frame"),
+        groups: vec![("time per frame".into(), PALETTE[0].into(), per_frame)],
+        reference,
+    };
+    let concurrency = BarChart {
+        title: partial(
+            report,
+            "Seed 002: average concurrency level (CPU time / wall time) by scheduler".into(),
+        ),
+        subtitle: section.title.clone(),
+        categories: names.clone(),
+        x_label: "scheduler".into(),
+        y: Axis::linear("threads busy on average"),
+        groups: vec![(
+            "average concurrency".into(),
+            PALETTE[2].into(),
+            values("avg_concurrency"),
+        )],
+        reference: Some((threads as f64, format!("{threads} threads"))),
+    };
+    let wakeups = BarChart {
+        title: partial(
+            report,
+            "Seed 002: wake-ups (voluntary context switches) per second by scheduler".into(),
+        ),
+        subtitle: section.title.clone(),
+        categories: names.clone(),
+        x_label: "scheduler".into(),
+        y: Axis::linear("wake-ups per second"),
+        groups: vec![(
+            "wake-ups per second".into(),
+            PALETTE[1].into(),
+            values("wakeups_per_sec"),
+        )],
+        reference: None,
+    };
+    vec![time.to_svg(), concurrency.to_svg(), wakeups.to_svg()]
 }
 
-fn plot_error(e: impl std::fmt::Debug) -> anyhow::Error {
-    anyhow::anyhow!("drawing the plot: {e:?}")
+/// Seed 004: wall time of the batch and CPU time per process against concurrent processes.
+fn procs_chart(report: &Report, section: &Section) -> String {
+    let mut series = Vec::new();
+    for name in series_names(section) {
+        let pts = |f: &dyn Fn(&Row) -> Option<f64>| -> Vec<(f64, f64)> {
+            rows_of(section, &name)
+                .filter_map(|r| Some((r.x, f(r)?)))
+                .collect()
+        };
+        series.push(Series::line(
+            "elapsed (wall) time of the batch",
+            PALETTE[0],
+            pts(&|r| Some(r.wall.median)),
+        ));
+        series.push(
+            Series::line(
+                "CPU time per process",
+                PALETTE[1],
+                pts(&|r| metric(r, "cpu_per_process_s")),
+            )
+            .dashed(),
+        );
+        series.push(
+            Series::line(
+                "run-queue wait per process",
+                PALETTE[2],
+                pts(&|r| metric(r, "run_queue_wait_per_process_s")),
+            )
+            .dashed(),
+        );
+    }
+    LineChart {
+        title: partial(
+            report,
+            "Seed 004: elapsed and CPU time against concurrent processes".into(),
+        ),
+        subtitle: section.title.clone(),
+        x: level_axis(section),
+        y: Axis::seconds("median time"),
+        series,
+        marks: marks(report, section),
+    }
+    .to_svg()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::{Machine, Row, Sample};
-    use std::time::Duration;
-
-    #[test]
-    fn draws_a_well_formed_svg() {
-        let mut report = Report::new("t", Machine::detect());
-        let mut sec = Section::new("s", "Sweep", "mode", "level", true);
-        for (level, ms) in [(1u64, 40u64), (2, 20), (64, 25)] {
-            let s = Sample {
-                wall: Duration::from_millis(ms),
-                user: Duration::from_millis(40),
-                ..Sample::default()
-            };
-            sec.rows.push(
-                Row::from_samples("pool", level, &level.to_string(), level as f64, &[s])
-                    .expect("row"),
-            );
-        }
-        report.sections.push(sec);
-        let svg = to_string(&report).expect("svg");
-        assert!(svg.starts_with("<svg") || svg.contains("<svg"));
-        assert!(svg.trim_end().ends_with("</svg>"));
-        assert!(svg.contains("pool: wall"));
+/// Any other section: wall (solid) and CPU (dashed) time against the level.
+fn time_chart(report: &Report, section: &Section) -> String {
+    let mut series = Vec::new();
+    for (i, name) in series_names(section).iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let pts = |f: fn(&Row) -> f64| -> Vec<(f64, f64)> {
+            rows_of(section, name).map(|r| (r.x, f(r))).collect()
+        };
+        series.push(Series::line(
+            &format!("{name}: wall time"),
+            color,
+            pts(|r| r.wall.median),
+        ));
+        series.push(
+            Series::line(
+                &format!("{name}: CPU time"),
+                color,
+                pts(|r| r.user + r.system),
+            )
+            .dashed(),
+        );
     }
-
-    #[test]
-    fn empty_report_still_draws() {
-        let report = Report::new("t", Machine::detect());
-        assert!(to_string(&report)
-            .expect("svg")
-            .contains("nothing was measured"));
+    LineChart {
+        title: partial(report, section.title.clone()),
+        subtitle: String::new(),
+        x: level_axis(section),
+        y: Axis::seconds("median time"),
+        series,
+        marks: marks(report, section),
     }
+    .to_svg()
 }

@@ -209,9 +209,15 @@ fn fit_model(scan: &Scan) -> Option<Model> {
     };
     let n_max = points.iter().map(|p| p.0).fold(0.0, f64::max);
     let n_min = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let cpus = (scan.machine.logical_cpus > 0).then(|| effective_cpus(&scan.machine));
+    let range = Range {
+        min: n_min,
+        max: n_max,
+        cpus,
+    };
     let summary = match (&usl, &amdahl) {
-        (Ok(fit), _) => explain(fit, n_min, n_max, &scan.parameter, unit),
-        (Err(_), Ok(fit)) => explain(fit, n_min, n_max, &scan.parameter, unit),
+        (Ok(fit), _) => explain(fit, range, &scan.parameter, unit),
+        (Err(_), Ok(fit)) => explain(fit, range, &scan.parameter, unit),
         (Err(_), Err(_)) => Vec::new(),
     };
     Some(Model {
@@ -241,14 +247,44 @@ pub fn sig3(v: f64) -> String {
     }
 }
 
-/// One to three sentences on what a fit means, for a reader who has not met the USL.
-pub fn explain(fit: &Fit, n_min: f64, n_max: f64, name: &str, unit: &str) -> Vec<String> {
+/// The measured range of a scan and the CPUs the process may use.
+#[derive(Debug, Clone, Copy)]
+pub struct Range {
+    /// The smallest value measured.
+    pub min: f64,
+    /// The largest value measured.
+    pub max: f64,
+    /// The CPUs this process may use, when known.
+    pub cpus: Option<f64>,
+}
+
+/// One to three sentences on what a fit means, for a reader who has not met the USL. When the
+/// range passes the CPU count, the CPUs are named as the limit: above it, copies that share
+/// nothing still slow down, and σ or κ would otherwise be blamed for it.
+pub fn explain(fit: &Fit, range: Range, name: &str, unit: &str) -> Vec<String> {
+    let (n_min, n_max) = (range.min, range.max);
     let mut out = Vec::new();
     let contention = fit.sigma * (n_max - 1.0);
     let coherency = fit.kappa * n_max * (n_max - 1.0);
     let of_linear = 100.0 / (1.0 + contention + coherency);
     let (s, k) = (sig3(fit.sigma), sig3(fit.kappa));
-    if contention + coherency < 0.02 {
+    let passes_cpus = range.cpus.filter(|&c| n_max > c);
+    // The CPU count is the story only when the command scaled up to it (the fit gives at
+    // least 70 % of linear speedup there over the smallest level) and gained little beyond it
+    // (under 15 % more throughput from the CPU count to the end of the range).
+    let scaled_to = |c: f64| {
+        let top = c.min(n_max);
+        let base = fit.predict(n_min);
+        base > 0.0 && top > n_min && fit.predict(top) / base >= 0.7 * top / n_min
+    };
+    let flat_beyond = |c: f64| fit.predict(n_max) <= 1.15 * fit.predict(c.min(n_max));
+    if let Some(cpus) = passes_cpus.filter(|&c| scaled_to(c) && flat_beyond(c)) {
+        out.push(format!(
+            "The range passes the {} CPUs this process may use: above {name} = {}, extra threads or copies wait for a CPU, so throughput cannot keep growing there whatever the command does; the fitted σ = {s} and κ = {k} describe mostly that limit, not the command's own contention or coherency (at {name} = {n_max} the model gives {of_linear:.0} % of linear scaling).",
+            sig3(cpus),
+            sig3(cpus)
+        ));
+    } else if contention + coherency < 0.02 {
         out.push(format!(
             "Scales almost linearly over the measured range: σ = {s} and κ = {k} cost under 2 % at {name} = {n_max}."
         ));
@@ -264,6 +300,18 @@ pub fn explain(fit: &Fit, n_min: f64, n_max: f64, name: &str, unit: &str) -> Vec
     } else {
         out.push(format!(
             "Coherency κ = {k} dominates over contention σ = {s}: the cost of keeping workers in step grows with the square of {name}; at {name} = {n_max} the model gives {of_linear:.0} % of linear scaling."
+        ));
+    }
+    if let Some(cpus) = passes_cpus.filter(|&c| !scaled_to(c)) {
+        out.push(format!(
+            "The range also passes the {} CPUs this process may use, but throughput falls short of linear already below that, so the command itself limits its scaling.",
+            sig3(cpus)
+        ));
+    } else if let Some(cpus) = passes_cpus.filter(|&c| !flat_beyond(c)) {
+        out.push(format!(
+            "The range also passes the {} CPUs this process may use: above {name} = {}, extra threads or copies share those CPUs, so what they still gain there comes from filling idle time, not from more CPUs (see the run-queue wait column).",
+            sig3(cpus),
+            sig3(cpus)
         ));
     }
     match fit.peak() {
@@ -282,8 +330,13 @@ pub fn explain(fit: &Fit, n_min: f64, n_max: f64, name: &str, unit: &str) -> Vec
             sig3(fit.predict(peak)),
         )),
         None => match fit.ceiling() {
+            // A ceiling within 10 % of one unit's throughput is a flat curve, not a rising one.
+            Some(ceiling) if fit.sigma >= 1.0 / 1.1 => out.push(format!(
+                "Throughput is flat: the model's ceiling λ/σ = {} {unit} is about one unit's, so adding concurrency gains nothing here.",
+                sig3(ceiling),
+            )),
             Some(ceiling) => out.push(format!(
-                "No peak: throughput keeps rising towards λ/σ = {} {unit} ({}× one unit's).",
+                "No peak: throughput rises more and more slowly towards λ/σ = {} {unit} ({}× one unit's).",
                 sig3(ceiling),
                 sig3(1.0 / fit.sigma),
             )),
@@ -399,9 +452,18 @@ fn warnings(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
         };
         if s.outliers > 0 {
             out.push(format!(
-                "{name} = {}: {} of {} wall times are statistical outliers (modified z-score > {}); other load on the machine may have disturbed them — consider more --warmup or --runs.",
-                p.label, s.outliers, s.wall.count, stats::OUTLIER_THRESHOLD
+                "{name} = {}: {} of {} wall times are outliers (modified z-score > {} and more than {:.0} % from the median); other load on the machine may have disturbed them — consider more --warmup or --runs.",
+                p.label, s.outliers, s.wall.count, stats::OUTLIER_THRESHOLD, stats::MIN_OUTLIER_DEVIATION * 100.0
             ));
+        } else if s.wall.count < stats::MIN_RUNS_FOR_OUTLIERS {
+            let walls: Vec<f64> = p.runs.iter().map(|r| r.wall.as_secs_f64()).collect();
+            if let Some(spread) = stats::relative_spread(&walls).filter(|&x| x > stats::WIDE_SPREAD)
+            {
+                out.push(format!(
+                    "{name} = {}: the {} wall times spread {:.0} % (min to max); too few runs to tell an outlier from noise — consider --runs {} or more.",
+                    p.label, s.wall.count, spread * 100.0, stats::MIN_RUNS_FOR_OUTLIERS
+                ));
+            }
         }
         if s.failures > 0 {
             let codes: Vec<String> = p
@@ -539,19 +601,68 @@ mod tests {
                 .collect::<Vec<_>>(),
         )
         .unwrap();
-        let text = explain(&fit, 1.0, 16.0, "n", "runs/s").join(" ");
+        let wide = Range {
+            min: 1.0,
+            max: 16.0,
+            cpus: None,
+        };
+        let text = explain(&fit, wide, "n", "runs/s").join(" ");
         assert!(text.contains("peaks near n* = 9.9"), "{text}");
         let falling = Fit {
             sigma: 1.0,
             kappa: 0.1,
             ..fit.clone()
         };
-        let text = explain(&falling, 1.0, 4.0, "n", "runs/s").join(" ");
+        let short = Range {
+            min: 1.0,
+            max: 4.0,
+            cpus: None,
+        };
+        let text = explain(&falling, short, "n", "runs/s").join(" ");
         assert!(text.contains("highest at the smallest level"), "{text}");
         assert!(!text.contains("NaN"), "{text}");
-        let text = explain(&fit, 1.0, 16.0, "n", "runs/s").join(" ");
+        let text = explain(&fit, wide, "n", "runs/s").join(" ");
         assert!(text.contains("Coherency"), "{text}");
         assert!(text.contains("peaks near n* = 9.9"), "{text}");
+    }
+
+    #[test]
+    fn explain_names_the_cpu_count_and_never_calls_flat_rising() {
+        // Copies that share nothing on 2 CPUs: linear to 2, flat beyond.
+        let points: Vec<(f64, f64)> = [1.0, 2.0, 3.0, 4.0]
+            .iter()
+            .map(|&n: &f64| (n, n.min(2.0)))
+            .collect();
+        let fit = usl::fit_usl(&points).unwrap();
+        let range = Range {
+            min: 1.0,
+            max: 4.0,
+            cpus: Some(2.0),
+        };
+        let text = explain(&fit, range, "K", "copies/s").join(" ");
+        assert!(text.contains("passes the 2 CPUs"), "{text}");
+        assert!(!text.contains("dominates"), "{text}");
+        // σ = 1: a flat fit.
+        let flat = Fit {
+            sigma: 1.0,
+            kappa: 0.0,
+            ..fit.clone()
+        };
+        let text = explain(
+            &flat,
+            Range {
+                cpus: None,
+                ..range
+            },
+            "K",
+            "copies/s",
+        )
+        .join(" ");
+        assert!(
+            !text.contains("keeps rising") && !text.contains("rises"),
+            "{text}"
+        );
+        assert!(text.contains("flat"), "{text}");
     }
 
     #[test]

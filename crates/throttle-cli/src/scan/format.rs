@@ -1,35 +1,11 @@
-//! Human formatting shared by the table, Markdown and HTML: times, counts, fits.
+//! Human formatting shared by scan's table, Markdown and HTML: fits and optional numbers; times
+//! and counts come from [`crate::units`], the one formatter of the whole CLI.
 
 use super::analysis::{sig3, Model};
 use super::usl::Fit;
 
-/// Seconds with a unit chosen for the magnitude: `812 µs`, `12.3 ms`, `1.52 s`.
-pub fn secs(s: f64) -> String {
-    if !s.is_finite() {
-        return "–".into();
-    }
-    let a = s.abs();
-    if a >= 1.0 {
-        format!("{} s", sig3(s))
-    } else if a >= 1e-3 {
-        format!("{} ms", sig3(s * 1e3))
-    } else if a > 0.0 {
-        format!("{} µs", sig3(s * 1e6))
-    } else {
-        "0".into()
-    }
-}
-
-/// A count with k/M suffixes.
-pub fn count(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{}M", sig3(v / 1e6))
-    } else if v >= 1e4 {
-        format!("{}k", sig3(v / 1e3))
-    } else {
-        format!("{v:.0}")
-    }
-}
+// Times and counts use the experiments' formatters, so a unit fix lands in every table.
+pub use crate::units::{count, secs};
 
 /// An optional number with three significant digits, `–` when missing.
 pub fn opt(v: Option<f64>) -> String {
@@ -87,11 +63,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seconds_pick_a_unit() {
-        assert_eq!(secs(1.5), "1.5 s");
-        assert_eq!(secs(0.0123), "12.3 ms");
-        assert_eq!(secs(0.000812), "812 µs");
-        assert_eq!(secs(0.0), "0");
+    fn scan_formats_like_the_experiments() {
+        assert_eq!(secs(1.5), crate::units::secs(1.5));
+        assert_eq!(secs(0.0123), "12.30 ms");
+        assert_eq!(secs(f64::NAN), "–");
         assert_eq!(count(12345.0), "12.3k");
         assert_eq!(count(12.0), "12");
     }

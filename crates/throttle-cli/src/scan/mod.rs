@@ -34,7 +34,8 @@ the exit code.
 Per value: median, mean, stddev, min and max of the wall time; user, system, CPU/wall (how \
 many CPUs the command kept busy), switches and run-queue wait; throughput (runs/s, or K/wall \
 with --procs), speedup over the first value, efficiency and the Karp–Flatt serial fraction; a \
-warning when a run is an outlier by the modified z-score (> 3.5).
+warning when a run is an outlier (modified z-score > 3.5, more than 5 % from the median, at \
+least 5 runs) or, with fewer runs, when the runs spread more than 10 %.
 
 The model: the Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)) is fitted to the \
 throughput of every run by Levenberg–Marquardt least squares on relative residuals (bounds \
@@ -56,14 +57,16 @@ and still prints and exports what was measured, marked partial.
 Exit status: 0 success; 1 a run failed; 130 interrupted (results partial); 2 bad usage (MIN > MAX, step 0, \
 missing {NAME} placeholder, a command that cannot be started, an unwritable output path).";
 
+// The examples name their parameter `threads`, not `n`: clap's help renderer turns the text
+// `{n}` into a line break, and there is no escape for it.
 const AFTER_LONG_HELP: &str = "\
 Examples:
   # xz's thread knob, 1 to 4 threads:
   head -c 64M /dev/urandom > data.bin
-  throttle scan -P n 1 4 -- xz -T{n} -k -c -3 data.bin
+  throttle scan -P threads 1 4 -- xz -T{threads} -k -c -3 data.bin
   # a list of values, all exports:
-  throttle scan -L n 1,2,4,8 --export-json scan.json --export-csv scan.csv \\
-      --export-markdown scan.md --plot scan.svg --report scan.html -- zstd -T{n} -c data.bin
+  throttle scan -L threads 1,2,4,8 --export-json scan.json --export-csv scan.csv \\
+      --export-markdown scan.md --plot scan.svg --report scan.html -- zstd -T{threads} -c data.bin
   # K concurrent copies of a single-threaded program (seed 004's experiment):
   throttle scan --procs 1,2,4,8 -- gzip -c data.bin
   # through a shell (pipes, redirections):
@@ -105,23 +108,23 @@ pub struct ScanArgs {
     pub parameter_list: Option<Vec<String>>,
 
     /// Run K copies of the command at once for each K in the list: throughput = K / wall.
-    #[arg(long, value_name = "K,K,...")]
+    #[arg(long, value_name = "K,K,...", allow_hyphen_values = true)]
     pub procs: Option<String>,
 
     /// Measured runs per value, exactly (default: adaptive, see --min-runs/--max-runs).
-    #[arg(short = 'r', long, value_name = "R")]
+    #[arg(short = 'r', long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 100000))]
     pub runs: Option<usize>,
 
-    /// Adaptive runs: at least this many per value.
-    #[arg(long, value_name = "R", default_value_t = 3)]
-    pub min_runs: usize,
+    /// Adaptive runs: at least this many per value [default: 3].
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 100000))]
+    pub min_runs: Option<usize>,
 
-    /// Adaptive runs: at most this many per value.
-    #[arg(long, value_name = "R", default_value_t = 10)]
-    pub max_runs: usize,
+    /// Adaptive runs: at most this many per value [default: 10].
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 100000))]
+    pub max_runs: Option<usize>,
 
     /// Unmeasured warm-up runs per value (page cache, CPU frequency) before measuring.
-    #[arg(short = 'w', long, value_name = "W", default_value_t = 1)]
+    #[arg(short = 'w', long, value_name = "W", default_value_t = 1, allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(0, 100000))]
     pub warmup: usize,
 
     /// Run the command through `sh -c` (for pipes and redirections).
@@ -136,7 +139,8 @@ pub struct ScanArgs {
     #[arg(long)]
     pub show_output: bool,
 
-    /// Write results as JSON (hyperfine's fields plus ours, and the model).
+    /// Write results as JSON (hyperfine's fields plus ours, and the model); `-` for standard
+    /// output (the table then goes to standard error), as with the experiments' --json.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
 
@@ -179,6 +183,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     if args.self_overhead {
         return overhead::run(args.quick);
     }
+    reject_unknown_option(&args.command, std::env::args())?;
     let plan = plan::Plan::from_args(&args)?;
     let outputs = [
         ("--export-json", &args.export_json),
@@ -187,18 +192,34 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
         ("--plot", &args.plot),
         ("--report", &args.report),
     ];
+    let mut on_stdout = None;
     for (flag, path) in outputs {
         if let Some(path) = path {
             export::check_writable(flag, path)?;
+            if crate::export::is_stdout(path) {
+                if let Some(other) = on_stdout.replace(flag) {
+                    return Err(crate::error::usage(
+                        flag,
+                        "-",
+                        &format!("{other} already writes to standard output"),
+                    ));
+                }
+            }
         }
     }
     let machine = detect_machine();
     let scan = measure::measure(&plan, machine)?;
     let analysis = analysis::analyse(&scan);
-    print!("{}", table::render(&scan, &analysis));
+    // With an export on standard output, the table goes to standard error.
+    let text = table::render(&scan, &analysis);
+    if on_stdout.is_some() {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
 
     if let Some(path) = &args.export_json {
-        export::write(path, &export::json::to_string(&scan, &analysis))?;
+        export::write(path, &export::json::to_string(&scan, &analysis)?)?;
     }
     if let Some(path) = &args.export_csv {
         export::write(path, &export::csv::to_string(&scan, &analysis))?;
@@ -206,19 +227,38 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.export_markdown {
         export::write(path, &export::markdown::to_string(&scan, &analysis))?;
     }
-    if args.plot.is_some() || args.report.is_some() {
-        let svg = export::svg::to_string(&scan, &analysis)?;
-        if let Some(path) = &args.plot {
-            export::write(path, &svg)?;
-        }
-        if let Some(path) = &args.report {
-            export::write(path, &export::html::to_string(&scan, &analysis, &svg))?;
-        }
+    if let Some(path) = &args.plot {
+        export::write(path, &export::svg::to_string(&scan, &analysis)?)?;
+    }
+    if let Some(path) = &args.report {
+        let figures = export::svg::charts(&scan, &analysis);
+        export::write(path, &export::html::to_string(&scan, &analysis, &figures))?;
     }
     if scan.partial {
         return Err(crate::error::Interrupted.into());
     }
     Ok(())
+}
+
+/// The command is everything clap did not recognise, so a mistyped option (`--export-jsn`)
+/// would become the command. A command that starts with `-` must follow `--`; otherwise it is
+/// an unknown option of `scan` (exit status 2).
+fn reject_unknown_option(
+    command: &[String],
+    argv: impl Iterator<Item = String>,
+) -> anyhow::Result<()> {
+    let Some(first) = command.first().filter(|w| w.starts_with('-')) else {
+        return Ok(());
+    };
+    let argv: Vec<String> = argv.collect();
+    if argv.windows(2).any(|w| w[0] == "--" && &w[1] == first) {
+        return Ok(());
+    }
+    Err(crate::error::UsageError(format!(
+        "unknown option '{first}' for 'throttle scan' (see 'throttle scan --help'; a command that \
+         starts with '-' goes after '--')"
+    ))
+    .into())
 }
 
 fn detect_machine() -> record::Machine {

@@ -11,6 +11,10 @@ use crate::error::usage;
 
 /// More values than this is almost certainly a typo (`-P n 1 100000`), and would take hours.
 const MAX_VALUES: usize = 1000;
+/// Adaptive runs: the least per value, enough for a median and a spread.
+const DEFAULT_MIN_RUNS: usize = 3;
+/// Adaptive runs: the most per value, so one noisy value cannot stretch the scan for ever.
+const DEFAULT_MAX_RUNS: usize = 10;
 
 /// One value of the scan.
 #[derive(Debug, Clone, PartialEq)]
@@ -244,20 +248,20 @@ impl Plan {
             }
         }
         let runs = match args.runs {
-            Some(0) => return Err(usage("--runs", "0", "at least one run is needed")),
             Some(r) => RunPolicy::Fixed(r),
             None => {
-                if args.min_runs == 0 || args.min_runs > args.max_runs {
+                let min = args.min_runs.unwrap_or(DEFAULT_MIN_RUNS);
+                let max = args.max_runs.unwrap_or(DEFAULT_MAX_RUNS.max(min));
+                if min > max {
+                    // Only a given --max-runs can be below the minimum (a given --min-runs
+                    // raises the default maximum), so that is the flag to name.
                     return Err(usage(
-                        "--min-runs",
-                        &args.min_runs.to_string(),
-                        &format!("must be 1..=--max-runs ({})", args.max_runs),
+                        "--max-runs",
+                        &max.to_string(),
+                        &format!("must be at least --min-runs ({min})"),
                     ));
                 }
-                RunPolicy::Adaptive {
-                    min: args.min_runs,
-                    max: args.max_runs,
-                }
+                RunPolicy::Adaptive { min, max }
             }
         };
         let plan = Plan {

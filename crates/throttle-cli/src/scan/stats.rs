@@ -86,12 +86,45 @@ pub fn modified_z_scores(values: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// How many of `values` have a modified z-score beyond [`OUTLIER_THRESHOLD`].
+/// The fewest runs from which one run can be called an outlier: with 3 or 4 the median and the
+/// MAD rest on one or two values, and a score says nothing (Iglewicz & Hoaglin use the score on
+/// samples, not on triples).
+pub const MIN_RUNS_FOR_OUTLIERS: usize = 5;
+
+/// An outlier must also be far from the median in relative terms: 5 %. Below that a run is
+/// noise that does not change what a reader concludes, however tight the other runs are.
+pub const MIN_OUTLIER_DEVIATION: f64 = 0.05;
+
+/// Spread (max − min) / median above which a value with too few runs for outliers gets a
+/// warning instead: 10 %, twice the outlier deviation.
+pub const WIDE_SPREAD: f64 = 0.10;
+
+/// How many of `values` are outliers: at least [`MIN_RUNS_FOR_OUTLIERS`] values, a modified
+/// z-score beyond [`OUTLIER_THRESHOLD`] (or any deviation when the MAD is zero), and a distance
+/// from the median above [`MIN_OUTLIER_DEVIATION`] of it.
 pub fn count_outliers(values: &[f64]) -> usize {
-    modified_z_scores(values)
+    if values.len() < MIN_RUNS_FOR_OUTLIERS {
+        return 0;
+    }
+    let Some(med) = median(values) else {
+        return 0;
+    };
+    let deviations: Vec<f64> = values.iter().map(|v| (v - med).abs()).collect();
+    let mad_is_zero = median(&deviations).unwrap_or(0.0) == 0.0;
+    values
         .iter()
-        .filter(|z| z.abs() > OUTLIER_THRESHOLD)
+        .zip(modified_z_scores(values))
+        .filter(|(v, z)| {
+            let far = (*v - med).abs() > MIN_OUTLIER_DEVIATION * med.abs();
+            far && (mad_is_zero || z.abs() > OUTLIER_THRESHOLD)
+        })
         .count()
+}
+
+/// (max − min) / median of `values`; `None` when empty or the median is not positive.
+pub fn relative_spread(values: &[f64]) -> Option<f64> {
+    let d = Dist::of(values)?;
+    (d.median > 0.0).then(|| (d.max - d.min) / d.median)
 }
 
 /// Relative half-width of the approximate 95 % confidence interval of the median,
@@ -149,11 +182,22 @@ mod tests {
         let values = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 5.0];
         assert_eq!(count_outliers(&values), 1);
         assert_eq!(
-            count_outliers(&[1.0, 1.0, 1.0, 9.0]),
-            0,
-            "MAD 0: no outliers"
+            count_outliers(&[1.0, 1.0, 1.0, 1.0, 9.0]),
+            1,
+            "MAD 0: a far value is an outlier"
         );
         assert_eq!(count_outliers(&[]), 0);
+    }
+
+    #[test]
+    fn small_deviations_and_few_runs_are_not_outliers() {
+        // A 0.6 % deviation is not worth a warning, whatever its z-score.
+        let tight = [1.0, 1.0001, 0.9999, 1.0002, 1.006];
+        assert!(modified_z_scores(&tight)[4] > OUTLIER_THRESHOLD);
+        assert_eq!(count_outliers(&tight), 0);
+        // Three runs are too few to single one out, even at 21 %; the spread says so instead.
+        assert_eq!(count_outliers(&[1.0, 1.0, 1.21]), 0);
+        assert!(relative_spread(&[1.0, 1.0, 1.21]).unwrap() > WIDE_SPREAD);
     }
 
     #[test]

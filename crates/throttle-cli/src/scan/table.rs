@@ -1,7 +1,7 @@
 //! The report for people on standard output: a header line, one table row per value, the model
 //! and the notes.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use crate::grid::{self, Column};
 
 use super::analysis::{sig3, Analysis};
 use super::format::{count, model_lines, opt, secs};
@@ -25,6 +25,10 @@ pub const HEADERS: [&str; 15] = [
     "efficiency",
     "Karp–Flatt",
 ];
+
+/// Which columns a narrow terminal drops first (highest number first; 0 = always shown), in
+/// [`HEADERS`] order.
+const PRIORITY: [u8; 15] = [0, 0, 3, 5, 4, 5, 2, 6, 6, 4, 6, 2, 1, 2, 5];
 
 /// The cells of one value's row (as text), in [`HEADERS`] order; `None` for an unmeasured value.
 pub fn row_cells(scan: &Scan, analysis: &Analysis, index: usize) -> Option<Vec<String>> {
@@ -97,24 +101,19 @@ pub fn render(scan: &Scan, analysis: &Analysis) -> String {
     let mut out = String::new();
     out.push_str(&header(scan));
     out.push('\n');
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED);
-    let mut headers = HEADERS.to_vec();
-    headers[0] = &scan.parameter;
-    table.set_header(headers);
-    for i in 0..scan.points.len() {
-        if let Some(cells) = row_cells(scan, analysis, i) {
-            table.add_row(cells.into_iter().enumerate().map(|(c, text)| {
-                let cell = Cell::new(text);
-                if c == 0 {
-                    cell
-                } else {
-                    cell.set_alignment(CellAlignment::Right)
-                }
-            }));
-        }
-    }
-    out.push_str(&table.to_string());
+    let columns: Vec<Column> = HEADERS
+        .iter()
+        .zip(PRIORITY)
+        .enumerate()
+        .map(|(i, (h, p))| {
+            let header = if i == 0 { scan.parameter.as_str() } else { h };
+            Column::new(header, p, i > 0)
+        })
+        .collect();
+    let rows: Vec<Vec<String>> = (0..scan.points.len())
+        .filter_map(|i| row_cells(scan, analysis, i))
+        .collect();
+    out.push_str(&grid::render(&columns, &rows, grid::terminal_width()));
     out.push('\n');
     let unit = match scan.mode {
         Mode::Parameter => "throughput = runs/s (1 / wall)",

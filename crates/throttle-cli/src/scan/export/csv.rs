@@ -5,17 +5,11 @@
 use crate::scan::analysis::Analysis;
 use crate::scan::record::Scan;
 
-fn field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
+use crate::export::csv::field;
 
+/// The experiments' number field ([`crate::export::csv::num`]); empty when missing.
 fn num(v: Option<f64>) -> String {
-    v.filter(|v| v.is_finite())
-        .map_or_else(String::new, |v| v.to_string())
+    crate::export::csv::num(v.unwrap_or(f64::NAN))
 }
 
 /// The CSV text.

@@ -6,34 +6,21 @@ use crate::scan::format::model_lines;
 use crate::scan::record::Scan;
 use crate::scan::table::{header, row_cells, HEADERS};
 
-/// Escapes text for HTML element content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// Escapes text for HTML; the same escaping as the figures ([`crate::chart::escape`]).
+pub use crate::chart::escape;
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1150px;color:#222;padding:0 1em}\
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#222;padding:0 1em}\
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}\
-.scroll{overflow-x:auto}table{border-collapse:collapse;font-size:.8em;margin:.5em 0}\
-th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;white-space:nowrap}\
+.scroll{overflow-x:auto;max-width:100%}table{border-collapse:collapse;font-size:.75em;margin:.5em 0}\
+th,td{border:1px solid #ccc;padding:.2em .4em;text-align:right}td{white-space:nowrap}\
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}\
 .partial{background:#fff3cd;border:1px solid #e0c060;padding:.5em 1em}\
 .fit{font-family:ui-monospace,monospace;font-size:.9em}\
-figure{margin:1em 0}svg{max-width:100%;height:auto}\
+figure{margin:1em 0}svg{width:100%;height:auto;display:block}\
 .small{color:#666;font-size:.85em}";
 
-/// The HTML page; `svg` is the plot from [`super::svg::to_string`].
-pub fn to_string(scan: &Scan, analysis: &Analysis, svg: &str) -> String {
+/// The HTML page; `figures` are the plots from [`super::svg::charts`].
+pub fn to_string(scan: &Scan, analysis: &Analysis, figures: &[String]) -> String {
     let mut out = String::new();
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out.push_str(&format!(
@@ -79,15 +66,13 @@ pub fn to_string(scan: &Scan, analysis: &Analysis, svg: &str) -> String {
         out.push_str(&format!("<p>{}</p>\n", escape(&model.summary.join(" "))));
     }
 
-    out.push_str("<h2>Plots</h2>\n<figure>\n");
-    // The plot is our own SVG; drop its XML declaration, which is not allowed inline.
-    let body = svg
-        .trim_start()
-        .strip_prefix("<?xml")
-        .and_then(|rest| rest.split_once("?>").map(|(_, after)| after))
-        .unwrap_or(svg);
-    out.push_str(body.trim());
-    out.push_str("\n<figcaption class=\"small\">Left: throughput of every run (small dots), medians (large dots), the USL and Amdahl fits. Right: median wall and CPU time per run.</figcaption>\n</figure>\n");
+    out.push_str("<h2>Plots</h2>\n");
+    for figure in figures {
+        out.push_str("<figure>\n");
+        out.push_str(figure.trim());
+        out.push_str("\n</figure>\n");
+    }
+    out.push_str("<p class=\"small\">First: throughput of every run (small grey dots), the medians, the USL and Amdahl fits and the linear line through the first value. Second: median wall and CPU time per run. Dotted vertical lines mark the core counts.</p>\n");
 
     for (title, items) in [("Notes", &analysis.notes), ("Warnings", &analysis.warnings)] {
         if !items.is_empty() {

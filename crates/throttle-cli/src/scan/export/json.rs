@@ -137,9 +137,8 @@ pub fn to_value(scan: &Scan, analysis: &Analysis) -> Value {
     })
 }
 
-/// The JSON document as pretty-printed text.
-pub fn to_string(scan: &Scan, analysis: &Analysis) -> String {
-    // Serializing a `Value` cannot fail (no maps with non-string keys, no I/O); non-finite
-    // floats became `null` when the `Value` was built.
-    serde_json::to_string_pretty(&to_value(scan, analysis)).unwrap_or_default() + "\n"
+/// The JSON document as pretty-printed text, by the experiments' JSON writer
+/// ([`crate::export::json::to_string`]); non-finite floats became `null` in [`to_value`].
+pub fn to_string(scan: &Scan, analysis: &Analysis) -> anyhow::Result<String> {
+    crate::export::json::to_string(&to_value(scan, analysis))
 }

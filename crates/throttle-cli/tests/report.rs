@@ -1,0 +1,270 @@
+//! `throttle report`, the main job, driven as a real binary: the page and the JSON it writes, a
+//! run interrupted by `timeout`, and the page loaded in headless Chromium.
+//!
+//! The Chromium test needs the Debian package `chromium`; it is marked `#[ignore = ...]` so
+//! `cargo test` lists it with the reason, and `.ci/run` installs Chromium and runs it with
+//! `--include-ignored`. No test asserts anything about timing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn workdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "throttle-report-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const SEEDS: [&str; 5] = ["seed-000", "seed-001", "seed-002", "seed-003", "seed-004"];
+
+/// The part of `page` inside `<section id="ID">`.
+fn section<'a>(page: &'a str, id: &str) -> &'a str {
+    let start = page
+        .find(&format!("<section id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no section {id}"));
+    let rest = &page[start..];
+    &rest[..rest.find("</section>").expect("section closed")]
+}
+
+/// Runs a small report (the shortest budget) into `dir`; returns the page and the JSON.
+fn small_report(dir: &Path) -> (String, Value) {
+    let (html, json) = (dir.join("page.html"), dir.join("page.json"));
+    let out = Command::cargo_bin("throttle")
+        .expect("binary")
+        .args(["report", "--budget", "5", "--html"])
+        .arg(&html)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Recommendation:"), "{stdout}");
+    assert!(stdout.contains("page.html"), "{stdout}");
+    assert!(text(&out.stderr).contains("[4/4]"), "progress is shown");
+    let page = std::fs::read_to_string(&html).expect("page written");
+    let doc = serde_json::from_str(&std::fs::read_to_string(&json).expect("json written"))
+        .expect("valid JSON");
+    (page, doc)
+}
+
+#[test]
+fn report_writes_a_self_contained_page_and_json() {
+    let dir = workdir("page");
+    let (page, doc) = small_report(&dir);
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(!page.contains("<script"), "no scripts");
+    assert!(
+        !page.contains("<link") && !page.contains("src=\"http"),
+        "no network"
+    );
+    assert!(
+        !page.contains("<?xml"),
+        "inline SVG without XML declarations"
+    );
+    assert!(
+        !page.contains("NaN") && !page.contains("inf "),
+        "no broken numbers"
+    );
+    let rec = section(&page, "recommendation");
+    assert!(rec.contains("Recommendation: run "), "{rec}");
+    for id in SEEDS {
+        let s = section(&page, id);
+        assert!(s.contains("<svg"), "{id} has no figure");
+        assert!(s.contains("<details>"), "{id} has no folded table");
+        assert!(s.contains("<li>"), "{id} has no findings");
+    }
+    // Concurrency axes mark the cores; the sweep labels `no limit` on its own.
+    assert!(section(&page, "seed-000").contains("no limit"));
+    assert!(section(&page, "seed-004").contains("cores"));
+
+    assert_eq!(doc["experiment"], "report");
+    assert_eq!(doc["partial"], false);
+    assert!(doc["schema_version"].as_u64().is_some());
+    let names: Vec<&str> = doc["experiments"]
+        .as_array()
+        .expect("experiments")
+        .iter()
+        .map(|e| e["experiment"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["overhead", "frames", "procs", "sweep"]);
+    let rec = doc["recommendation"].as_array().expect("recommendation");
+    assert!(!rec.is_empty());
+    // Every number in the recommendation's first sentence is on the page outside it.
+    let first = rec[0].as_str().expect("text");
+    let body = &page[page.find("id=\"machine\"").expect("machine section")..];
+    for word in first.split_whitespace() {
+        let number = word.trim_end_matches([',', '.', ';', ')']);
+        if number.ends_with("ms") || number.parse::<f64>().is_ok() && number.contains('.') {
+            assert!(
+                body.contains(number),
+                "{number} of {first:?} is not on the page"
+            );
+        }
+    }
+}
+
+#[test]
+fn report_interrupted_by_timeout_writes_partial_page() {
+    let dir = workdir("partial");
+    let (html, json) = (dir.join("p.html"), dir.join("p.json"));
+    let out = StdCommand::new("timeout")
+        .args(["--preserve-status", "-s", "INT", "3"])
+        .arg(assert_cmd::cargo::cargo_bin("throttle"))
+        .args(["report", "--html"])
+        .arg(&html)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("timeout runs");
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let page = std::fs::read_to_string(&html).expect("page written");
+    assert!(page.contains("PARTIAL"));
+    for id in SEEDS {
+        section(&page, id);
+    }
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("valid");
+    assert_eq!(doc["partial"], true);
+}
+
+#[test]
+fn report_bad_budget_is_a_usage_error() {
+    for bad in ["0", "-1", "1e300", "x"] {
+        let out = Command::cargo_bin("throttle")
+            .expect("binary")
+            .args(["report", "--budget", bad])
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2));
+        let err = text(&out.stderr);
+        assert!(err.contains("--budget") && err.contains(bad), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}
+
+fn chromium(profile: &Path) -> StdCommand {
+    let mut cmd = StdCommand::new("chromium");
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        "--enable-logging=stderr",
+        "--v=0",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    cmd
+}
+
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && &bytes[12..16] == b"IHDR");
+    (
+        u32::from_be_bytes(bytes[16..20].try_into().expect("4 bytes")),
+        u32::from_be_bytes(bytes[20..24].try_into().expect("4 bytes")),
+    )
+}
+
+#[test]
+#[ignore = "needs chromium (Debian chromium); .ci/run installs it and runs this with --include-ignored"]
+fn report_page_in_headless_chromium() {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join("chromium").is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "`chromium` is not on PATH: apt-get install -y chromium"
+    );
+    let dir = workdir("chromium");
+    let (page, _) = small_report(&dir);
+
+    // A copy of the page with a probe script appended (the page itself has none): it records
+    // the layout width and every seed's figures into the DOM, which --dump-dom prints.
+    let probe = r#"<script>
+window.addEventListener('load', () => {
+  const b = document.body;
+  b.setAttribute('data-overflow', String(document.documentElement.scrollWidth > window.innerWidth));
+  b.setAttribute('data-width', String(document.documentElement.scrollWidth));
+  for (const s of document.querySelectorAll('section[id^="seed-"]')) {
+    const sizes = [...s.querySelectorAll('svg')].map(g => {
+      const r = g.getBoundingClientRect();
+      return g.querySelectorAll('circle,rect,polyline').length > 0 && r.width > 100 && r.height > 50;
+    });
+    b.setAttribute('data-' + s.id, sizes.length + ':' + sizes.every(x => x));
+  }
+});
+</script>"#;
+    let probed = dir.join("probed.html");
+    std::fs::write(&probed, page.replace("</body>", &format!("{probe}</body>"))).expect("write");
+    let out = chromium(&dir.join("profile-dom"))
+        .arg("--window-size=1280,1000")
+        .arg("--virtual-time-budget=3000")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", probed.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = text(&out.stdout);
+    assert!(
+        dom.contains("data-overflow=\"false\""),
+        "horizontal overflow at 1280 px: {}",
+        dom.split("data-width=\"")
+            .nth(1)
+            .unwrap_or("?")
+            .split('"')
+            .next()
+            .unwrap_or("?")
+    );
+    for id in SEEDS {
+        let needle = format!("data-{id}=\"");
+        let value = dom
+            .split(&needle)
+            .nth(1)
+            .and_then(|v| v.split('"').next())
+            .unwrap_or_else(|| panic!("{id} not probed:\n{dom}"));
+        let (count, ok) = value.split_once(':').expect("count:ok");
+        assert!(count.parse::<usize>().expect("count") >= 1, "{id}: {value}");
+        assert_eq!(ok, "true", "{id}: an empty or collapsed figure");
+    }
+
+    // The page as shipped (no probe): no console errors, and a full-page screenshot that is
+    // not blank. The PNG is kept in the temp dir for a person to look at.
+    let html = dir.join("page.html");
+    let shot = dir.join("report.png");
+    let out = chromium(&dir.join("profile-shot"))
+        .arg("--window-size=1280,7000")
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .expect("chromium runs");
+    let log = text(&out.stderr);
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let bytes = std::fs::read(&shot).expect("screenshot written");
+    assert_eq!(png_size(&bytes), (1280, 7000));
+    assert!(
+        bytes.len() > 100_000,
+        "the screenshot looks blank ({} bytes)",
+        bytes.len()
+    );
+    eprintln!("screenshot: {}", shot.display());
+}

@@ -1,0 +1,137 @@
+//! The outermost parallel iterator of a computation hands out its work as pieces claimed from a
+//! shared counter (guided self-scheduling), instead of a tree of forks.
+//!
+//! Why: a thread that waits in a fork for its stolen other half is not a hungry thread in the
+//! pool's state word, so nobody splits work for it; with a tree of forks, the thread that
+//! finishes its half early (an uneven predicate) waits for the other. Here the run is cut in
+//! order into `threads × PIECES_PER_THREAD` pieces; `threads` claimer tasks (the caller first)
+//! each take the next unclaimed piece until none is left, so every thread works as long as
+//! pieces remain, and the longest wait at the end is one piece (and inside a piece a leaf still
+//! splits on demand, see `plumbing.rs`). Results are kept per piece and combined in order.
+//!
+//! Nested iterators (a parallel iterator inside a piece) use the fork tree of `plumbing.rs`:
+//! by then every thread already has a piece, and a fork costs far less than this set-up
+//! (two small vectors and a lock per piece).
+
+use super::plumbing::{leaf, Consumer, Producer, Splitter};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// Pieces per thread: the work left when a thread runs out is at most one piece, 1/32 of the
+/// run on two threads; the set-up costs a lock per piece, noise next to any piece worth having.
+const PIECES_PER_THREAD: usize = 16;
+
+thread_local! {
+    /// True while this thread runs a claimed piece.
+    static IN_PIECE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// True if a run started here should claim pieces: the thread is not already inside a piece.
+pub(crate) fn outermost() -> bool {
+    !IN_PIECE.with(Cell::get)
+}
+
+/// Marks the thread as running a piece until dropped (also on unwinding).
+struct InPiece(bool);
+
+impl InPiece {
+    fn enter() -> InPiece {
+        InPiece(IN_PIECE.with(|c| c.replace(true)))
+    }
+}
+
+impl Drop for InPiece {
+    fn drop(&mut self) {
+        IN_PIECE.with(|c| c.set(self.0));
+    }
+}
+
+/// Sets a flag if dropped while unwinding: a claimer panicked, so the others stop claiming.
+struct StopOnPanic<'a>(&'a AtomicBool);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic never happens while a piece's lock is held (pieces run after it is released).
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Runs `producer` (`len` units) into `consumer` as claimed pieces on `threads` claimers.
+pub(crate) fn run_claimed<P, C>(
+    producer: P,
+    len: usize,
+    consumer: &C,
+    splitter: Splitter,
+    threads: usize,
+) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    let n = (threads * PIECES_PER_THREAD).min(len / splitter.min).max(1);
+    // Cut in order; piece `i` holds units `[i·len/n, (i+1)·len/n)`.
+    let mut pieces = Vec::with_capacity(n);
+    let mut rest = Some(producer);
+    let mut start = 0;
+    for i in 0..n {
+        let end = (i + 1) * len / n;
+        let whole = rest.take().expect("one producer left per piece");
+        let piece = if i + 1 == n {
+            whole
+        } else {
+            let (piece, tail) = whole.split_at(end - start);
+            rest = Some(tail);
+            piece
+        };
+        pieces.push(Mutex::new(Some((piece, start, end - start))));
+        start = end;
+    }
+    let results: Vec<Mutex<Option<C::Result>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let claim = || {
+        let _in_piece = InPiece::enter();
+        let _stop = StopOnPanic(&stop);
+        while !stop.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= n {
+                break;
+            }
+            let Some((piece, offset, len)) = lock(&pieces[i]).take() else {
+                continue;
+            };
+            let r = if consumer.done(offset) {
+                consumer.skipped()
+            } else {
+                leaf(piece, consumer, splitter, offset, len)
+            };
+            *lock(&results[i]) = Some(r);
+        }
+    };
+    claimers(threads, &claim);
+    results
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .expect("every piece ran (a panic would have been resumed)")
+        })
+        .reduce(|a, b| consumer.combine(a, b))
+        .expect("at least one piece")
+}
+
+/// Runs `claim` on `k` tasks of the current pool: the caller's first, the others forked.
+fn claimers<F: Fn() + Sync>(k: usize, claim: &F) {
+    if k <= 1 {
+        claim();
+    } else {
+        crate::join(|| claimers(k / 2, claim), || claimers(k - k / 2, claim));
+    }
+}

@@ -1,0 +1,76 @@
+//! Parallel iterators: rayon's data-parallel API on throttle's pool.
+//!
+//! `use throttle::prelude::*;` brings the traits into scope; then slices, `Vec`s, arrays and
+//! integer ranges get `par_iter()`, `par_iter_mut()`, `into_par_iter()`, `par_chunks(n)`,
+//! `par_chunks_mut(n)`, `par_windows(n)` and the `par_sort` family, and the iterators get
+//! rayon's adapters (`map`, `filter`, `enumerate`, `zip`, `fold`, ...) and consumers (`sum`,
+//! `collect`, `reduce`, `find_first`, ...). Porting a rayon program means changing its `use`
+//! lines.
+//!
+//! Work runs on the current pool (inside [`Pool::install`](crate::Pool::install) or a pool's
+//! task) or else on the global pool, under that pool's live concurrency limit. Splitting is
+//! adaptive (see [`plumbing`]); [`ParallelIterator::with_min_len`] keeps pieces from getting
+//! shorter than a given length. Items are split in order and results combine in order, so
+//! `collect` keeps the order and `find_first` finds the first. A panic in any closure reaches the
+//! caller after the other pieces stopped, and items not consumed are dropped, none twice.
+//!
+//! # Examples
+//! ```
+//! use throttle::prelude::*;
+//!
+//! let pool = throttle::Pool::new(2).unwrap();
+//! let text = "the quick brown fox jumps over the lazy dog the end";
+//! let words: Vec<&str> = text.split(' ').collect();
+//! let (the, longest) = pool.install(|| {
+//!     let the = words.par_iter().filter(|w| **w == "the").count();
+//!     let longest = words.par_iter().copied().max_by_key(|w| w.len());
+//!     (the, longest)
+//! });
+//! assert_eq!((the, longest), (3, Some("jumps")));
+//!
+//! let mut grid = vec![0u32; 12];
+//! grid.par_chunks_mut(4).enumerate().for_each(|(row, cells)| {
+//!     for (col, c) in cells.iter_mut().enumerate() {
+//!         *c = (row * 10 + col) as u32;
+//!     }
+//! });
+//! assert_eq!(grid[5], 11);
+//!
+//! let mut v: Vec<u64> = (0..10_000).map(|i| (i * 7919) % 10_007).collect();
+//! v.par_sort_unstable();
+//! assert!(v.windows(2).all(|w| w[0] <= w[1]));
+//! ```
+
+mod adapters;
+mod chain;
+mod claim;
+mod collect;
+mod consumers;
+mod extend;
+mod indexed;
+mod into;
+mod par_iter;
+pub mod plumbing;
+mod range;
+mod runtime;
+mod slice;
+mod sort;
+mod vec;
+mod write;
+
+pub use adapters::{
+    Cloned, Copied, Filter, FilterMap, FilterMapSeq, FilterSeq, FlatMap, FlatMapIter,
+    FlatMapIterSeq, FlatMapSeq, Fold, Inspect, InspectSeq, Map, MapInit, MapInitSeq, MapSeq,
+    MinLen,
+};
+pub use chain::Chain;
+pub use collect::FromParallelIterator;
+pub use extend::ParallelExtend;
+pub use indexed::{Enumerate, IndexedParallelIterator, ItemChunks, ItemChunksSeq, Zip};
+pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
+pub use par_iter::ParallelIterator;
+pub use range::RangeIter;
+pub use slice::{
+    Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter, SliceIterMut, Windows,
+};
+pub use vec::{IntoIter, IntoSeq};

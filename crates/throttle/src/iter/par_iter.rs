@@ -1,0 +1,683 @@
+//! [`ParallelIterator`]: the adapters and consumers every parallel iterator has.
+
+use super::adapters::{
+    Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Fold, Inspect, Map, MapInit, MinLen,
+};
+use super::chain::Chain;
+use super::collect::FromParallelIterator;
+use super::consumers::{
+    Count, Extreme, FindMapAny, FindMapFirst, ForEach, PartitionChunks, Product, Reduce,
+    ReduceWith, Sum, UnzipChunks,
+};
+use super::plumbing::{bridge, Producer};
+use super::IntoParallelIterator;
+use std::cmp::Ordering;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::Arc;
+
+/// A parallel iterator: a source of items that splits itself between the threads of the current
+/// pool (or the global pool), with rayon's adapters and consumers.
+///
+/// Items are split in order and results combine in order, so `collect`, `reduce`, `find_first`
+/// and friends give what the sequential iterator gives. Closures run on any thread of the pool,
+/// hence their `Sync + Send` bounds. A panic in a closure is resumed on the caller after the
+/// other pieces stopped; items not yet consumed are dropped.
+///
+/// Every [`Producer`] is a parallel iterator (this trait is implemented for them all).
+///
+/// # Examples
+/// ```
+/// use throttle::prelude::*;
+/// let v: Vec<u64> = (1..=100).collect();
+/// let odd_squares: u64 = v.par_iter().filter(|&&x| x % 2 == 1).map(|&x| x * x).sum();
+/// assert_eq!(odd_squares, 166_650);
+/// ```
+pub trait ParallelIterator: Producer<Item: Send> {
+    /// Calls `f` on every item.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use throttle::prelude::*;
+    /// let total = AtomicU64::new(0);
+    /// (0..100u64).into_par_iter().for_each(|i| { total.fetch_add(i, Ordering::Relaxed); });
+    /// assert_eq!(total.into_inner(), 4950);
+    /// ```
+    fn for_each<F>(self, f: F)
+    where
+        F: Fn(Self::Item) + Sync + Send,
+    {
+        bridge(self, &ForEach(&f))
+    }
+
+    /// Calls `f` on every item with a state made by `init`, once per piece of work (not once per
+    /// item): for scratch buffers, random number generators and the like.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let mut out = vec![String::new(); 4];
+    /// out.par_iter_mut().enumerate().for_each_init(String::new, |buf, (i, s)| {
+    ///     buf.clear();
+    ///     buf.push_str(&i.to_string());
+    ///     s.push_str(buf);
+    /// });
+    /// assert_eq!(out, ["0", "1", "2", "3"]);
+    /// ```
+    fn for_each_init<INIT, S, F>(self, init: INIT, f: F)
+    where
+        INIT: Fn() -> S + Sync + Send,
+        F: Fn(&mut S, Self::Item) + Sync + Send,
+    {
+        self.map_init(init, f).for_each(|()| ())
+    }
+
+    /// Maps every item with `f`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<String> = (0..3u8).into_par_iter().map(|i| i.to_string()).collect();
+    /// assert_eq!(v, ["0", "1", "2"]);
+    /// ```
+    fn map<F, R>(self, f: F) -> Map<Self, F>
+    where
+        F: Fn(Self::Item) -> R + Sync + Send,
+        R: Send,
+    {
+        Map {
+            base: self,
+            f: Arc::new(f),
+        }
+    }
+
+    /// Maps every item with `f` and a state made by `init` once per piece of work.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<usize> = ["a", "bb"].par_iter()
+    ///     .map_init(Vec::new, |scratch: &mut Vec<u8>, s| {
+    ///         scratch.clear();
+    ///         scratch.extend_from_slice(s.as_bytes());
+    ///         scratch.len()
+    ///     })
+    ///     .collect();
+    /// assert_eq!(v, [1, 2]);
+    /// ```
+    fn map_init<INIT, S, F, R>(self, init: INIT, f: F) -> MapInit<Self, INIT, F>
+    where
+        INIT: Fn() -> S + Sync + Send,
+        F: Fn(&mut S, Self::Item) -> R + Sync + Send,
+        R: Send,
+    {
+        MapInit {
+            base: self,
+            init: Arc::new(init),
+            f: Arc::new(f),
+        }
+    }
+
+    /// Calls `f` on a reference to every item as it passes.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use throttle::prelude::*;
+    /// let seen = AtomicUsize::new(0);
+    /// let n = (0..10u32).into_par_iter()
+    ///     .inspect(|_| { seen.fetch_add(1, Ordering::Relaxed); })
+    ///     .count();
+    /// assert_eq!((n, seen.into_inner()), (10, 10));
+    /// ```
+    fn inspect<F>(self, f: F) -> Inspect<Self, F>
+    where
+        F: Fn(&Self::Item) + Sync + Send,
+    {
+        Inspect {
+            base: self,
+            f: Arc::new(f),
+        }
+    }
+
+    /// Keeps the items for which `predicate` is true.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let evens: Vec<u32> = (0..10u32).into_par_iter().filter(|x| x % 2 == 0).collect();
+    /// assert_eq!(evens, [0, 2, 4, 6, 8]);
+    /// ```
+    fn filter<F>(self, predicate: F) -> Filter<Self, F>
+    where
+        F: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        Filter {
+            base: self,
+            f: Arc::new(predicate),
+        }
+    }
+
+    /// Maps every item to an `Option` and keeps the `Some` values.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let n: Vec<i32> = ["1", "x", "3"].par_iter().filter_map(|s| s.parse().ok()).collect();
+    /// assert_eq!(n, [1, 3]);
+    /// ```
+    fn filter_map<F, R>(self, f: F) -> FilterMap<Self, F>
+    where
+        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        FilterMap {
+            base: self,
+            f: Arc::new(f),
+        }
+    }
+
+    /// Maps every item to a sequential iterator and yields their items in order.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (1..4u32).into_par_iter().flat_map_iter(|i| 0..i).collect();
+    /// assert_eq!(v, [0, 0, 1, 0, 1, 2]);
+    /// ```
+    fn flat_map_iter<F, U>(self, f: F) -> FlatMapIter<Self, F>
+    where
+        F: Fn(Self::Item) -> U + Sync + Send,
+        U: IntoIterator,
+        U::Item: Send,
+    {
+        FlatMapIter {
+            base: self,
+            f: Arc::new(f),
+        }
+    }
+
+    /// Maps every item to a parallel iterator (a `Vec`, a range, a `par_iter()`, ...) and yields
+    /// their items in order. The outer iterator is split; each inner one runs sequentially.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (1..4u32).into_par_iter().flat_map(|i| (0..i).into_par_iter()).collect();
+    /// assert_eq!(v, [0, 0, 1, 0, 1, 2]);
+    /// ```
+    fn flat_map<F, U>(self, f: F) -> FlatMap<Self, F>
+    where
+        F: Fn(Self::Item) -> U + Sync + Send,
+        U: IntoParallelIterator,
+    {
+        FlatMap {
+            base: self,
+            f: Arc::new(f),
+        }
+    }
+
+    /// Flattens items that are sequential iterables (`Vec`s, `Option`s, ...), in order.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u8> = vec![vec![1u8], vec![], vec![2, 3]].into_par_iter().flatten_iter().collect();
+    /// assert_eq!(v, [1, 2, 3]);
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn flatten_iter(self) -> FlatMapIter<Self, fn(Self::Item) -> Self::Item>
+    where
+        Self::Item: IntoIterator,
+        <Self::Item as IntoIterator>::Item: Send,
+    {
+        FlatMapIter {
+            base: self,
+            f: Arc::new(std::convert::identity),
+        }
+    }
+
+    /// The items of `self`, then those of `other`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..2u32).into_par_iter().chain(vec![7u32, 8]).collect();
+    /// assert_eq!(v, [0, 1, 7, 8]);
+    /// ```
+    fn chain<C>(self, other: C) -> Chain<Self, C::Iter>
+    where
+        C: IntoParallelIterator<Item = Self::Item>,
+    {
+        Chain {
+            a: self,
+            b: other.into_par_iter(),
+        }
+    }
+
+    /// Copies the items of an iterator over `&T`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u8> = [1u8, 2].par_iter().copied().collect();
+    /// assert_eq!(v, [1, 2]);
+    /// ```
+    fn copied<'a, T>(self) -> Copied<Self>
+    where
+        T: 'a + Copy + Send + Sync,
+        Self: ParallelIterator<Item = &'a T>,
+    {
+        Copied { base: self }
+    }
+
+    /// Clones the items of an iterator over `&T`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v = vec![String::from("a")];
+    /// let w: Vec<String> = v.par_iter().cloned().collect();
+    /// assert_eq!(v, w);
+    /// ```
+    fn cloned<'a, T>(self) -> Cloned<Self>
+    where
+        T: 'a + Clone + Send + Sync,
+        Self: ParallelIterator<Item = &'a T>,
+    {
+        Cloned { base: self }
+    }
+
+    /// Folds each piece of work into one accumulator, starting from `identity()`; yields the
+    /// accumulators (one per piece, in order) to be combined with `reduce`, `sum`, ...
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let bytes = b"hello world";
+    /// let hist = bytes.par_iter()
+    ///     .fold(|| [0usize; 256], |mut h, &b| { h[b as usize] += 1; h })
+    ///     .reduce(|| [0usize; 256], |mut a, b| {
+    ///         for i in 0..256 { a[i] += b[i]; }
+    ///         a
+    ///     });
+    /// assert_eq!(hist[b'o' as usize], 2);
+    /// ```
+    fn fold<T, ID, F>(self, identity: ID, f: F) -> Fold<Self, ID, F>
+    where
+        ID: Fn() -> T + Sync + Send,
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+        T: Send,
+    {
+        Fold {
+            base: self,
+            identity: Arc::new(identity),
+            f: Arc::new(f),
+        }
+    }
+
+    /// Never splits the work into pieces shorter than `min` (in units of the source: items of
+    /// a slice or range): a way to keep tiny items together when each costs next to nothing.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let s: u64 = (0..10_000u64).into_par_iter().with_min_len(1000).sum();
+    /// assert_eq!(s, 49_995_000);
+    /// ```
+    fn with_min_len(self, min: usize) -> MinLen<Self> {
+        MinLen { base: self, min }
+    }
+
+    /// Combines all items with `op`, starting each piece from `identity()`. `op` must be
+    /// associative, and `identity()` its neutral element; items combine in order.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let s = ["a", "b", "c"].par_iter()
+    ///     .map(|s| s.to_string())
+    ///     .reduce(String::new, |a, b| a + &b);
+    /// assert_eq!(s, "abc");
+    /// ```
+    fn reduce<ID, OP>(self, identity: ID, op: OP) -> Self::Item
+    where
+        ID: Fn() -> Self::Item + Sync + Send,
+        OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
+    {
+        bridge(
+            self,
+            &Reduce {
+                identity: &identity,
+                op: &op,
+            },
+        )
+    }
+
+    /// Combines all items with an associative `op`; `None` if there are none.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert_eq!((1..5u32).into_par_iter().reduce_with(|a, b| a * b), Some(24));
+    /// assert_eq!((0..0u32).into_par_iter().reduce_with(|a, b| a * b), None);
+    /// ```
+    fn reduce_with<OP>(self, op: OP) -> Option<Self::Item>
+    where
+        OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
+    {
+        bridge(self, &ReduceWith(&op))
+    }
+
+    /// The sum of the items. Floating-point sums may differ from the sequential sum in the last
+    /// bits, since they add in a different grouping.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v = vec![0.5f64; 1000];
+    /// assert_eq!(v.par_iter().sum::<f64>(), 500.0);
+    /// ```
+    fn sum<S>(self) -> S
+    where
+        S: Send + std::iter::Sum<Self::Item> + std::iter::Sum<S>,
+    {
+        bridge(self, &Sum(PhantomData))
+    }
+
+    /// The product of the items.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert_eq!((1..=10u64).collect::<Vec<_>>().par_iter().product::<u64>(), 3_628_800);
+    /// ```
+    fn product<P>(self) -> P
+    where
+        P: Send + std::iter::Product<Self::Item> + std::iter::Product<P>,
+    {
+        bridge(self, &Product(PhantomData))
+    }
+
+    /// The number of items.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert_eq!((0..1000u32).into_par_iter().filter(|x| x % 3 == 0).count(), 334);
+    /// ```
+    fn count(self) -> usize {
+        bridge(self, &Count)
+    }
+
+    /// The least item (the first of equal ones); `None` if there are none.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert_eq!([4, 2, 9].par_iter().min(), Some(&2));
+    /// ```
+    fn min(self) -> Option<Self::Item>
+    where
+        Self::Item: Ord,
+    {
+        self.min_by(Ord::cmp)
+    }
+
+    /// The greatest item (the last of equal ones); `None` if there are none.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert_eq!([4, 2, 9].par_iter().max(), Some(&9));
+    /// ```
+    fn max(self) -> Option<Self::Item>
+    where
+        Self::Item: Ord,
+    {
+        self.max_by(Ord::cmp)
+    }
+
+    /// The least item by `compare` (the first of equal ones).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let m = [2.5f64, -1.0, 3.0].par_iter().min_by(|a, b| a.total_cmp(b));
+    /// assert_eq!(m, Some(&-1.0));
+    /// ```
+    fn min_by<F>(self, compare: F) -> Option<Self::Item>
+    where
+        F: Fn(&Self::Item, &Self::Item) -> Ordering + Sync + Send,
+    {
+        bridge(
+            self,
+            &Extreme {
+                compare: &compare,
+                max: false,
+            },
+        )
+    }
+
+    /// The greatest item by `compare` (the last of equal ones).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let m = [2.5f64, -1.0, 3.0].par_iter().max_by(|a, b| a.total_cmp(b));
+    /// assert_eq!(m, Some(&3.0));
+    /// ```
+    fn max_by<F>(self, compare: F) -> Option<Self::Item>
+    where
+        F: Fn(&Self::Item, &Self::Item) -> Ordering + Sync + Send,
+    {
+        bridge(
+            self,
+            &Extreme {
+                compare: &compare,
+                max: true,
+            },
+        )
+    }
+
+    /// The item with the least key (the first of equal ones).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let w = ["ccc", "a", "bb"].par_iter().min_by_key(|s| s.len());
+    /// assert_eq!(w, Some(&"a"));
+    /// ```
+    fn min_by_key<K, F>(self, key: F) -> Option<Self::Item>
+    where
+        K: Ord,
+        F: Fn(&Self::Item) -> K + Sync + Send,
+    {
+        self.min_by(|a, b| key(a).cmp(&key(b)))
+    }
+
+    /// The item with the greatest key (the last of equal ones).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let w = ["ccc", "a", "bb"].par_iter().max_by_key(|s| s.len());
+    /// assert_eq!(w, Some(&"ccc"));
+    /// ```
+    fn max_by_key<K, F>(self, key: F) -> Option<Self::Item>
+    where
+        K: Ord,
+        F: Fn(&Self::Item) -> K + Sync + Send,
+    {
+        self.max_by(|a, b| key(a).cmp(&key(b)))
+    }
+
+    /// True if `predicate` holds for some item; stops early once one is found.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!((0..1000u32).into_par_iter().any(|x| x == 777));
+    /// ```
+    fn any<F>(self, predicate: F) -> bool
+    where
+        F: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.find_map_any(|x| predicate(x).then_some(())).is_some()
+    }
+
+    /// True if `predicate` holds for every item; stops early once one fails.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!((0..1000u32).into_par_iter().all(|x| x < 1000));
+    /// ```
+    fn all<F>(self, predicate: F) -> bool
+    where
+        F: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.find_map_any(|x| (!predicate(x)).then_some(()))
+            .is_none()
+    }
+
+    /// Some item for which `predicate` holds (not necessarily the first); stops early.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let hit = (0..1000u32).into_par_iter().find_any(|x| x % 100 == 99);
+    /// assert!(matches!(hit, Some(x) if x % 100 == 99));
+    /// ```
+    fn find_any<F>(self, predicate: F) -> Option<Self::Item>
+    where
+        F: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        self.find_map_any(|x| if predicate(&x) { Some(x) } else { None })
+    }
+
+    /// The first item for which `predicate` holds; pieces after a found item stop early.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let hit = (0..1000u32).into_par_iter().find_first(|x| x % 100 == 99);
+    /// assert_eq!(hit, Some(99));
+    /// ```
+    fn find_first<F>(self, predicate: F) -> Option<Self::Item>
+    where
+        F: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        self.find_map_first(|x| if predicate(&x) { Some(x) } else { None })
+    }
+
+    /// Some `Some` value of `f` (not necessarily the first); stops early.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let n = ["x", "7", "y"].par_iter().find_map_any(|s| s.parse::<u8>().ok());
+    /// assert_eq!(n, Some(7));
+    /// ```
+    fn find_map_any<F, R>(self, f: F) -> Option<R>
+    where
+        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        bridge(
+            self,
+            &FindMapAny {
+                f: &f,
+                found: AtomicBool::new(false),
+            },
+        )
+    }
+
+    /// The first `Some` value of `f`, in item order.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let n = ["x", "7", "8"].par_iter().find_map_first(|s| s.parse::<u8>().ok());
+    /// assert_eq!(n, Some(7));
+    /// ```
+    fn find_map_first<F, R>(self, f: F) -> Option<R>
+    where
+        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        bridge(
+            self,
+            &FindMapFirst {
+                f: &f,
+                best: AtomicUsize::new(usize::MAX),
+            },
+        )
+    }
+
+    /// Collects the items, in order, into a collection: see [`FromParallelIterator`].
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..5u32).into_par_iter().map(|x| x * 10).collect();
+    /// assert_eq!(v, [0, 10, 20, 30, 40]);
+    /// let r: Result<Vec<u32>, String> = ["1", "2"].par_iter()
+    ///     .map(|s| s.parse::<u32>().map_err(|e| e.to_string()))
+    ///     .collect();
+    /// assert_eq!(r, Ok(vec![1, 2]));
+    /// ```
+    fn collect<C>(self) -> C
+    where
+        C: FromParallelIterator<Self::Item>,
+    {
+        C::from_par_iter(self)
+    }
+
+    /// Splits pairs into two collections, in order.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let (a, b): (Vec<u32>, Vec<char>) = [(1, 'a'), (2, 'b')].par_iter().copied().unzip();
+    /// assert_eq!((a, b), (vec![1, 2], vec!['a', 'b']));
+    /// ```
+    fn unzip<A, B, FromA, FromB>(self) -> (FromA, FromB)
+    where
+        Self: ParallelIterator<Item = (A, B)>,
+        A: Send,
+        B: Send,
+        FromA: Default + Extend<A>,
+        FromB: Default + Extend<B>,
+    {
+        let (la, lb) = bridge(self, &UnzipChunks);
+        let (mut a, mut b) = (FromA::default(), FromB::default());
+        a.extend(la.into_iter().flatten());
+        b.extend(lb.into_iter().flatten());
+        (a, b)
+    }
+
+    /// Splits the items into those for which `predicate` holds and the others, in order.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let (even, odd): (Vec<u32>, Vec<u32>) = (0..6u32).into_par_iter().partition(|x| x % 2 == 0);
+    /// assert_eq!((even, odd), (vec![0, 2, 4], vec![1, 3, 5]));
+    /// ```
+    fn partition<A, B, F>(self, predicate: F) -> (A, B)
+    where
+        A: Default + Extend<Self::Item>,
+        B: Default + Extend<Self::Item>,
+        F: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        let (la, lb) = bridge(self, &PartitionChunks(&predicate));
+        let (mut a, mut b) = (A::default(), B::default());
+        a.extend(la.into_iter().flatten());
+        b.extend(lb.into_iter().flatten());
+        (a, b)
+    }
+}
+
+impl<P: Producer<Item: Send>> ParallelIterator for P {}

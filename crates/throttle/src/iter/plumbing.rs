@@ -1,0 +1,313 @@
+//! How a parallel iterator runs: a [`Producer`] splits itself in halves, the halves run through
+//! [`join`](crate::join), and each leaf runs as an ordinary sequential iterator into a consumer.
+//!
+//! # Splitting
+//!
+//! The outermost iterator of a computation cuts its run into pieces that the pool's threads
+//! claim from a shared counter (`claim.rs`). Nested iterators, and each claimed piece, split with
+//! two mechanisms, one eager and one on demand:
+//!
+//! 1. Rayon's adaptive splitter (nested iterators only): a run starts with a budget of
+//!    `threads` splits, halved at each level, so each thread gets about two pieces at once;
+//!    when the right half of a split runs on another thread than the one that forked it (it was
+//!    stolen), its budget is refilled.
+//! 2. Demand, as `for_range` does: a piece runs in blocks, and between two blocks it honours a
+//!    lowered limit and, when a thread of the pool is hungry while no work is queued, splits
+//!    what it has left in half and offers the right half. Blocks adapt to the clock: they start
+//!    at 32 units and grow or halve to take about 20 µs, so coarse items (an image each) and
+//!    tiny ones (a float each) are both checked about every 20 µs.
+//!
+//! No split makes a piece shorter than the producer's `min_len` (see
+//! [`with_min_len`](crate::iter::ParallelIterator::with_min_len)). Re-measure the constants with
+//! `throttle-bench --bench iter sort` when the scheduler changes.
+
+use super::{claim, runtime};
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+/// Units in a leaf's first block. Small, so that a leaf of coarse items (an image each) looks
+/// for hungry threads soon; blocks then adapt to [`BLOCK_TIME`].
+const FIRST_BLOCK: usize = 32;
+
+/// Most units in a block. The clock bounds a block's time; this bounds how far a block of very
+/// cheap items (~1 ns) grows past [`BLOCK_TIME`] before the clock can halve it (65 µs at 1 ns).
+const MAX_BLOCK: usize = 1 << 16;
+
+/// How long a block should take: long enough that a look at the pool's state word and a clock
+/// read (~25 ns here) are noise, short enough that a hungry thread waits no longer than about a
+/// wake-up (~25 µs here, see `worker.rs`).
+const BLOCK_TIME: Duration = Duration::from_micros(20);
+
+/// A parallel iterator's splittable state: the plumbing behind
+/// [`ParallelIterator`](crate::iter::ParallelIterator).
+///
+/// Every parallel iterator is a producer; implementing this trait for a type of your own makes it
+/// a parallel iterator. `base_len` is the number of splittable units (for sources, the number of
+/// items; adapters such as `filter` keep their base's units but may yield fewer items).
+///
+/// # Examples
+/// ```
+/// use throttle::iter::plumbing::Producer;
+/// use throttle::prelude::*;
+///
+/// /// The even numbers below `2 * n`.
+/// struct Evens { start: u64, end: u64 }
+///
+/// impl Producer for Evens {
+///     type Item = u64;
+///     type IntoSeq = std::iter::Map<std::ops::Range<u64>, fn(u64) -> u64>;
+///     fn base_len(&self) -> usize { (self.end - self.start) as usize }
+///     fn split_at(self, index: usize) -> (Self, Self) {
+///         let mid = self.start + index as u64;
+///         (Evens { start: self.start, end: mid }, Evens { start: mid, end: self.end })
+///     }
+///     fn into_seq(self) -> Self::IntoSeq { (self.start..self.end).map(|x| 2 * x) }
+/// }
+///
+/// assert_eq!(Evens { start: 0, end: 1000 }.sum::<u64>(), 999_000);
+/// ```
+pub trait Producer: Sized + Send {
+    /// The items this producer yields.
+    type Item;
+    /// The sequential iterator a leaf runs.
+    type IntoSeq: Iterator<Item = Self::Item>;
+
+    /// The number of splittable units (see the trait's docs).
+    fn base_len(&self) -> usize;
+
+    /// Splits into the units `[0, index)` and `[index, base_len)`, in order.
+    fn split_at(self, index: usize) -> (Self, Self);
+
+    /// Turns a leaf into a sequential iterator.
+    fn into_seq(self) -> Self::IntoSeq;
+
+    /// The shortest piece a split may make (default 1).
+    fn min_len(&self) -> usize {
+        1
+    }
+
+    /// `Some(base_len)` if the producer yields exactly `base_len` items and `split_at(i)` puts
+    /// exactly `i` of them on the left (default `None`). `collect` into a `Vec` then writes every
+    /// item straight into its place; it checks the promise, and panics if it was broken.
+    fn exact_len(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// A [`Producer`] whose `base_len` is its exact number of items, and whose `split_at(i)` puts
+/// exactly `i` items on the left: what [`IndexedParallelIterator`]'s `enumerate`, `zip` and
+/// positions rely on. A wrong implementation gives wrong indices, never undefined behaviour.
+///
+/// [`IndexedParallelIterator`]: crate::iter::IndexedParallelIterator
+///
+/// # Examples
+/// ```
+/// use throttle::iter::plumbing::{IndexedProducer, Producer};
+/// use throttle::prelude::*;
+///
+/// struct Squares(std::ops::Range<u64>);
+/// impl Producer for Squares {
+///     type Item = u64;
+///     type IntoSeq = std::iter::Map<std::ops::Range<u64>, fn(u64) -> u64>;
+///     fn base_len(&self) -> usize { (self.0.end - self.0.start) as usize }
+///     fn split_at(self, i: usize) -> (Self, Self) {
+///         let mid = self.0.start + i as u64;
+///         (Squares(self.0.start..mid), Squares(mid..self.0.end))
+///     }
+///     fn into_seq(self) -> Self::IntoSeq { self.0.map(|x| x * x) }
+/// }
+/// impl IndexedProducer for Squares {}
+///
+/// assert_eq!(Squares(0..10).position_first(|x| x == 49), Some(7));
+/// ```
+pub trait IndexedProducer: Producer {}
+
+/// What a run computes: a result per leaf, combined in order (left, right).
+pub(crate) trait Consumer<T>: Sync {
+    type Result: Send;
+
+    /// Consumes one leaf: `len` units, the first being unit `offset` of the whole run. Leaves
+    /// never overlap (see [`bridge_len`]).
+    fn consume<I: Iterator<Item = T>>(&self, offset: usize, len: usize, iter: I) -> Self::Result;
+
+    /// Combines the results of two adjacent pieces, `left` first.
+    fn combine(&self, left: Self::Result, right: Self::Result) -> Self::Result;
+
+    /// True if the piece starting at unit `offset` cannot change the outcome (a short-circuit).
+    fn done(&self, _offset: usize) -> bool {
+        false
+    }
+
+    /// The result of a piece skipped because [`Consumer::done`] said so.
+    fn skipped(&self) -> Self::Result {
+        unreachable!("a consumer that can be done must say what a skipped piece gives")
+    }
+}
+
+/// Runs `producer` into `consumer` on the current pool (or the global pool).
+pub(crate) fn bridge<P, C>(producer: P, consumer: &C) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    let len = producer.base_len();
+    bridge_len(producer, len, consumer)
+}
+
+/// [`bridge`] for a producer of `len` units. Pieces get their lengths by this function's own
+/// arithmetic (not by asking them), so the ranges handed to `Consumer::consume` are disjoint
+/// even if a producer miscounts, which is what lets `collect` write in place soundly.
+pub(crate) fn bridge_len<P, C>(producer: P, len: usize, consumer: &C) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    runtime::in_pool(|| bridge_in_pool(producer, len, consumer))
+}
+
+fn bridge_in_pool<P, C>(producer: P, len: usize, consumer: &C) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    let threads = crate::current_num_threads();
+    let min = producer.min_len().max(1);
+    let splitter = Splitter {
+        splits: threads,
+        refill: threads,
+        min,
+        block: FIRST_BLOCK.max(min),
+    };
+    if threads > 1 && len / 2 >= min && claim::outermost() {
+        return claim::run_claimed(producer, len, consumer, splitter, threads);
+    }
+    run(producer, consumer, splitter, 0, len)
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct Splitter {
+    /// Eager splits left (halved at each level).
+    splits: usize,
+    /// What a stolen piece's budget is refilled to.
+    refill: usize,
+    /// The shortest piece or block.
+    pub(crate) min: usize,
+    /// Units per block in a leaf; adapted to the time a block takes.
+    block: usize,
+}
+
+impl Splitter {
+    fn try_split(&mut self, len: usize) -> bool {
+        if len / 2 < self.min || self.splits == 0 {
+            return false;
+        }
+        self.splits /= 2;
+        true
+    }
+
+    /// Called on the right half of a split when it runs: refills the budget if it was stolen.
+    fn note_thread(&mut self, forked_on: usize) {
+        if thread_token() != forked_on {
+            self.splits = self.refill.max(self.splits / 2);
+        }
+    }
+
+    /// Adapts the block to the time the last one took: shorter if it kept hungry threads
+    /// waiting longer than [`BLOCK_TIME`], longer if its checks cost more than noise.
+    fn adapt(&mut self, took: Duration) {
+        if took > BLOCK_TIME * 2 {
+            self.block = (self.block / 2).max(self.min);
+        } else if took < BLOCK_TIME / 8 {
+            // Far too short (cheap items): grow fast, so a short leaf takes few blocks.
+            self.block = (self.block * 8).min(MAX_BLOCK).max(self.min);
+        } else if took < BLOCK_TIME / 2 {
+            self.block = (self.block * 2).min(MAX_BLOCK).max(self.min);
+        }
+    }
+}
+
+thread_local! {
+    static TOKEN: Cell<u8> = const { Cell::new(0) };
+}
+
+/// A number that identifies the calling thread among live threads (its thread-local's address).
+fn thread_token() -> usize {
+    TOKEN.with(|t| t as *const Cell<u8> as usize)
+}
+
+/// Eager splits (rayon's adaptive budget), then a leaf.
+fn run<P, C>(
+    producer: P,
+    consumer: &C,
+    mut splitter: Splitter,
+    offset: usize,
+    len: usize,
+) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    if consumer.done(offset) {
+        return consumer.skipped();
+    }
+    if !splitter.try_split(len) {
+        return leaf(producer, consumer, splitter, offset, len);
+    }
+    let mid = len / 2;
+    let (left, right) = producer.split_at(mid);
+    let forked_on = thread_token();
+    let (a, b) = crate::join(
+        || run(left, consumer, splitter, offset, mid),
+        move || {
+            splitter.note_thread(forked_on);
+            run(right, consumer, splitter, offset + mid, len - mid)
+        },
+    );
+    consumer.combine(a, b)
+}
+
+/// Runs a piece block by block; between blocks, honours the limit and splits what is left in
+/// half when a thread is hungry (the right half offered to it).
+pub(crate) fn leaf<P, C>(
+    mut producer: P,
+    consumer: &C,
+    mut splitter: Splitter,
+    mut offset: usize,
+    mut len: usize,
+) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    let mut acc: Option<C::Result> = None;
+    let merge = |acc: Option<C::Result>, r: C::Result| match acc {
+        Some(a) => consumer.combine(a, r),
+        None => r,
+    };
+    loop {
+        if len / 2 >= splitter.min && len > splitter.min && runtime::poll_hungry() {
+            let mid = len / 2;
+            let (left, right) = producer.split_at(mid);
+            let (a, b) = runtime::fork(
+                || leaf(left, consumer, splitter, offset, mid),
+                move || leaf(right, consumer, splitter, offset + mid, len - mid),
+            );
+            return merge(acc, consumer.combine(a, b));
+        }
+        if len <= splitter.block {
+            return merge(acc, consumer.consume(offset, len, producer.into_seq()));
+        }
+        let block = splitter.block;
+        let (head, tail) = producer.split_at(block);
+        let start = Instant::now();
+        let r = consumer.consume(offset, block, head.into_seq());
+        splitter.adapt(start.elapsed());
+        acc = Some(merge(acc, r));
+        producer = tail;
+        offset += block;
+        len -= block;
+        if consumer.done(offset) {
+            return merge(acc, consumer.skipped());
+        }
+    }
+}

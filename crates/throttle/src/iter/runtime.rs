@@ -1,0 +1,56 @@
+//! The iterator layer's one door into the scheduler: the few things it needs beyond the public
+//! `join`, kept in one place so a change of the scheduler's internals touches one file.
+//!
+//! - [`poll_hungry`]: a task boundary inside a long leaf. It honours a lowered limit (the thread
+//!   gives up its slot there, as at any fork) and says whether a thread is hungry for work that
+//!   nobody has queued, which is when a leaf should split what it has left (`range.rs` does the
+//!   same for `for_range`).
+//! - [`fork`]: a `join` whose second half is always shareable (never a plain call), for splits
+//!   made because a thread is hungry.
+//! - [`in_pool`]: runs a computation as a participant of the current pool, entering the global
+//!   pool from outside any pool, so that even an iterator too short to split runs under a
+//!   pool's limit.
+
+use crate::join::join_shareable;
+use crate::worker::Participant;
+
+/// Honours a lowered limit, then says whether some thread is hungry while no work is queued.
+/// One relaxed load when nothing is going on; `false` outside any pool.
+#[inline]
+pub(crate) fn poll_hungry() -> bool {
+    Participant::with_current(|p| {
+        let Some(p) = p else { return false };
+        let registry = p.registry();
+        if !registry.sleep.load().wants_attention() {
+            return false;
+        }
+        // Pauses here while the pool is over its limit (its forks stay stealable meanwhile).
+        p.poll_limit();
+        let s = registry.sleep.load();
+        s.wants_attention() && s.active() <= s.limit() && !registry.has_work()
+    })
+}
+
+/// Runs `a` here and offers `b` to the pool's hungry threads; returns both results.
+pub(crate) fn fork<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    Participant::with_current(|p| match p {
+        Some(p) => join_shareable(p, |_| a(), |_| b()),
+        None => crate::join(a, b),
+    })
+}
+
+/// Runs `op` as a participant of the current pool: here if the thread already takes part in a
+/// pool, else through the global pool's `install`.
+pub(crate) fn in_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
+    if Participant::with_current(|p| p.is_some()) {
+        op()
+    } else {
+        crate::global::global().install(op)
+    }
+}
