@@ -4,6 +4,7 @@
 //! print its table and export its results. Each experiment lives in its own module and returns a
 //! [`report::Report`]; output formats live under `export/`.
 
+mod adapt;
 mod calibrate;
 mod chart;
 mod error;
@@ -62,6 +63,7 @@ enum Command {
     Topology(topology::TopologyArgs),
     /// Profile how any command scales with its thread count or with concurrent copies.
     Scan(scan::ScanArgs),
+    Adapt(adapt::AdaptArgs),
     #[command(name = "__spin", hide = true)]
     Spin(spin::SpinArgs),
     Run(run::RunArgs),
@@ -102,6 +104,7 @@ fn main() -> ExitCode {
             |m| Ok(Report::new("topology", m)),
             topology::render,
         ),
+        Command::Adapt(args) => adapt::run(&args),
         Command::Spin(args) => spin::run(&args),
         Command::Tasks(args) => tasks::run(&args),
         Command::Run(_) => unreachable!("handled above"),

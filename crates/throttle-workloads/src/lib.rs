@@ -24,6 +24,7 @@
 //! assert_eq!(total, seed_sum::expected_total(tasks as u64, chunk));
 //! ```
 
+pub mod adaptive;
 mod error;
 pub mod fib;
 pub mod frames;

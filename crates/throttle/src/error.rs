@@ -16,6 +16,7 @@ enum ErrorKind {
     Env { name: &'static str, value: String },
     Spawn(std::io::Error),
     Global(String),
+    AutoNeedsStats,
     GlobalStarted,
 }
 
@@ -43,6 +44,11 @@ impl Error {
     pub(crate) fn global(msg: String) -> Error {
         Error {
             kind: ErrorKind::Global(msg),
+        }
+    }
+    pub(crate) fn auto_needs_stats() -> Error {
+        Error {
+            kind: ErrorKind::AutoNeedsStats,
         }
     }
     pub(crate) fn global_started() -> Error {
@@ -77,6 +83,9 @@ impl fmt::Display for Error {
             ),
             ErrorKind::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
             ErrorKind::Global(msg) => f.write_str(msg),
+            ErrorKind::AutoNeedsStats => f.write_str(
+                "automatic concurrency learns from the pool's counters: build the pool with stats on (PoolBuilder::stats(true), the default)",
+            ),
             ErrorKind::GlobalStarted => f.write_str(
                 "the global pool has already started (an earlier build_global, or a parallel call before it); call PoolBuilder::build_global once, before any parallel work",
             ),

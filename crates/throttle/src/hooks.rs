@@ -140,6 +140,8 @@ where
         if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(task)) {
             hooks.task_panicked(payload);
         }
+        // Counted when it finishes, as a scope spawn is (completed work; see `Stats::tasks`).
+        crate::worker::flush_current_and_count_spawn();
         hooks.task_done();
     };
     // SAFETY: [1] `run` is 'static, so it borrows nothing that could end before it runs; [2] a
@@ -148,14 +150,8 @@ where
     // the job is not left unexecuted.
     let job = unsafe { HeapJob::into_job_ref(run) };
     Participant::with_current(|p| match p {
-        Some(p) if p.is_in(registry) => {
-            p.count_published_task();
-            p.publish(job)
-        }
-        _ => {
-            registry.count_outside_task();
-            registry.publish(&registry.injector, job)
-        }
+        Some(p) if p.is_in(registry) => p.publish(job),
+        _ => registry.publish(&registry.injector, job),
     });
 }
 

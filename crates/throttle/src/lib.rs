@@ -79,6 +79,26 @@
 //! assert_eq!(gate.available(), 2);
 //! ```
 //!
+//! # Auto mode: the pool chooses `k`
+//!
+//! [`Pool::set_concurrency_auto`] (or [`PoolBuilder::auto_concurrency`]) hands the limit to a
+//! controller that measures the pool every 50 ms (completed tasks, busy time, the workers'
+//! run-queue wait), scans `k` from the top down, fits a scalability curve, settles on the
+//! smallest `k` that gets the throughput, and then stays still until the throughput shifts.
+//! In auto mode, `for_range` and `map_reduce` also remember per call site whether a call is
+//! too short to pay for threads, and then run it on the calling thread alone.
+//! [`Pool::controller_log`] shows the decisions; [`set_concurrency`](Pool::set_concurrency)
+//! returns to a fixed limit. The controller itself is a pure state machine,
+//! [`controller::Controller`], testable without threads (see `src/controller/README.md`).
+//!
+//! ```
+//! let pool = throttle::Pool::builder().threads(2).auto_concurrency().build().unwrap();
+//! let sum = pool.map_reduce(0..100_000, || 0u64, |i| i as u64, |a, b| a + b);
+//! assert_eq!(sum, 4_999_950_000);
+//! assert!((1..=2).contains(&pool.concurrency()));
+//! pool.set_concurrency(2).unwrap(); // fixed again
+//! ```
+//!
 //! # How it works
 //!
 //! A short glossary: a *participant* is a thread taking part in a pool (a worker, or a caller
@@ -113,7 +133,9 @@
 
 #![warn(missing_docs)]
 
+mod callsite;
 mod context;
+pub mod controller;
 mod current;
 mod deque;
 mod error;
@@ -216,6 +238,7 @@ where
 /// throttle::for_range(0..1000, |_| { hits.fetch_add(1, Ordering::Relaxed); });
 /// assert_eq!(hits.into_inner(), 1000);
 /// ```
+#[track_caller]
 pub fn for_range<F>(range: std::ops::Range<usize>, f: F)
 where
     F: Fn(usize) + Sync + Send,
@@ -258,6 +281,7 @@ where
 /// let n = throttle::map_reduce(0..10, || 0, |i| i, |a, b| a + b);
 /// assert_eq!(n, 45);
 /// ```
+#[track_caller]
 pub fn map_reduce<T, ID, M, RD>(
     range: std::ops::Range<usize>,
     identity: ID,

@@ -1,6 +1,9 @@
 //! `Pool`: the public face of a registry and its worker threads.
 
+use crate::callsite::{CallSites, Way};
 use crate::context::Context;
+use crate::controller::auto::{apply_limit, AutoSlot};
+use crate::controller::{ControllerEvent, DEFAULT_INTERVAL};
 use crate::error::Error;
 use crate::hooks::{self, Hooks};
 use crate::join::join_in;
@@ -49,6 +52,10 @@ pub struct Pool {
     /// The machine-wide budget, if the pool joined a jobserver.
     #[cfg(not(loom))]
     budget: Option<crate::jobserver::budget::Budget>,
+    /// Auto mode (issue 9): the controller thread, if on, and its log.
+    auto: AutoSlot,
+    /// Auto mode: per-call-site memory of loops' costs ("if any at all").
+    sites: CallSites,
     /// Handlers and detached tasks (hooks.rs).
     pub(crate) hooks: std::sync::Arc<Hooks>,
 }
@@ -71,6 +78,7 @@ pub struct PoolBuilder {
     // --- jobserver (issue 10) ---
     #[cfg(not(loom))]
     jobserver: Option<crate::jobserver::Jobserver>,
+    auto: bool,
     /// Start, exit and panic handlers (set in hooks.rs).
     pub(crate) hooks: Hooks,
 }
@@ -82,6 +90,7 @@ impl fmt::Debug for PoolBuilder {
             .field("stack_size", &self.stack_size)
             .field("stats", &self.stats)
             .field("placement", &self.placement)
+            .field("auto", &self.auto)
             .finish_non_exhaustive()
     }
 }
@@ -159,6 +168,19 @@ impl PoolBuilder {
         self
     }
 
+    /// Starts the pool in auto mode: it chooses its own concurrency; see
+    /// [`Pool::set_concurrency_auto`]. Building then fails if stats are off.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::builder().threads(2).auto_concurrency().build().unwrap();
+    /// assert!(pool.is_concurrency_auto());
+    /// ```
+    pub fn auto_concurrency(mut self) -> Self {
+        self.auto = true;
+        self
+    }
+
     /// Starts the threads.
     ///
     /// # Errors
@@ -183,6 +205,8 @@ impl PoolBuilder {
             handles: Vec::with_capacity(threads),
             #[cfg(not(loom))]
             budget: None,
+            auto: AutoSlot::new(),
+            sites: CallSites::new(),
             hooks,
         };
         let homes = if self.placement {
@@ -213,6 +237,9 @@ impl PoolBuilder {
         if let Some(js) = self.jobserver {
             let budget = crate::jobserver::budget::Budget::start(js, pool.registry.clone());
             pool.budget = Some(budget.map_err(Error::spawn)?);
+        }
+        if self.auto {
+            pool.set_concurrency_auto()?;
         }
         Ok(pool)
     }
@@ -269,6 +296,7 @@ impl Pool {
             placement: cfg!(target_os = "linux"),
             #[cfg(not(loom))]
             jobserver: None,
+            auto: false,
             hooks: Hooks::default(),
         }
     }
@@ -416,11 +444,19 @@ impl Pool {
     /// pool.for_range(0..100, |i| { total.fetch_add(i as u64, Ordering::Relaxed); });
     /// assert_eq!(total.into_inner(), 4950);
     /// ```
+    #[track_caller]
     pub fn for_range<F>(&self, range: Range<usize>, f: F)
     where
         F: Fn(usize) + Sync + Send,
     {
         let block = auto_block(range.len(), self.threads());
+        if self.auto.is_on_fast() {
+            let len = range.len();
+            return self.remembered(len, move |way| match way {
+                Way::Serial => range.for_each(&f),
+                Way::Parallel => self.in_pool(|p| for_range_in(p, range, block, &f)),
+            });
+        }
         self.in_pool(|p| for_range_in(p, range, block, &f))
     }
 
@@ -452,6 +488,7 @@ impl Pool {
     /// let s = pool.map_reduce(0..5, String::new, |i| i.to_string(), |a, b| a + &b);
     /// assert_eq!(s, "01234");
     /// ```
+    #[track_caller]
     pub fn map_reduce<T, ID, M, RD>(
         &self,
         range: Range<usize>,
@@ -466,6 +503,15 @@ impl Pool {
         RD: Fn(T, T) -> T + Sync + Send,
     {
         let block = auto_block(range.len(), self.threads());
+        if self.auto.is_on_fast() {
+            let len = range.len();
+            return self.remembered(len, move |way| match way {
+                Way::Serial => range.fold(identity(), |acc, i| reduce(acc, map(i))),
+                Way::Parallel => {
+                    self.in_pool(|p| map_reduce_in(p, range, block, &identity, &map, &reduce))
+                }
+            });
+        }
         self.in_pool(|p| map_reduce_in(p, range, block, &identity, &map, &reduce))
     }
 
@@ -499,18 +545,16 @@ impl Pool {
         if k == 0 || k > self.threads() {
             return Err(Error::concurrency(k, self.threads()));
         }
+        // A fixed limit ends auto mode (the controller thread is joined first, so its last
+        // decision cannot land after ours).
+        self.auto.stop();
         // --- jobserver (issue 10): the budget caps the user's limit ---
         #[cfg(not(loom))]
         if let Some(b) = &self.budget {
             b.set_user_limit(k);
             return Ok(());
         }
-        let registry = &self.registry;
-        let before = registry.sleep.load().limit();
-        registry.sleep.set_limit(k);
-        if k > before && registry.has_work() {
-            registry.publish_wake();
-        }
+        apply_limit(&self.registry, k);
         Ok(())
     }
 
@@ -554,8 +598,8 @@ impl Pool {
         }
     }
 
-    /// The current concurrency limit: the effective one, min(user limit, 1 + tokens held), if
-    /// the pool joined a jobserver.
+    /// The current concurrency limit (in auto mode, the controller's current choice): the
+    /// effective one, min(user limit, 1 + tokens held), if the pool joined a jobserver.
     pub fn concurrency(&self) -> usize {
         self.registry.sleep.load().limit()
     }
@@ -590,6 +634,81 @@ impl Pool {
     }
 }
 
+/// Auto mode: the pool chooses its own concurrency (issue 9; `controller/README.md`).
+impl Pool {
+    /// Lets the pool choose its concurrency `k` in `1..=threads()` and keep choosing as the
+    /// work changes. A controller thread measures the pool every [`DEFAULT_INTERVAL`] (tasks
+    /// completed, busy time, the workers' run-queue wait) and sets the limit through the same
+    /// machinery as [`set_concurrency`](Pool::set_concurrency), which ends auto mode. It starts
+    /// cold: a scan from `k = threads()` down, a fit, then it stays still until the
+    /// throughput or the run-queue wait shifts. Calling it again restarts from cold.
+    ///
+    /// The throughput it learns from is the count of tasks (forks and spawns) per second, so
+    /// it learns best from work made of many tasks of similar cost; see the README for what it
+    /// cannot see.
+    ///
+    /// # Errors
+    /// The pool was built with `.stats(false)` (the controller reads the counters), or the OS
+    /// refused to start the controller thread.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// pool.set_concurrency_auto().unwrap();
+    /// assert!(pool.is_concurrency_auto());
+    /// let k = pool.concurrency();
+    /// assert!((1..=2).contains(&k));
+    /// pool.set_concurrency(1).unwrap(); // back to a fixed limit
+    /// assert!(!pool.is_concurrency_auto());
+    /// ```
+    pub fn set_concurrency_auto(&self) -> Result<(), Error> {
+        self.set_concurrency_auto_every(DEFAULT_INTERVAL)
+    }
+
+    /// [`set_concurrency_auto`](Pool::set_concurrency_auto) with another controller interval
+    /// (at least 1 ms).
+    ///
+    /// # Errors
+    /// As [`set_concurrency_auto`](Pool::set_concurrency_auto).
+    pub fn set_concurrency_auto_every(&self, interval: std::time::Duration) -> Result<(), Error> {
+        if !self.registry.stats.enabled {
+            return Err(Error::auto_needs_stats());
+        }
+        let interval = interval.max(std::time::Duration::from_millis(1));
+        self.auto
+            .start(&self.registry, interval)
+            .map_err(Error::spawn)
+    }
+
+    /// Auto mode's "if any at all": runs a loop of `len` indices the way its call site's
+    /// memory says is cheaper (serially on the calling thread, or in the pool) and records
+    /// what it cost. A serial run is plain code of the caller, as if it had written the loop
+    /// itself; it takes no run slot.
+    #[track_caller]
+    fn remembered<R>(&self, len: usize, run: impl FnOnce(Way) -> R) -> R {
+        let site = std::panic::Location::caller();
+        let (way, timed) = self.sites.choose(site);
+        if !timed {
+            return run(way);
+        }
+        let start = Instant::now();
+        let r = run(way);
+        self.sites.record(site, way, len, start.elapsed());
+        r
+    }
+
+    /// Whether the pool chooses its own concurrency.
+    pub fn is_concurrency_auto(&self) -> bool {
+        self.auto.is_on()
+    }
+
+    /// The controller's recent decisions, oldest first (bounded: the last 1024 that were not
+    /// "hold"). Kept after a switch back to a fixed limit.
+    pub fn controller_log(&self) -> Vec<ControllerEvent> {
+        self.auto.log()
+    }
+}
+
 impl fmt::Debug for Pool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Pool")
@@ -601,6 +720,7 @@ impl fmt::Debug for Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        self.auto.stop();
         // Inside one of its own tasks, `wait_for_detached` does not wait (the task would wait for
         // itself); the detached tasks still run, the workers drain the queues first.
         self.hooks.wait_for_detached(&self.registry);

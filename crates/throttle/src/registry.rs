@@ -215,6 +215,7 @@ pub(crate) fn worker_main(
     deque: Worker<JobRef>,
     placement: Option<Placement>,
 ) {
+    registry.stats.record_tid(index);
     let home = placement.as_ref().and_then(Placement::home);
     let parker = Arc::new(Parker::with_home(home));
     let me = Participant::new(&registry, Some(index), parker.clone(), Some(deque));
@@ -272,14 +273,6 @@ impl Registry {
     /// had to wait.
     pub(crate) fn wait_for_slot(&self, me: &Arc<Parker>) -> bool {
         self.sleep.wait_for_slot(me)
-    }
-
-    /// Counts a task published from outside the pool (an injected call, a spawn from a foreign
-    /// thread).
-    pub(crate) fn count_outside_task(&self) {
-        if self.stats.enabled {
-            Counters::add(&self.stats.outside.tasks, 1);
-        }
     }
 
     /// Wakes one sleeper for work that is already queued.

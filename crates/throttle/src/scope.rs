@@ -68,8 +68,9 @@ impl<'scope> Scope<'scope> {
                     scope.record_panic(p);
                 }
             }
-            // The forks this task made are counted before the scope's owner can return.
-            crate::worker::flush_current();
+            // This task, and the forks it made, are counted before the scope's owner can
+            // return.
+            crate::worker::flush_current_and_count_spawn();
             // SAFETY: the scope is alive (our task is still pending), and we touch it through a
             // raw pointer only, so no reference to it outlives the decrement.
             unsafe { Scope::job_done(ptr.0) };
@@ -81,14 +82,8 @@ impl<'scope> Scope<'scope> {
         // SAFETY: see the `Send` impl: the registry outlives the scope.
         let registry = unsafe { &*self.registry };
         Participant::with_current(|p| match p {
-            Some(p) if p.is_in(registry) => {
-                p.count_published_task();
-                p.publish(job)
-            }
-            _ => {
-                registry.count_outside_task();
-                registry.publish(&registry.injector, job)
-            }
+            Some(p) if p.is_in(registry) => p.publish(job),
+            _ => registry.publish(&registry.injector, job),
         });
     }
 

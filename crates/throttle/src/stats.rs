@@ -1,7 +1,7 @@
 //! Counters of what a pool did: tasks, shares, steals, sleeps, wake-ups, and how many threads were
 //! busy for how long (the "concurrency level" view of a thread profiler).
 
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
 use std::time::{Duration, Instant};
 
@@ -24,7 +24,8 @@ pub struct Stats {
     /// Time covered by the histogram: since the pool was built, in its 16 ns ticks.
     pub elapsed: Duration,
     /// Tasks: forks made (each fork's second half runs once, on its thread or a thief; a half
-    /// whose first half panicked is dropped instead) and scope spawns.
+    /// whose first half panicked is dropped instead) and scope spawns (counted when they
+    /// finish, so this is completed work: the adaptive controller's throughput signal).
     pub tasks: u64,
     /// Shareable forks: fork halves put on a deque where other threads could steal them (the
     /// other forks ran as plain calls, see the crate docs).
@@ -47,6 +48,9 @@ pub struct Stats {
     pub busy_outside: Duration,
     /// Total time threads waited for a run slot because of the concurrency limit.
     pub limit_wait: Duration,
+    /// Changes of the limit made by the adaptive controller (auto mode; see
+    /// [`Pool::set_concurrency_auto`](crate::Pool::set_concurrency_auto)).
+    pub controller_changes: u64,
 }
 
 impl Stats {
@@ -93,6 +97,9 @@ impl Stats {
             busy_per_worker: sub_all(&self.busy_per_worker, &earlier.busy_per_worker),
             busy_outside: self.busy_outside.saturating_sub(earlier.busy_outside),
             limit_wait: self.limit_wait.saturating_sub(earlier.limit_wait),
+            controller_changes: self
+                .controller_changes
+                .saturating_sub(earlier.controller_changes),
         }
     }
 }
@@ -168,6 +175,11 @@ pub(crate) struct Collector {
     pub(crate) workers: Box<[CachePadded<Counters>]>,
     pub(crate) outside: CachePadded<Counters>,
     levels: Levels,
+    /// Kernel thread ids of the workers (0 until a worker started), for the controller's
+    /// schedstat reads. Written once per worker at its start.
+    tids: Box<[AtomicU32]>,
+    /// Limit changes made by the controller (written by the controller thread only).
+    controller_changes: AtomicU64,
 }
 
 impl Collector {
@@ -182,7 +194,34 @@ impl Collector {
             // catches a transient overshoot of the count (a thread between its slot and its
             // busy mark).
             levels: Levels::new(threads + 2),
+            tids: (0..threads).map(|_| AtomicU32::new(0)).collect(),
+            controller_changes: AtomicU64::new(0),
         }
+    }
+
+    /// Records the calling thread as worker `index` (at the worker's start).
+    pub(crate) fn record_tid(&self, index: usize) {
+        #[cfg(all(target_os = "linux", not(loom)))]
+        {
+            // SAFETY: gettid has no preconditions and cannot fail.
+            let tid = unsafe { libc::gettid() };
+            self.tids[index].store(u32::try_from(tid).unwrap_or(0), Ordering::Relaxed);
+        }
+        #[cfg(not(all(target_os = "linux", not(loom))))]
+        let _ = index;
+    }
+
+    /// The workers' kernel thread ids recorded so far (0 for one not yet started).
+    pub(crate) fn worker_tids(&self) -> Vec<u32> {
+        self.tids
+            .iter()
+            .map(|t| t.load(Ordering::Relaxed))
+            .collect()
+    }
+
+    /// One more limit change by the controller.
+    pub(crate) fn count_controller_change(&self) {
+        self.controller_changes.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The counters of worker `index`, or the outside callers' for `None`.
@@ -226,6 +265,7 @@ impl Collector {
         let threads = self.workers.len();
         let mut s = Stats {
             threads,
+            controller_changes: self.controller_changes.load(Ordering::Relaxed),
             ..Stats::default()
         };
         if !self.enabled {

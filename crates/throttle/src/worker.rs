@@ -105,6 +105,17 @@ pub(crate) fn flush_current() {
     });
 }
 
+/// [`flush_current`] at the end of a scope spawn, counting that spawn as one task: a spawn is
+/// counted when it *finishes*, so the count is completed work (what the adaptive controller
+/// learns from), and in the same add as the forks it made.
+pub(crate) fn flush_current_and_count_spawn() {
+    Participant::with_current(|p| {
+        if let Some(p) = p {
+            p.flush_counting(1);
+        }
+    });
+}
+
 impl Participant {
     /// A participant of `registry`, which must outlive it. Workers bring their deque.
     pub(crate) fn new(
@@ -461,20 +472,18 @@ impl Participant {
 
     /// Moves the inline task count to the shared counters.
     pub(crate) fn flush(&self) {
+        self.flush_counting(0);
+    }
+
+    /// [`flush`](Participant::flush), adding `extra` finished tasks.
+    pub(crate) fn flush_counting(&self, extra: u64) {
         self.settle_plain_forks();
         let forks = self.forks.get();
-        let n = forks.wrapping_sub(self.flushed_forks.replace(forks));
+        let n = forks.wrapping_sub(self.flushed_forks.replace(forks)) + extra;
         let pushed = self.pushed.replace(0);
         if n > 0 && self.registry().stats.enabled {
             Counters::add(&self.counters().tasks, n);
             Counters::add(&self.counters().shared, pushed);
-        }
-    }
-
-    /// Counts a job published for others to run (a scope spawn): one task.
-    pub(crate) fn count_published_task(&self) {
-        if self.registry().stats.enabled {
-            Counters::add(&self.counters().tasks, 1);
         }
     }
 

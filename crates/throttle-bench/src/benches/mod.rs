@@ -1,5 +1,6 @@
 //! The benchmarks of issues 2, 7 and 8, one module each, and the list that runs them.
 
+mod adaptive;
 mod coarse;
 mod dispatch;
 mod fib;
@@ -122,6 +123,26 @@ pub const ALL: &[Bench] = &[
         name: "placement",
         group: "placement",
         run: placement::run,
+    },
+    Bench {
+        name: "adaptive_cpu",
+        group: "adaptive",
+        run: adaptive::cpu,
+    },
+    Bench {
+        name: "adaptive_lock",
+        group: "adaptive",
+        run: adaptive::lock,
+    },
+    Bench {
+        name: "adaptive_membound",
+        group: "adaptive",
+        run: adaptive::membound,
+    },
+    Bench {
+        name: "adaptive_blocking",
+        group: "adaptive",
+        run: adaptive::blocking,
     },
     Bench {
         name: "iter_sum",

@@ -1,0 +1,272 @@
+//! "If any at all" (seed 001, point A): per call site of `for_range` / `map_reduce`, remember
+//! what a call cost run in parallel and run serially, and run it on the calling thread alone
+//! when that is cheaper (a job too short to pay for waking threads).
+//!
+//! The memory is a small fixed table per pool, keyed by the caller's source location
+//! (`#[track_caller]`). Each slot keeps the mean time per index of the two ways to run the
+//! site. A site runs the way that was cheaper; now and then it tries the other way (less often
+//! the dearer that way is, see [`EXPLORE_EVERY`]), so that the choice follows the job's cost
+//! as it changes, for about 3 % of the site's time. Sites whose calls take longer than [`ALWAYS_PARALLEL`] stop exploring
+//! the serial way: there the pool's thread count is the controller's business.
+//!
+//! Correct under concurrency without locks: slots are claimed with one compare-exchange of the
+//! key, and the statistics are plain relaxed loads and stores. Two calls of one site racing may
+//! lose one update of a mean, which only delays the choice; they never corrupt a slot. The cost
+//! is a few relaxed atomics per *call* (not per task, not per index), and only in auto mode.
+
+use crate::sync::{AtomicU64, AtomicUsize, Ordering};
+use std::panic::Location;
+use std::time::Duration;
+
+/// Slots per pool. 256: far more distinct parallel-loop call sites than a program has hot
+/// ones; a site that finds no free slot within [`PROBES`] is simply not remembered (it runs in
+/// parallel, as without memory).
+pub(crate) const SLOTS: usize = 256;
+/// Slots probed from a site's hash before giving up.
+const PROBES: usize = 8;
+/// A site runs the way it thinks slower once per this many calls times the cost ratio of the
+/// two ways (exploration), so exploring costs about 1/32 = 3 % of the site's time.
+pub(crate) const EXPLORE_EVERY: u64 = 32;
+/// Longest exploration period, in calls: a site notices a change of its job's cost within
+/// this many calls.
+const MAX_EXPLORE_PERIOD: u64 = 1 << 16;
+/// Calls in one exploration burst (see `choose`).
+const EXPLORE_BURST: u64 = 4;
+/// The chosen way is timed once per this many calls (see `choose`).
+const TIME_EVERY: u64 = 8;
+/// A call that takes longer than this in its cheaper way no longer explores running serially:
+/// 1 ms is some hundred times the cost of waking threads, so threads always pay there.
+pub(crate) const ALWAYS_PARALLEL: Duration = Duration::from_millis(1);
+
+/// How a call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Way {
+    Serial,
+    Parallel,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    /// Address of the site's `Location`, 0 while free.
+    key: AtomicUsize,
+    calls: AtomicU64,
+    /// Mean ns per index, as `f64` bits (0 = not measured yet).
+    serial: AtomicU64,
+    parallel: AtomicU64,
+    /// Duration of the last parallel call, ns.
+    parallel_call_ns: AtomicU64,
+}
+
+/// The per-pool table.
+#[derive(Debug)]
+pub(crate) struct CallSites {
+    slots: Box<[Slot]>,
+}
+
+/// Weight of a new measurement in a site's mean: 1/2, so that one cold first measurement (the
+/// pool's threads asleep) is forgotten within a few calls of that way.
+const NEW_WEIGHT: f64 = 0.5;
+
+impl CallSites {
+    pub(crate) fn new() -> CallSites {
+        CallSites {
+            slots: (0..SLOTS).map(|_| Slot::default()).collect(),
+        }
+    }
+
+    fn slot(&self, site: &'static Location<'static>) -> Option<&Slot> {
+        let key = site as *const Location<'static> as usize;
+        // Locations are distinct statics; mix the address so neighbours spread.
+        let h = (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+        for i in 0..PROBES {
+            let slot = &self.slots[(h as usize + i) % SLOTS];
+            match slot.key.load(Ordering::Relaxed) {
+                k if k == key => return Some(slot),
+                0 => {
+                    // Relaxed: the key is the only thing claimed; the statistics start at 0
+                    // ("not measured") whichever thread wins.
+                    match slot
+                        .key
+                        .compare_exchange(0, key, Ordering::Relaxed, Ordering::Relaxed)
+                    {
+                        Ok(_) => return Some(slot),
+                        Err(k) if k == key => return Some(slot),
+                        Err(_) => continue,
+                    }
+                }
+                _ => continue,
+            }
+        }
+        None
+    }
+
+    /// How the next call at `site` should run, and whether to time it (a clock read costs
+    /// tens of ns, as much as a trivial call: the chosen way is timed one call in
+    /// [`TIME_EVERY`], an exploration always).
+    pub(crate) fn choose(&self, site: &'static Location<'static>) -> (Way, bool) {
+        let Some(slot) = self.slot(site) else {
+            return (Way::Parallel, false);
+        };
+        // A plain load and store, not a read-modify-write: racing calls may lose a count, which
+        // only shifts when the next exploration happens, and the call stays a few ns.
+        let n = slot.calls.load(Ordering::Relaxed);
+        slot.calls.store(n.wrapping_add(1), Ordering::Relaxed);
+        let (s, p) = (load(&slot.serial), load(&slot.parallel));
+        let long =
+            slot.parallel_call_ns.load(Ordering::Relaxed) > ALWAYS_PARALLEL.as_nanos() as u64;
+        if p == 0.0 {
+            return (Way::Parallel, true);
+        }
+        if s == 0.0 {
+            // Parallel known, serial not: try serial once, unless calls are long.
+            return if n % EXPLORE_EVERY == 1 && !long {
+                (Way::Serial, true)
+            } else {
+                (Way::Parallel, n % TIME_EVERY == 0)
+            };
+        }
+        let (better, ratio) = if s <= p {
+            (Way::Serial, p / s)
+        } else {
+            (Way::Parallel, s / p)
+        };
+        // Explore the other way in a burst of EXPLORE_BURST calls once per EXPLORE_EVERY ×
+        // EXPLORE_BURST × (its cost ratio) calls, so that exploring costs about
+        // 1/EXPLORE_EVERY of the time whatever the ratio. A burst, because the parallel way
+        // is only as fast as measured when the pool's threads are awake: the first call of a
+        // burst wakes them, the mean (weight 1/2 per sample) then follows the warm calls.
+        let period = (EXPLORE_EVERY as f64 * EXPLORE_BURST as f64 * ratio.max(1.0))
+            .min(MAX_EXPLORE_PERIOD as f64) as u64;
+        let explore = n % period.max(2 * EXPLORE_BURST) < EXPLORE_BURST;
+        match (better, explore) {
+            (Way::Serial, true) => (Way::Parallel, true),
+            (Way::Parallel, true) if !long => (Way::Serial, true),
+            (w, _) => (w, n % TIME_EVERY == 0),
+        }
+    }
+
+    /// Records that a call at `site` of `len` indices ran `way` in `took`.
+    pub(crate) fn record(
+        &self,
+        site: &'static Location<'static>,
+        way: Way,
+        len: usize,
+        took: Duration,
+    ) {
+        let Some(slot) = self.slot(site) else {
+            return;
+        };
+        // The two clock reads are part of `took`; for a trivial loop they are most of it, and
+        // would make both ways look alike.
+        let took = took.saturating_sub(clock_cost());
+        let per = (took.as_nanos() as f64).max(1.0) / len.max(1) as f64;
+        let cell = match way {
+            Way::Serial => &slot.serial,
+            Way::Parallel => &slot.parallel,
+        };
+        let old = load(cell);
+        let new = if old == 0.0 {
+            per
+        } else {
+            old + NEW_WEIGHT * (per - old)
+        };
+        // Zero means "not measured": keep a measured mean positive.
+        cell.store(new.max(f64::MIN_POSITIVE).to_bits(), Ordering::Relaxed);
+        if way == Way::Parallel {
+            let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+            slot.parallel_call_ns.store(ns, Ordering::Relaxed);
+        }
+    }
+
+    /// Sites remembered (for tests).
+    #[cfg(all(test, not(loom)))]
+    fn used(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.key.load(Ordering::Relaxed) != 0)
+            .count()
+    }
+}
+
+/// What timing a call costs: two `Instant::now()` reads, the least of 32 tries, measured once
+/// per process (tens of ns with a TSC clock, up to µs with others).
+fn clock_cost() -> Duration {
+    static COST: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *COST.get_or_init(|| {
+        (0..32)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                std::hint::black_box(std::time::Instant::now());
+                t.elapsed()
+            })
+            .min()
+            .unwrap_or_default()
+    })
+}
+
+fn load(c: &AtomicU64) -> f64 {
+    f64::from_bits(c.load(Ordering::Relaxed))
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn here() -> &'static Location<'static> {
+        Location::caller()
+    }
+
+    #[test]
+    fn learns_serial_for_cheap_calls_and_parallel_for_dear_ones() {
+        let t = CallSites::new();
+        let site = here();
+        let mut ways = Vec::new();
+        for _ in 0..64 {
+            let (w, _) = t.choose(site);
+            let took = match w {
+                Way::Serial => Duration::from_nanos(500),
+                Way::Parallel => Duration::from_micros(20),
+            };
+            t.record(site, w, 100, took);
+            ways.push(w);
+        }
+        let serial = ways[32..].iter().filter(|&&w| w == Way::Serial).count();
+        assert!(serial >= 30, "{ways:?}");
+
+        let dear = here();
+        for _ in 0..64 {
+            let (w, _) = t.choose(dear);
+            let took = match w {
+                Way::Serial => Duration::from_micros(400),
+                Way::Parallel => Duration::from_micros(210),
+            };
+            t.record(dear, w, 100, took);
+        }
+        let parallel = (0..32).filter(|_| {
+            let (w, _) = t.choose(dear);
+            t.record(
+                dear,
+                w,
+                100,
+                Duration::from_micros(if w == Way::Serial { 400 } else { 210 }),
+            );
+            w == Way::Parallel
+        });
+        assert!(parallel.count() >= 30);
+    }
+
+    #[test]
+    fn the_table_is_bounded() {
+        let t = CallSites::new();
+        // Many distinct sites: fake locations leaked for the test.
+        for i in 0..4 * SLOTS {
+            let loc: &'static Location<'static> = Box::leak(Box::new(*here()));
+            let _ = i;
+            let (w, _) = t.choose(loc);
+            t.record(loc, w, 10, Duration::from_micros(1));
+        }
+        assert!(t.used() <= SLOTS);
+        assert!(t.used() >= SLOTS / 2, "the table fills up: {}", t.used());
+    }
+}

@@ -1,0 +1,302 @@
+//! Auto mode: the thread that drives the [`Controller`] for a pool.
+//!
+//! Every interval it reads what the pool already counts (no atomics are added to the task
+//! path): tasks (forks and spawns) as the completed work, the busy histogram as the busy
+//! thread-time, and the run-queue wait of the workers from `/proc/self/task/<tid>/schedstat`.
+//! It steps the controller and applies its `k` through the same limit machinery as
+//! [`Pool::set_concurrency`](crate::Pool::set_concurrency). Decisions other than "hold" go to a
+//! bounded log ([`Pool::controller_log`](crate::Pool::controller_log)).
+
+use super::{Config, Controller, Reason, Sample};
+use crate::registry::Registry;
+use crate::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex as StdMutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Default controller interval: 50 ms. Long enough that an interval holds many tasks of a
+/// typical fork-join workload (the throughput signal is a count) and that reading the workers'
+/// schedstat files costs nothing measurable (one small read per worker, 20 times a second);
+/// short enough that a 20-interval settle takes one second.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Fewest completed tasks that make a sample: with fewer, one task more or less moves the
+/// rate by more than 3 %, the noise the controller is built for. 32.
+const MIN_SAMPLE_TASKS: f64 = 32.0;
+/// A sample grows for at most this many intervals while it has too few tasks.
+const MAX_SAMPLE_INTERVALS: u32 = 8;
+
+/// The transition after a change of the limit, excluded from the next sample: a fifth of the
+/// interval (10 ms by default): a lowered limit takes effect at task boundaries, usually
+/// within microseconds (`throttle-bench --bench limit_response`), but tasks of a few ms exist.
+const TRANSITION_DIVISOR: u32 = 5;
+
+/// Entries the controller log keeps (the oldest go first): a full scan of a 256-thread pool
+/// is about a dozen entries, so this holds the last many dozen decisions.
+const LOG_CAPACITY: usize = 1024;
+
+/// One decision of the controller, from [`Pool::controller_log`](crate::Pool::controller_log).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ControllerEvent {
+    /// When, since the pool was built.
+    pub at: Duration,
+    /// The limit in force during the interval just measured.
+    pub old_k: usize,
+    /// The limit chosen for the next interval.
+    pub new_k: usize,
+    /// Why.
+    pub reason: Reason,
+    /// Throughput measured over the interval (tasks per second).
+    pub throughput: f64,
+}
+
+/// Locks a std mutex, ignoring poisoning (the data here is a log and a flag: always valid).
+fn lock<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The pool's side of auto mode: the running controller thread, if any, and the log (which
+/// outlives a switch back to a fixed limit).
+#[derive(Debug)]
+pub(crate) struct AutoSlot {
+    running: StdMutex<Option<Running>>,
+    /// Mirrors `running.is_some()` for the loops' per-call check (one relaxed load).
+    on: std::sync::atomic::AtomicBool,
+    log: std::sync::Arc<StdMutex<VecDeque<ControllerEvent>>>,
+    born: Instant,
+}
+
+#[derive(Debug)]
+struct Running {
+    stop: std::sync::Arc<Stop>,
+    handle: JoinHandle<()>,
+}
+
+#[derive(Debug, Default)]
+struct Stop {
+    flag: StdMutex<bool>,
+    cv: Condvar,
+}
+
+impl Stop {
+    /// Sleeps for `d` or until stopped; true if stopped.
+    fn wait(&self, d: Duration) -> bool {
+        let deadline = Instant::now() + d;
+        let mut stopped = lock(&self.flag);
+        loop {
+            if *stopped {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            stopped = match self.cv.wait_timeout(stopped, deadline - now) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+    }
+
+    fn set(&self) {
+        *lock(&self.flag) = true;
+        self.cv.notify_all();
+    }
+}
+
+impl AutoSlot {
+    pub(crate) fn new() -> AutoSlot {
+        AutoSlot {
+            running: StdMutex::new(None),
+            on: std::sync::atomic::AtomicBool::new(false),
+            log: Default::default(),
+            born: Instant::now(),
+        }
+    }
+
+    pub(crate) fn is_on(&self) -> bool {
+        lock(&self.running).is_some()
+    }
+
+    /// Like `is_on`, without the lock (may lag a concurrent switch by a call).
+    pub(crate) fn is_on_fast(&self) -> bool {
+        self.on.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Starts (or restarts, from a cold start) the controller thread.
+    pub(crate) fn start(
+        &self,
+        registry: &Arc<Registry>,
+        interval: Duration,
+    ) -> Result<(), std::io::Error> {
+        let mut running = lock(&self.running);
+        if let Some(r) = running.take() {
+            r.stop.set();
+            let _ = r.handle.join();
+        }
+        let stop = std::sync::Arc::new(Stop::default());
+        let (s, reg, log, born) = (stop.clone(), registry.clone(), self.log.clone(), self.born);
+        let handle = std::thread::Builder::new()
+            .name("throttle-controller".into())
+            .spawn(move || drive(&reg, interval, &s, &log, born))?;
+        *running = Some(Running { stop, handle });
+        self.on.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Stops and joins the controller thread, if one runs. The limit stays where it was.
+    pub(crate) fn stop(&self) {
+        let r = {
+            let mut running = lock(&self.running);
+            self.on.store(false, std::sync::atomic::Ordering::Relaxed);
+            running.take()
+        };
+        if let Some(r) = r {
+            r.stop.set();
+            // The thread never waits on the pool's work, so this join is short (at most one
+            // step of the controller).
+            let _ = r.handle.join();
+        }
+    }
+
+    pub(crate) fn log(&self) -> Vec<ControllerEvent> {
+        lock(&self.log).iter().copied().collect()
+    }
+}
+
+/// Applies a limit as `Pool::set_concurrency` does: set it, and wake a worker for waiting work
+/// if it rose.
+pub(crate) fn apply_limit(registry: &Registry, k: usize) {
+    let before = registry.sleep.load().limit();
+    registry.sleep.set_limit(k);
+    if k > before && registry.has_work() {
+        registry.publish_wake();
+    }
+}
+
+/// What the pool had counted at one instant.
+struct Reading {
+    at: Instant,
+    tasks: u64,
+    /// Time with no thread busy (level 0 of the busy histogram).
+    idle: Duration,
+    /// Busy thread-time: Σ level × time at that level, from the busy histogram.
+    busy: Duration,
+    runq_ns: u64,
+}
+
+impl Reading {
+    fn take(registry: &Registry) -> Reading {
+        let s = registry.stats.snapshot();
+        let busy = s
+            .busy_histogram
+            .iter()
+            .enumerate()
+            .map(|(j, d)| d.as_secs_f64() * j as f64)
+            .sum::<f64>();
+        Reading {
+            at: Instant::now(),
+            tasks: s.tasks,
+            idle: s.busy_histogram.first().copied().unwrap_or_default(),
+            busy: Duration::from_secs_f64(busy),
+            runq_ns: registry
+                .stats
+                .worker_tids()
+                .iter()
+                .filter_map(|&t| runq_wait_ns(t))
+                .sum(),
+        }
+    }
+
+    /// The sample of the interval from `earlier` to `self`. Its length is the *active* time
+    /// (some thread busy), not the wall time: an interval in which the pool ran out of work
+    /// for a while measures the rate while it had work, so that a program that pauses between
+    /// batches does not look like a throughput drop. An interval active less than a quarter
+    /// of the time is reported empty (idle: it teaches nothing).
+    fn since(&self, earlier: &Reading, k: usize) -> Sample {
+        let wall = self.at.saturating_duration_since(earlier.at);
+        let active = wall.saturating_sub(self.idle.saturating_sub(earlier.idle));
+        if active < wall / 4 {
+            return Sample {
+                k,
+                interval: wall,
+                work: 0.0,
+                busy: Duration::ZERO,
+                runq_wait: Duration::ZERO,
+            };
+        }
+        Sample {
+            k,
+            interval: active,
+            work: self.tasks.saturating_sub(earlier.tasks) as f64,
+            busy: self.busy.saturating_sub(earlier.busy),
+            runq_wait: Duration::from_nanos(self.runq_ns.saturating_sub(earlier.runq_ns)),
+        }
+    }
+}
+
+/// Run-queue wait of thread `tid` of this process so far (second field of its schedstat).
+/// `throttle-probe` has a full schedstat reader; the runtime may not depend on the probe, and
+/// this is the one number it needs.
+fn runq_wait_ns(tid: u32) -> Option<u64> {
+    if tid == 0 {
+        return None;
+    }
+    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The controller thread's loop.
+fn drive(
+    registry: &Registry,
+    interval: Duration,
+    stop: &Stop,
+    log: &StdMutex<VecDeque<ControllerEvent>>,
+    born: Instant,
+) {
+    let mut ctl = Controller::new(Config::new(registry.threads()));
+    // Cold start: the scan begins at the top.
+    let first = ctl.k();
+    if registry.sleep.load().limit() != first {
+        apply_limit(registry, first);
+    }
+    let mut prev = Reading::take(registry);
+    let mut waited = 0u32;
+    while !stop.wait(interval) {
+        let now = Reading::take(registry);
+        let old_k = registry.sleep.load().limit();
+        let sample = now.since(&prev, old_k);
+        waited += 1;
+        if sample.work > 0.0 && sample.work < MIN_SAMPLE_TASKS && waited < MAX_SAMPLE_INTERVALS {
+            // Too few tasks for a rate (long tasks): let the sample grow.
+            continue;
+        }
+        waited = 0;
+        prev = now;
+        let d = ctl.step(&sample);
+        if d.k != old_k {
+            apply_limit(registry, d.k);
+            registry.stats.count_controller_change();
+            // The next sample starts after a short transition: threads over a lowered limit
+            // finish their current task, woken ones start. Measuring it would blur two `k`s.
+            if stop.wait(interval / TRANSITION_DIVISOR) {
+                return;
+            }
+            prev = Reading::take(registry);
+        }
+        if d.k != old_k || !matches!(d.reason, Reason::Hold | Reason::Idle) {
+            let mut log = lock(log);
+            if log.len() == LOG_CAPACITY {
+                log.pop_front();
+            }
+            log.push_back(ControllerEvent {
+                at: born.elapsed(),
+                old_k,
+                new_k: d.k,
+                reason: d.reason,
+                throughput: sample.rate(),
+            });
+        }
+    }
+}

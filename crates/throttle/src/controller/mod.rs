@@ -1,0 +1,750 @@
+//! The adaptive-concurrency controller: a pure state machine that takes the measurements of one
+//! interval and returns the concurrency `k` for the next one, with a reason.
+//!
+//! It owns no threads and reads no clocks, so it is tested by feeding it numbers (see
+//! [`sim`], a simulated machine of 8 to 256 cores). The pool drives it from a background thread
+//! (`sampler.rs`) when [`Pool::set_concurrency_auto`](crate::Pool::set_concurrency_auto) is on.
+//! The design and the reasons for it are in `controller/README.md`; in short:
+//!
+//! 1. **Scan**: start at the highest `k`, halve it each interval until throughput has clearly
+//!    fallen (below [`Config::scan_stop`] of the best seen, after at least three points) or
+//!    `k = 1`.
+//! 2. **Fit**: fit `k / X(k) = a + b·k + c·k²` (the Universal Scalability Law, which is exactly
+//!    this quadratic) to all points by weighted least squares. Take the *smallest* `k` whose
+//!    predicted throughput is within [`Config::slack`] of the predicted peak: the same work with
+//!    fewer threads.
+//! 3. **Verify**: measure that `k` once; if it falls far short of the best measured point, the
+//!    model was wrong and the best measured point wins.
+//! 4. **Settled**: stay still. Only a sustained shift of the throughput (or of the run-queue
+//!    wait) away from what was measured when it settled starts a new scan. No probing while
+//!    settled: a settled pool pays nothing for the controller.
+//!
+//! # Examples
+//! ```
+//! use throttle::controller::{Config, Controller, Sample};
+//! use std::time::Duration;
+//! // A machine whose throughput peaks at k = 4 of 16.
+//! let x = |k: usize| { let k = k as f64; 1000.0 * k / (1.0 + 0.05 * (k - 1.0) + 0.05 * k * (k - 1.0)) };
+//! let mut c = Controller::new(Config::new(16));
+//! let mut k = c.k();
+//! for _ in 0..20 {
+//!     k = c.step(&Sample::throughput(k, x(k), Duration::from_millis(100))).k;
+//! }
+//! assert!(x(k) >= 0.95 * x(4));
+//! ```
+
+pub(crate) mod auto;
+pub mod sim;
+
+pub use auto::{ControllerEvent, DEFAULT_INTERVAL};
+
+use std::fmt;
+use std::time::Duration;
+
+/// What the pool measured over one interval, while `k` was the limit in force.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// The limit in force during the interval.
+    pub k: usize,
+    /// Length of the interval.
+    pub interval: Duration,
+    /// Completed work during the interval, in any unit that stays the same from interval to
+    /// interval (the pool uses tasks: forks and spawns).
+    pub work: f64,
+    /// Busy time summed over the pool's threads (running task code, not searching or parked).
+    pub busy: Duration,
+    /// Time the pool's threads spent runnable but waiting for a CPU (schedstat), summed.
+    pub runq_wait: Duration,
+}
+
+impl Sample {
+    /// A sample that carries only a throughput (work per second), as a simulator produces:
+    /// busy time is `k × interval`, run-queue wait zero.
+    pub fn throughput(k: usize, per_second: f64, interval: Duration) -> Sample {
+        Sample {
+            k,
+            interval,
+            work: per_second * interval.as_secs_f64(),
+            busy: interval * k as u32,
+            runq_wait: Duration::ZERO,
+        }
+    }
+
+    /// Completed work per second.
+    pub fn rate(&self) -> f64 {
+        let t = self.interval.as_secs_f64();
+        if t > 0.0 {
+            self.work / t
+        } else {
+            0.0
+        }
+    }
+
+    /// Busy time as a fraction of `k` threads' time (1.0 = every slot busy all the time).
+    pub fn utilisation(&self) -> f64 {
+        let t = self.interval.as_secs_f64() * self.k.max(1) as f64;
+        if t > 0.0 {
+            self.busy.as_secs_f64() / t
+        } else {
+            0.0
+        }
+    }
+
+    /// Run-queue wait as a fraction of busy time: how much of the time the pool's threads
+    /// wanted a CPU they did not get.
+    pub fn runq_fraction(&self) -> f64 {
+        let b = self.busy.as_secs_f64();
+        if b > 0.0 {
+            self.runq_wait.as_secs_f64() / b
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Why the controller chose its `k`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// Scanning: the next point of the halving scan.
+    Scan,
+    /// The model's choice, about to be measured once.
+    Fit,
+    /// The model's choice, confirmed by its measurement: settled.
+    Verified,
+    /// The model's choice measured far below the best point: settled on the best point.
+    BestMeasured,
+    /// Settled, nothing changed: stay.
+    Hold,
+    /// Too little work ran to learn anything: stay.
+    Idle,
+    /// Throughput moved away from its settled level for several intervals: scan again.
+    ThroughputShift,
+    /// The run-queue wait (CPU contention from outside the pool) moved: scan again.
+    LoadShift,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Reason::Scan => "scan",
+            Reason::Fit => "fit",
+            Reason::Verified => "verified",
+            Reason::BestMeasured => "best-measured",
+            Reason::Hold => "hold",
+            Reason::Idle => "idle",
+            Reason::ThroughputShift => "throughput-shift",
+            Reason::LoadShift => "load-shift",
+        })
+    }
+}
+
+/// The controller's answer for the next interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decision {
+    /// The limit to apply.
+    pub k: usize,
+    /// Why.
+    pub reason: Reason,
+}
+
+/// Tuning of the controller. Every default says where it comes from in its doc.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The highest `k` (the pool's threads). The lowest is 1.
+    pub max_k: usize,
+    /// Settle on the smallest `k` whose predicted throughput is within this fraction of the
+    /// predicted peak, when the measurements are quiet; it shrinks as they get noisier (see
+    /// `efficient_k`). 0.03: the issue's target is 5 % of the peak; 2 % is left for the error
+    /// of the fit.
+    pub slack: f64,
+    /// The scan stops once throughput fell below this fraction of the best point seen (after at
+    /// least three points): the peak is then behind us. 0.6: a USL curve is flat near its peak,
+    /// so a point that far below it is well past it even with 10 % noise.
+    pub scan_stop: f64,
+    /// The verifying measurement may fall this far below the best measured point before the
+    /// model is overruled. 0.2: two samples with ±10 % noise can differ by that much by chance.
+    pub verify_tolerance: f64,
+    /// Settled: the CUSUM drift, in units of the measured noise (standard deviation of one
+    /// interval's relative throughput). Deviations smaller than this are treated as noise.
+    /// 1.0: detects a sustained shift of two standard deviations or more within a few
+    /// intervals, while noise alone takes thousands of intervals to raise a false alarm.
+    pub shift_drift: f64,
+    /// Settled: the CUSUM threshold, in units of the measured noise. 5.0 (see `shift_drift`).
+    pub shift_threshold: f64,
+    /// Floor of the measured noise used by the CUSUM (relative): on a very quiet machine a shift
+    /// of a few per cent is not worth a rescan. 0.03.
+    pub min_noise: f64,
+    /// Settled: deviations of the run-queue fraction in a row that start a new scan. 3: a real
+    /// change keeps producing them, noise rarely produces three in a row.
+    pub shift_intervals: u32,
+    /// Settled: an absolute change of the run-queue fraction beyond this counts as a load
+    /// deviation. 0.25: a quarter of the busy time now (or no longer) spent waiting for a CPU.
+    pub load_threshold: f64,
+    /// Intervals with utilisation below this are idle and teach nothing. 0.05.
+    pub idle_utilisation: f64,
+    /// Samples per scan point. 1 when the scan has many points (their fit averages the
+    /// noise); 3 for a pool of at most 3 threads, whose two or three points cannot be fitted
+    /// and so must be averaged one by one (the median of 3 also drops one outlier).
+    pub scan_repeats: u32,
+}
+
+impl Config {
+    /// Defaults for a pool of `max_k` threads.
+    pub fn new(max_k: usize) -> Config {
+        Config {
+            max_k: max_k.max(1),
+            slack: 0.03,
+            scan_stop: 0.6,
+            verify_tolerance: 0.2,
+            shift_drift: 1.0,
+            shift_threshold: 5.0,
+            min_noise: 0.03,
+            shift_intervals: 3,
+            load_threshold: 0.25,
+            idle_utilisation: 0.05,
+            scan_repeats: if max_k <= 3 { 3 } else { 1 },
+        }
+    }
+}
+
+/// Fewest scan points before the scan may stop: the fit has three parameters, and a fourth point
+/// makes it a least-squares fit that averages noise instead of passing through it.
+const MIN_SCAN_POINTS: usize = 4;
+
+/// Where the state machine is.
+#[derive(Debug, Clone, PartialEq)]
+enum Phase {
+    /// Measuring the halving scan; `points` so far.
+    Scan { points: Vec<(usize, f64)> },
+    /// Measuring the model's choice.
+    Verify {
+        points: Vec<(usize, f64)>,
+        candidate: usize,
+    },
+    /// Staying at `k`.
+    Settled(Settled),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Settled {
+    /// Mean throughput at the settled `k` (mean of the first samples, then a slow average).
+    baseline: f64,
+    /// Samples folded into `baseline`.
+    n: u32,
+    /// Sum of squared relative deviations from the baseline (for the noise estimate).
+    sq_dev: f64,
+    /// Run-queue fraction when it settled (same averaging).
+    runq: f64,
+    /// One-sided CUSUMs of the relative deviation: upward and downward.
+    up: f64,
+    down: f64,
+    /// Load deviations in a row.
+    load_streak: u32,
+}
+
+/// The controller state machine. See the module docs.
+#[derive(Debug, Clone)]
+pub struct Controller {
+    cfg: Config,
+    k: usize,
+    phase: Phase,
+}
+
+/// A fitted USL curve: `X(k) = k / (a + b·k + c·k²)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fit {
+    /// Constant term.
+    pub a: f64,
+    /// Linear term.
+    pub b: f64,
+    /// Quadratic term (the USL's coherency cost, over λ).
+    pub c: f64,
+}
+
+impl Fit {
+    /// Predicted throughput at `k`; `None` where the model is not positive.
+    pub fn predict(&self, k: usize) -> Option<f64> {
+        let k = k as f64;
+        let d = self.a + self.b * k + self.c * k * k;
+        (d > 0.0).then(|| k / d)
+    }
+
+    /// Weighted least squares of `k / X` on `(1, k, k²)`, with weights `(X / k)²` so that every
+    /// point counts by its *relative* error (noise on throughput is relative). `None` with fewer
+    /// than three distinct `k` or a singular system.
+    pub fn of(points: &[(usize, f64)]) -> Option<Fit> {
+        let mut ks: Vec<usize> = points.iter().map(|p| p.0).collect();
+        ks.sort_unstable();
+        ks.dedup();
+        if ks.len() < 3 {
+            return None;
+        }
+        // Normal equations M·[a b c] = v, M = Σ w·φφᵀ, v = Σ w·φ·y, φ = (1, k, k²). The columns
+        // are scaled by the largest k so that k² does not swamp the system at 256 cores.
+        let s = *ks.last()? as f64;
+        let mut m = [[0.0f64; 3]; 3];
+        let mut v = [0.0f64; 3];
+        for &(k, x) in points {
+            if x <= 0.0 {
+                continue;
+            }
+            let kf = k as f64 / s;
+            let y = k as f64 / x;
+            let w = 1.0 / (y * y);
+            let phi = [1.0, kf, kf * kf];
+            for i in 0..3 {
+                for j in 0..3 {
+                    m[i][j] += w * phi[i] * phi[j];
+                }
+                v[i] += w * phi[i] * y;
+            }
+        }
+        let [a, b, c] = solve3(m, v)?;
+        Some(Fit {
+            a,
+            b: b / s,
+            c: c / (s * s),
+        })
+    }
+}
+
+/// Solves a 3×3 linear system by Gaussian elimination with partial pivoting.
+// Row operations read two rows of `m` at once: indices say it plainer than iterators.
+#[allow(clippy::needless_range_loop)]
+fn solve3(mut m: [[f64; 3]; 3], mut v: [f64; 3]) -> Option<[f64; 3]> {
+    for col in 0..3 {
+        let pivot = (col..3).max_by(|&i, &j| m[i][col].abs().total_cmp(&m[j][col].abs()))?;
+        if m[pivot][col].abs() < 1e-300 {
+            return None;
+        }
+        m.swap(col, pivot);
+        v.swap(col, pivot);
+        for row in col + 1..3 {
+            let f = m[row][col] / m[col][col];
+            for j in col..3 {
+                m[row][j] -= f * m[col][j];
+            }
+            v[row] -= f * v[col];
+        }
+    }
+    let mut x = [0.0; 3];
+    for row in (0..3).rev() {
+        let mut s = v[row];
+        for j in row + 1..3 {
+            s -= m[row][j] * x[j];
+        }
+        x[row] = s / m[row][row];
+        if !x[row].is_finite() {
+            return None;
+        }
+    }
+    Some(x)
+}
+
+impl Controller {
+    /// A controller that starts scanning at `cfg.max_k`.
+    pub fn new(cfg: Config) -> Controller {
+        Controller {
+            k: cfg.max_k,
+            cfg,
+            phase: Phase::Scan { points: Vec::new() },
+        }
+    }
+
+    /// The `k` the controller wants in force now.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Whether it is settled (staying still until something changes).
+    pub fn is_settled(&self) -> bool {
+        matches!(self.phase, Phase::Settled(_))
+    }
+
+    /// Forgets what it learned and scans again from the top.
+    pub fn restart(&mut self) {
+        self.k = self.cfg.max_k;
+        self.phase = Phase::Scan { points: Vec::new() };
+    }
+
+    /// Takes the measurements of one interval and returns the `k` for the next.
+    ///
+    /// A sample measured under another `k` than the controller's (the limit changed behind its
+    /// back, or had not yet been applied) is attributed to the `k` it names.
+    pub fn step(&mut self, s: &Sample) -> Decision {
+        let x = s.rate();
+        if s.utilisation() < self.cfg.idle_utilisation || x <= 0.0 {
+            return self.decide(self.k, Reason::Idle);
+        }
+        let phase = std::mem::replace(&mut self.phase, Phase::Scan { points: Vec::new() });
+        match phase {
+            Phase::Scan { mut points } => {
+                points.push((s.k, x));
+                self.after_scan_point(points)
+            }
+            Phase::Verify {
+                mut points,
+                candidate,
+            } => {
+                points.push((s.k, x));
+                self.after_verify(points, candidate, s)
+            }
+            Phase::Settled(st) => self.while_settled(st, s, x),
+        }
+    }
+
+    fn decide(&mut self, k: usize, reason: Reason) -> Decision {
+        self.k = k.clamp(1, self.cfg.max_k);
+        Decision { k: self.k, reason }
+    }
+
+    fn after_scan_point(&mut self, points: Vec<(usize, f64)>) -> Decision {
+        let best = best_mean(&points).1;
+        let (last_k, _) = *points.last().expect("just pushed");
+        let at_last = points.iter().filter(|p| p.0 == last_k).count() as u32;
+        if at_last < self.cfg.scan_repeats {
+            self.phase = Phase::Scan { points };
+            return self.decide(last_k, Reason::Scan);
+        }
+        let last_x = mean_at(&points, last_k);
+        let past_peak = points.len() >= MIN_SCAN_POINTS && last_x < self.cfg.scan_stop * best;
+        if last_k > 1 && !past_peak {
+            self.phase = Phase::Scan { points };
+            return self.decide(last_k / 2, Reason::Scan);
+        }
+        // The candidate is measured (again) even if the scan already measured it: the scan saw
+        // each point once, and the point we settle on deserves a second, averaged look.
+        let candidate = self.model_choice(&points);
+        self.phase = Phase::Verify { points, candidate };
+        self.decide(candidate, Reason::Fit)
+    }
+
+    /// The smallest `k` within `slack` of the fitted peak, or the best measured point when no
+    /// sensible fit exists.
+    ///
+    /// On a plateau a small error of the fit moves that `k` a lot, so the choice is made
+    /// robust by a jackknife: it is also computed with each point left out in turn, and the
+    /// largest of the answers is taken. With quiet measurements they agree; with noisy ones
+    /// the choice moves towards the peak, where an error costs least.
+    fn model_choice(&self, points: &[(usize, f64)]) -> usize {
+        let Some(full) = self.efficient_k(points) else {
+            return self.smallest_measured_within_slack(points);
+        };
+        let mut k = full;
+        if points.len() > MIN_SCAN_POINTS - 1 {
+            for skip in 0..points.len() {
+                let rest: Vec<(usize, f64)> = points
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != skip)
+                    .map(|(_, p)| *p)
+                    .collect();
+                if let Some(kj) = self.efficient_k(&rest) {
+                    k = k.max(kj);
+                }
+            }
+        }
+        k
+    }
+
+    /// Without a fit (fewer than three distinct `k`: a pool of 2 or 3 threads): the smallest
+    /// measured `k` whose mean throughput is within the slack of the best mean.
+    fn smallest_measured_within_slack(&self, points: &[(usize, f64)]) -> usize {
+        let mut ks: Vec<usize> = points.iter().map(|p| p.0).collect();
+        ks.sort_unstable();
+        ks.dedup();
+        let best = ks.iter().map(|&k| mean_at(points, k)).fold(0.0, f64::max);
+        ks.into_iter()
+            .find(|&k| mean_at(points, k) >= (1.0 - self.cfg.slack) * best)
+            .unwrap_or(self.cfg.max_k)
+    }
+
+    /// The smallest `k` within the slack of the peak of the curve fitted to `points`. The
+    /// slack shrinks as the points scatter more about the fit (their relative residual, or the
+    /// prior when too few points leave no residual): noisy points cannot tell a plateau's
+    /// `k`s apart, and then the peak is the safe choice.
+    fn efficient_k(&self, points: &[(usize, f64)]) -> Option<usize> {
+        let fit = Fit::of(points)?;
+        let preds: Vec<f64> = (1..=self.cfg.max_k)
+            .map(|k| fit.predict(k))
+            .collect::<Option<_>>()?;
+        let dof = points.len().saturating_sub(3);
+        let noise = if dof >= 2 {
+            let ss: f64 = points
+                .iter()
+                .filter_map(|&(k, x)| Some((x / fit.predict(k)? - 1.0).powi(2)))
+                .sum();
+            (ss / dof as f64).sqrt()
+        } else {
+            PRIOR_NOISE
+        };
+        let slack = self.cfg.slack * (1.0 - noise / NOISE_NO_SLACK).clamp(0.0, 1.0);
+        let peak = preds.iter().copied().fold(0.0, f64::max);
+        let i = preds.iter().position(|&p| p >= (1.0 - slack) * peak)?;
+        Some(i + 1)
+    }
+
+    fn after_verify(
+        &mut self,
+        points: Vec<(usize, f64)>,
+        candidate: usize,
+        s: &Sample,
+    ) -> Decision {
+        if s.k != candidate {
+            // Measured something else (the limit was not yet in force): measure again.
+            self.phase = Phase::Verify { points, candidate };
+            return self.decide(candidate, Reason::Fit);
+        }
+        self.settle_on(points, candidate)
+    }
+
+    fn settle_on(&mut self, points: Vec<(usize, f64)>, candidate: usize) -> Decision {
+        // Best by the mean of each k's measurements, so that one outlier cannot win alone.
+        let (best_k, best_x) = best_mean(&points);
+        let measured = mean_at(&points, candidate);
+        let (k, reason) = if measured >= (1.0 - self.cfg.verify_tolerance) * best_x {
+            (candidate, Reason::Verified)
+        } else {
+            (best_k, Reason::BestMeasured)
+        };
+        let baseline = mean_at(&points, k);
+        self.phase = Phase::Settled(Settled {
+            baseline,
+            n: 1,
+            sq_dev: 0.0,
+            runq: f64::NAN,
+            up: 0.0,
+            down: 0.0,
+            load_streak: 0,
+        });
+        self.decide(k, reason)
+    }
+
+    fn while_settled(&mut self, mut st: Settled, s: &Sample, x: f64) -> Decision {
+        if s.k != self.k {
+            // Not yet in force: nothing to learn from it.
+            self.phase = Phase::Settled(st);
+            return self.decide(self.k, Reason::Hold);
+        }
+        // Noise: the measured spread of one interval around the baseline (a default until a few
+        // samples are in), never below the floor.
+        // The estimate is pooled with a prior of PRIOR_NOISE worth PRIOR_WEIGHT samples, so that
+        // the first few deviations cannot make it tiny (a hair trigger) or huge (deaf).
+        let noise = ((st.sq_dev + PRIOR_WEIGHT * PRIOR_NOISE * PRIOR_NOISE)
+            / (f64::from(st.n - 1) + PRIOR_WEIGHT))
+            .sqrt()
+            .max(self.cfg.min_noise);
+        let dev = x / st.baseline - 1.0;
+        let (drift, h) = (
+            self.cfg.shift_drift * noise,
+            self.cfg.shift_threshold * noise,
+        );
+        // Each interval adds at most 0.6·h − drift = 0.4·h (with the default drift of h/5):
+        // no one or two outliers, however large, start a rescan; a real step of any size does
+        // within three intervals, a small one (a few noise widths) within a handful.
+        let step = dev.clamp(-0.6 * h, 0.6 * h);
+        st.up = (st.up + step - drift).max(0.0);
+        st.down = (st.down - step - drift).max(0.0);
+        if st.up.max(st.down) > h {
+            self.restart();
+            return self.decide(self.k, Reason::ThroughputShift);
+        }
+        if dev.abs() <= 3.0 * noise {
+            // Fold in (outliers are not): a plain mean over the first 16 samples, then a slow
+            // moving average, so that the baseline follows a slow drift.
+            st.n += 1;
+            let w = 1.0 / f64::from(st.n.min(16));
+            st.baseline += w * (x - st.baseline);
+            st.sq_dev += dev * dev;
+        }
+        let rq = s.runq_fraction();
+        if st.runq.is_nan() {
+            st.runq = rq;
+        } else if (rq - st.runq).abs() > self.cfg.load_threshold {
+            st.load_streak += 1;
+            if st.load_streak >= self.cfg.shift_intervals {
+                self.restart();
+                return self.decide(self.k, Reason::LoadShift);
+            }
+        } else {
+            st.load_streak = 0;
+            st.runq += 0.125 * (rq - st.runq);
+        }
+        self.phase = Phase::Settled(st);
+        self.decide(self.k, Reason::Hold)
+    }
+}
+
+/// Prior of the relative noise of one interval (standard deviation): 6 %, about what ±10 %
+/// uniform noise gives; the estimate moves away from it as samples come in.
+const PRIOR_NOISE: f64 = 0.06;
+/// Relative noise (standard deviation) at which the slack of the efficient choice is gone.
+/// 0.08: beyond ±10 % uniform noise (6 %), points cannot place a plateau's edge within 5 %.
+const NOISE_NO_SLACK: f64 = 0.08;
+/// Weight of the prior, in samples.
+const PRIOR_WEIGHT: f64 = 4.0;
+
+fn best_mean(points: &[(usize, f64)]) -> (usize, f64) {
+    points
+        .iter()
+        .map(|p| (p.0, mean_at(points, p.0)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((1, 0.0))
+}
+
+/// The typical throughput measured at `k`: the mean of one or two samples, the median of three
+/// or more (so that one outlier cannot carry a point).
+fn mean_at(points: &[(usize, f64)], k: usize) -> f64 {
+    let mut xs: Vec<f64> = points.iter().filter(|p| p.0 == k).map(|p| p.1).collect();
+    match xs.len() {
+        0 => 0.0,
+        1 | 2 => xs.iter().sum::<f64>() / xs.len() as f64,
+        n => {
+            xs.sort_by(f64::total_cmp);
+            if n % 2 == 1 {
+                xs[n / 2]
+            } else {
+                (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Duration = Duration::from_millis(100);
+
+    fn usl(sigma: f64, kappa: f64) -> impl Fn(usize) -> f64 {
+        move |k| {
+            let k = k as f64;
+            1000.0 * k / (1.0 + sigma * (k - 1.0) + kappa * k * (k - 1.0))
+        }
+    }
+
+    fn run(c: &mut Controller, x: &dyn Fn(usize) -> f64, n: usize) -> Vec<Decision> {
+        (0..n)
+            .map(|_| {
+                let k = c.k();
+                c.step(&Sample::throughput(k, x(k), T))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fit_recovers_an_exact_usl_curve() {
+        let x = usl(0.05, 0.001);
+        let pts: Vec<_> = [64usize, 32, 16, 8].iter().map(|&k| (k, x(k))).collect();
+        let f = Fit::of(&pts).unwrap();
+        for k in [1, 5, 31, 64] {
+            let p = f.predict(k).unwrap();
+            assert!((p / x(k) - 1.0).abs() < 1e-6, "k={k} {p} vs {}", x(k));
+        }
+    }
+
+    #[test]
+    fn fit_needs_three_distinct_points() {
+        assert!(Fit::of(&[(4, 1.0), (4, 1.1), (2, 0.6)]).is_none());
+    }
+
+    #[test]
+    fn linear_curve_settles_at_the_top() {
+        let mut c = Controller::new(Config::new(8));
+        let d = run(&mut c, &|k| 100.0 * k as f64, 10);
+        assert!(c.is_settled());
+        assert!(d.last().unwrap().k >= 8 * 97 / 100);
+        assert_eq!(d.last().unwrap().reason, Reason::Hold);
+    }
+
+    #[test]
+    fn flat_curve_settles_at_one() {
+        let mut c = Controller::new(Config::new(16));
+        let d = run(&mut c, &|_| 500.0, 10);
+        assert_eq!(d.last().unwrap().k, 1);
+    }
+
+    #[test]
+    fn peaked_curve_settles_near_the_peak_and_stays() {
+        let x = usl(0.02, 0.005);
+        let peak = (1..=64).map(&x).fold(0.0, f64::max);
+        let mut c = Controller::new(Config::new(64));
+        let d = run(&mut c, &x, 40);
+        let k = d[15].k;
+        assert!(x(k) >= 0.95 * peak, "k={k}");
+        assert!(d[15..].iter().all(|d| d.k == k && d.reason == Reason::Hold));
+    }
+
+    #[test]
+    fn idle_intervals_change_nothing() {
+        let mut c = Controller::new(Config::new(8));
+        let idle = Sample {
+            k: 8,
+            interval: T,
+            work: 0.0,
+            busy: Duration::ZERO,
+            runq_wait: Duration::ZERO,
+        };
+        for _ in 0..5 {
+            assert_eq!(
+                c.step(&idle),
+                Decision {
+                    k: 8,
+                    reason: Reason::Idle
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_sustained_shift_rescans_a_single_outlier_does_not() {
+        let mut c = Controller::new(Config::new(8));
+        run(&mut c, &|k| 100.0 * k as f64, 10);
+        let k = c.k();
+        let d = c.step(&Sample::throughput(k, 50.0 * k as f64, T));
+        assert_eq!(d.reason, Reason::Hold);
+        run(&mut c, &|k| 100.0 * k as f64, 3);
+        assert!(c.is_settled());
+        for _ in 0..2 {
+            assert_eq!(c.step(&Sample::throughput(k, 10.0, T)).reason, Reason::Hold);
+        }
+        let d = c.step(&Sample::throughput(k, 10.0, T));
+        assert_eq!(
+            d,
+            Decision {
+                k: 8,
+                reason: Reason::ThroughputShift
+            }
+        );
+    }
+
+    #[test]
+    fn run_queue_wait_shift_rescans() {
+        let mut c = Controller::new(Config::new(4));
+        run(&mut c, &|k| 100.0 * k as f64, 10);
+        let k = c.k();
+        let mut s = Sample::throughput(k, 100.0 * k as f64, T);
+        s.runq_wait = s.busy / 2;
+        let reasons: Vec<_> = (0..3).map(|_| c.step(&s).reason).collect();
+        assert_eq!(reasons, [Reason::Hold, Reason::Hold, Reason::LoadShift]);
+    }
+
+    #[test]
+    fn two_thread_pool_picks_one_when_two_does_not_pay() {
+        let mut c = Controller::new(Config::new(2));
+        assert_eq!(run(&mut c, &|k| 100.0 + k as f64, 10).last().unwrap().k, 1);
+        let mut c = Controller::new(Config::new(2));
+        assert_eq!(run(&mut c, &|k| 100.0 * k as f64, 10).last().unwrap().k, 2);
+    }
+
+    #[test]
+    fn one_thread_pool_always_says_one() {
+        let mut c = Controller::new(Config::new(1));
+        assert!(run(&mut c, &|_| 10.0, 5).iter().all(|d| d.k == 1));
+    }
+}

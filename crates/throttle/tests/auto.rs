@@ -1,0 +1,291 @@
+//! Auto mode (issue 9): the pool chooses its own concurrency. The controller is driven with a
+//! short interval here so that it changes `k` often while work runs; no test asserts a timing.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use throttle::controller::Reason;
+use throttle::Pool;
+
+fn spin(us: u64) {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_micros(us) {
+        std::hint::spin_loop();
+    }
+}
+
+fn fib(pool: &Pool, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = pool.join(|| fib(pool, n - 1), || fib(pool, n - 2));
+    a + b
+}
+
+fn fib_serial(n: u64) -> u64 {
+    if n < 2 {
+        n
+    } else {
+        fib_serial(n - 1) + fib_serial(n - 2)
+    }
+}
+
+/// Runs many small spawned tasks for `dur`.
+fn busy_for(pool: &Pool, dur: Duration) -> usize {
+    let done = AtomicUsize::new(0);
+    let start = Instant::now();
+    while start.elapsed() < dur {
+        pool.scope(|s| {
+            for _ in 0..64 {
+                s.spawn(|_| {
+                    spin(50);
+                    done.fetch_add(1, Ordering::Relaxed);
+                });
+            }
+        });
+    }
+    done.into_inner()
+}
+
+#[test]
+fn auto_mode_decides_logs_and_counts() {
+    let pool = Pool::builder().threads(4).build().unwrap();
+    pool.set_concurrency_auto_every(Duration::from_millis(5))
+        .unwrap();
+    assert!(pool.is_concurrency_auto());
+    assert!(busy_for(&pool, Duration::from_millis(400)) > 0);
+    let log = pool.controller_log();
+    assert!(!log.is_empty(), "the controller scanned, so it logged");
+    assert!(log.iter().any(|e| e.reason == Reason::Scan));
+    for e in &log {
+        assert!(
+            (1..=4).contains(&e.old_k) && (1..=4).contains(&e.new_k),
+            "{e:?}"
+        );
+        assert!(e.throughput >= 0.0);
+    }
+    assert!(log.windows(2).all(|w| w[0].at <= w[1].at));
+    let changes = log.iter().filter(|e| e.old_k != e.new_k).count() as u64;
+    // Stats count exactly the changes the log shows (the log is far from full here); one more
+    // change may be counted after the log was read.
+    let counted = pool.stats().controller_changes;
+    assert!(
+        counted >= changes && counted <= changes + 1,
+        "{counted} vs {changes}"
+    );
+    assert!((1..=4).contains(&pool.concurrency()));
+}
+
+#[test]
+fn builder_starts_in_auto_mode_and_stats_off_is_refused() {
+    let pool = Pool::builder()
+        .threads(2)
+        .auto_concurrency()
+        .build()
+        .unwrap();
+    assert!(pool.is_concurrency_auto());
+    let quiet = Pool::builder().threads(2).stats(false).build().unwrap();
+    let e = quiet.set_concurrency_auto().unwrap_err();
+    assert!(e.to_string().contains("stats"), "{e}");
+    assert!(Pool::builder()
+        .threads(2)
+        .stats(false)
+        .auto_concurrency()
+        .build()
+        .is_err());
+}
+
+/// The limit the controller sets is enforced like a user's: a task that starts never sees more
+/// tasks in flight than the largest limit in force over the last grace period (a lowered limit
+/// takes effect at each thread's next task boundary; see `tests/limit.rs`).
+#[test]
+fn in_flight_stays_within_the_controllers_limit() {
+    let threads = 4;
+    let pool = Pool::new(threads).unwrap();
+    pool.set_concurrency_auto_every(Duration::from_millis(2))
+        .unwrap();
+    let in_flight = AtomicUsize::new(0);
+    let violations = AtomicUsize::new(0);
+    let ceiling = AtomicUsize::new(threads);
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        // Watcher: the ceiling is the largest limit seen in the last 20 ms.
+        s.spawn(|| {
+            let mut seen: Vec<(Instant, usize)> = Vec::new();
+            while !done.load(Ordering::SeqCst) {
+                let now = Instant::now();
+                seen.push((now, pool.concurrency()));
+                seen.retain(|&(t, _)| now.duration_since(t) < Duration::from_millis(20));
+                let max = seen.iter().map(|p| p.1).max().unwrap_or(threads);
+                ceiling.store(max, Ordering::SeqCst);
+                std::thread::yield_now();
+            }
+        });
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(500) {
+            pool.scope(|sc| {
+                for _ in 0..32 {
+                    sc.spawn(|_| {
+                        let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                        let limit = ceiling.load(Ordering::SeqCst).max(pool.concurrency());
+                        if now > limit {
+                            violations.fetch_add(1, Ordering::Relaxed);
+                        }
+                        spin(20);
+                        in_flight.fetch_sub(1, Ordering::SeqCst);
+                    });
+                }
+            });
+        }
+        done.store(true, Ordering::SeqCst);
+    });
+    assert_eq!(violations.into_inner(), 0);
+    assert!(
+        pool.stats().controller_changes > 0,
+        "the controller changed k at least once"
+    );
+}
+
+/// Switching between auto and fixed limits while nested fork-join runs: results stay right,
+/// and once fixed, the controller (joined) never overrides the user's k.
+#[test]
+fn switching_auto_and_fixed_while_work_runs() {
+    let pool = Pool::new(4).unwrap();
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut i = 0;
+            while !done.load(Ordering::SeqCst) {
+                if i % 2 == 0 {
+                    pool.set_concurrency_auto_every(Duration::from_millis(1))
+                        .unwrap();
+                } else {
+                    pool.set_concurrency(1 + i % 4).unwrap();
+                }
+                i += 1;
+                std::thread::sleep(Duration::from_millis(3));
+            }
+        });
+        let want = fib_serial(20);
+        for _ in 0..30 {
+            assert_eq!(fib(&pool, 20), want);
+            let sum = pool.map_reduce(0..10_000, || 0u64, |i| i as u64, |a, b| a + b);
+            assert_eq!(sum, 49_995_000);
+        }
+        done.store(true, Ordering::SeqCst);
+    });
+    pool.set_concurrency(2).unwrap();
+    assert!(!pool.is_concurrency_auto());
+    busy_for(&pool, Duration::from_millis(30));
+    assert_eq!(pool.concurrency(), 2);
+}
+
+/// Panics in auto mode reach the caller and the pool keeps working and deciding.
+#[test]
+fn panics_in_auto_mode() {
+    let pool = Pool::new(3).unwrap();
+    pool.set_concurrency_auto_every(Duration::from_millis(1))
+        .unwrap();
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for i in 0..200u64 {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.join(
+                || {
+                    spin(100);
+                    if i % 3 == 0 {
+                        panic!("boom {i}");
+                    }
+                },
+                || spin(100),
+            )
+        }));
+        assert_eq!(r.is_err(), i % 3 == 0);
+    }
+    std::panic::set_hook(prev);
+    assert_eq!(fib(&pool, 18), fib_serial(18));
+    assert!(pool.is_concurrency_auto());
+}
+
+/// Stress: random-depth nested joins across two pools in auto mode with a 1 ms interval, so
+/// limits change under deep nesting.
+#[test]
+fn nested_work_across_two_auto_pools() {
+    let a = Pool::new(3).unwrap();
+    let b = Pool::new(2).unwrap();
+    a.set_concurrency_auto_every(Duration::from_millis(1))
+        .unwrap();
+    b.set_concurrency_auto_every(Duration::from_millis(1))
+        .unwrap();
+    for round in 0..20u64 {
+        let n = 14 + round % 5;
+        let (x, y) = a.join(|| b.install(|| fib(&a, n)), || fib(&b, n));
+        assert_eq!(x, fib_serial(n));
+        assert_eq!(y, fib_serial(n));
+    }
+}
+
+/// "If any at all": in auto mode a loop too short to pay for threads runs on the calling
+/// thread alone (it then leaves no trace in the pool's counters), after its call site has
+/// measured both ways.
+#[test]
+fn short_loops_run_serially_after_learning() {
+    let pool = Pool::builder()
+        .threads(2)
+        .auto_concurrency()
+        .build()
+        .unwrap();
+    let total = AtomicUsize::new(0);
+    let mut serial = 0;
+    for call in 0..200 {
+        let before = pool.stats().busy_outside;
+        pool.for_range(0..4, |i| {
+            total.fetch_add(i, Ordering::Relaxed);
+        });
+        if call >= 136 && pool.stats().busy_outside == before {
+            serial += 1;
+        }
+    }
+    assert_eq!(total.into_inner(), 200 * 6);
+    // 64 calls observed; at most 1 in 16 explores the pool.
+    assert!(serial >= 48, "{serial} of 64 calls ran serially");
+}
+
+/// Per-call-site memory under concurrency, with many sites: results are always right.
+#[test]
+fn call_site_memory_is_correct_under_concurrency() {
+    let pool = Pool::builder()
+        .threads(3)
+        .auto_concurrency()
+        .build()
+        .unwrap();
+    // Each closure below is a different call site of map_reduce/for_range.
+    fn site_a(pool: &Pool, n: usize) -> u64 {
+        pool.map_reduce(0..n, || 0u64, |i| i as u64, |a, b| a + b)
+    }
+    fn site_b(pool: &Pool, n: usize) -> u64 {
+        let s = AtomicUsize::new(0);
+        pool.for_range(0..n, |i| {
+            s.fetch_add(i, Ordering::Relaxed);
+        });
+        s.into_inner() as u64
+    }
+    fn site_c(pool: &Pool, n: usize) -> String {
+        pool.map_reduce(0..n, String::new, |i| (i % 10).to_string(), |a, b| a + &b)
+    }
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let pool = &pool;
+            s.spawn(move || {
+                for round in 0..300usize {
+                    let n = (round * 7 + t * 13) % 3000;
+                    let want = (n as u64) * (n as u64).saturating_sub(1) / 2;
+                    assert_eq!(site_a(pool, n), want);
+                    assert_eq!(site_b(pool, n), want);
+                    let str_n = n % 50;
+                    let want_s: String = (0..str_n).map(|i| (i % 10).to_string()).collect();
+                    assert_eq!(site_c(pool, str_n), want_s);
+                }
+            });
+        }
+    });
+}
