@@ -329,8 +329,14 @@ fn recommend(
     let cpus = machine.usable_cpus();
     let mut out = Vec::new();
     let sweep_section = section(sweep_report, "sweep");
+    // The load measured during the sweep itself (its seed 000 warning shows the same number);
+    // the whole run's load only if the sweep did not record one.
+    let sweep_outside = sweep_report
+        .and_then(|r| r.parameters.get("outside_load_cpus"))
+        .and_then(serde_json::Value::as_f64)
+        .or(outside);
     if let Some((rec, section)) =
-        sweep_section.and_then(|s| Some((sweep::recommend_under(s, cpus, outside)?, s)))
+        sweep_section.and_then(|s| Some((sweep::recommend_under(s, cpus, sweep_outside)?, s)))
     {
         out.push(rec.sentence.clone());
         // Oversubscription: all 64 tasks at once against the recommendation, same mode.
