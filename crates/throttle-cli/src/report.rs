@@ -42,7 +42,7 @@ pub struct Report {
 }
 
 /// The machine the report was measured on.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Machine {
     /// The kernel release (`/proc/sys/kernel/osrelease`), or `unknown`.
     pub kernel: String,
@@ -78,6 +78,42 @@ impl Machine {
     /// mask and cgroup quota), at least 1.
     pub fn usable_cpus(&self) -> usize {
         self.topology.recommended.max(1)
+    }
+
+    /// The CPUs this process may keep busy, as a number that can be fractional under a cgroup
+    /// quota: the least of the logical CPUs, the affinity mask and the quota. Unlike
+    /// [`Machine::usable_cpus`] it is not rounded up, so a model can name `1.5 CPUs`.
+    pub fn effective_cpus(&self) -> f64 {
+        let t = &self.topology;
+        let mut cpus = t.logical_cpus.max(1) as f64;
+        if !t.affinity.is_empty() {
+            cpus = cpus.min(t.affinity.len() as f64);
+        }
+        if let Some(q) = t.cgroup_quota {
+            cpus = cpus.min(q);
+        }
+        cpus
+    }
+
+    /// A machine of `logical` CPUs on `physical` cores, all in the affinity mask, no quota: a
+    /// fixture for tests of code that reads the machine.
+    #[cfg(test)]
+    pub fn example(logical: usize, physical: usize) -> Machine {
+        Machine {
+            kernel: "test".to_string(),
+            cpu_model: "test CPU".to_string(),
+            topology: Topology {
+                logical_cpus: logical,
+                physical_cores: physical,
+                packages: 1,
+                threads_per_core: (logical / physical.max(1)).max(1),
+                affinity: (0..logical).collect(),
+                cgroup_quota: None,
+                cgroup_source: None,
+                recommended: logical.max(1),
+                reason: format!("{logical} CPUs in the affinity mask"),
+            },
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! From runs to conclusions: per-value statistics, the scaling model and the plain-language
 //! notes about the machine and the program.
 
-use super::record::{Machine, Mode, Point, Scan};
+use super::record::{Mode, Point, Scan};
 use super::stats::{self, Dist};
 use super::usl::{self, Fit};
 
@@ -209,7 +209,7 @@ fn fit_model(scan: &Scan) -> Option<Model> {
     };
     let n_max = points.iter().map(|p| p.0).fold(0.0, f64::max);
     let n_min = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
-    let cpus = (scan.machine.logical_cpus > 0).then(|| effective_cpus(&scan.machine));
+    let cpus = Some(scan.machine.effective_cpus());
     let range = Range {
         min: n_min,
         max: n_max,
@@ -351,17 +351,6 @@ pub fn explain(fit: &Fit, range: Range, name: &str, unit: &str) -> Vec<String> {
     out
 }
 
-fn effective_cpus(machine: &Machine) -> f64 {
-    let mut cpus = machine.logical_cpus.max(1) as f64;
-    if machine.affinity > 0 {
-        cpus = cpus.min(machine.affinity as f64);
-    }
-    if let Some(q) = machine.cgroup_quota {
-        cpus = cpus.min(q);
-    }
-    cpus
-}
-
 fn notes(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
     let mut out = Vec::new();
     let name = &scan.parameter;
@@ -372,8 +361,8 @@ fn notes(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
     }
     let ns: Vec<f64> = scan.points.iter().filter_map(|p| p.n).collect();
     let n_max = ns.iter().copied().fold(0.0, f64::max);
-    let m = &scan.machine;
-    let cpus = effective_cpus(m);
+    let m = &scan.machine.topology;
+    let cpus = scan.machine.effective_cpus();
     if m.physical_cores > 0 && m.physical_cores < m.logical_cpus && n_max > m.physical_cores as f64
     {
         out.push(format!(
@@ -495,6 +484,7 @@ fn warnings(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
 mod tests {
     use super::super::record::Run;
     use super::*;
+    use crate::report::Machine;
     use std::time::Duration;
 
     fn run(wall: f64, cpu: f64) -> Run {
@@ -540,12 +530,7 @@ mod tests {
             .iter()
             .map(|&n| (n, 0.1 + 0.9 / n))
             .collect();
-        let machine = Machine {
-            logical_cpus: 4,
-            physical_cores: 2,
-            affinity: 4,
-            ..Machine::default()
-        };
+        let machine = Machine::example(4, 2);
         let a = analyse(&scan(&walls, machine));
         let s4 = a.stats[2].as_ref().unwrap();
         assert!((s4.speedup - 1.0 / 0.325).abs() < 1e-9);
@@ -572,7 +557,7 @@ mod tests {
 
     #[test]
     fn waiting_command_gets_a_note() {
-        let mut s = scan(&[(1.0, 2.0), (2.0, 1.0)], Machine::default());
+        let mut s = scan(&[(1.0, 2.0), (2.0, 1.0)], Machine::example(64, 64));
         for p in &mut s.points {
             for r in &mut p.runs {
                 r.user = Duration::from_millis(10);
@@ -585,7 +570,7 @@ mod tests {
 
     #[test]
     fn labels_that_are_not_numbers_have_no_model() {
-        let mut s = scan(&[(1.0, 1.0), (2.0, 0.6)], Machine::default());
+        let mut s = scan(&[(1.0, 1.0), (2.0, 0.6)], Machine::example(64, 64));
         s.points[1].n = None;
         let a = analyse(&s);
         assert!(a.model.is_none());

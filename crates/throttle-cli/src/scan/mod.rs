@@ -207,7 +207,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
             }
         }
     }
-    let machine = detect_machine();
+    let machine = crate::report::Machine::detect();
     let scan = measure::measure(&plan, machine)?;
     let analysis = analysis::analyse(&scan);
     // With an export on standard output, the table goes to standard error.
@@ -261,14 +261,96 @@ fn reject_unknown_option(
     .into())
 }
 
-fn detect_machine() -> record::Machine {
-    let t = throttle_probe::Topology::detect();
-    record::Machine {
-        logical_cpus: t.logical_cpus,
-        physical_cores: t.physical_cores,
-        affinity: t.affinity.len(),
-        cgroup_quota: t.cgroup_quota,
-        recommended: t.recommended,
-        reason: t.reason,
+#[cfg(test)]
+mod golden {
+    //! Writes every export of a fixed scan to `$THROTTLE_GOLDEN` (a temporary before/after check).
+    use super::record::*;
+    use super::*;
+    use std::time::Duration;
+
+    pub fn fixture() -> Scan {
+        let run = |round: usize, wall: f64, cpu: f64, rss: u64, code: Option<i32>| Run {
+            round,
+            wall: Duration::from_secs_f64(wall),
+            user: Duration::from_secs_f64(cpu * 0.8),
+            system: Duration::from_secs_f64(cpu * 0.2),
+            max_rss_kib: rss,
+            voluntary_switches: 10 + round as u64,
+            involuntary_switches: 100 * (round as u64 + 1),
+            run_queue_wait: Some(Duration::from_secs_f64(0.001 * (round + 1) as f64)),
+            exit_code: code,
+            signal: None,
+        };
+        let point = |n: f64, walls: &[f64]| Point {
+            label: format!("{n}"),
+            n: Some(n),
+            copies: 1,
+            command: format!("prog -j{n} 'a b'"),
+            runs: walls
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| {
+                    run(
+                        i,
+                        w,
+                        1.1 + 0.01 * i as f64,
+                        50_000 + 1000 * n as u64,
+                        Some(0),
+                    )
+                })
+                .collect(),
+        };
+        Scan {
+            mode: Mode::Parameter,
+            parameter: "n".into(),
+            template: "prog -j{n} 'a b'".into(),
+            points: vec![
+                point(1.0, &[1.0, 1.02, 0.99]),
+                point(2.0, &[0.55, 0.56, 0.6]),
+                point(3.0, &[0.45, 0.44, 0.47]),
+                point(4.0, &[0.43]),
+            ],
+            machine: fixture_machine(),
+            partial: false,
+            run_queue_unavailable: None,
+            warmup: 1,
+        }
+    }
+
+    fn fixture_machine() -> crate::report::Machine {
+        crate::report::Machine::example(2, 2)
+    }
+
+    #[test]
+    #[ignore = "writes files for a before/after comparison; set THROTTLE_GOLDEN"]
+    fn dump() {
+        let dir = std::path::PathBuf::from(std::env::var("THROTTLE_GOLDEN").unwrap());
+        std::fs::create_dir_all(&dir).unwrap();
+        let scan = fixture();
+        let analysis = analysis::analyse(&scan);
+        std::env::set_var("COLUMNS", "400");
+        std::fs::write(dir.join("table.txt"), table::render(&scan, &analysis)).unwrap();
+        std::fs::write(
+            dir.join("a.json"),
+            export::json::to_string(&scan, &analysis).unwrap(),
+        )
+        .unwrap();
+        std::fs::write(dir.join("a.csv"), export::csv::to_string(&scan, &analysis)).unwrap();
+        std::fs::write(
+            dir.join("a.md"),
+            export::markdown::to_string(&scan, &analysis),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("a.svg"),
+            export::svg::to_string(&scan, &analysis).unwrap(),
+        )
+        .unwrap();
+        let figures = export::svg::charts(&scan, &analysis);
+        std::fs::write(
+            dir.join("a.html"),
+            export::html::to_string(&scan, &analysis, &figures),
+        )
+        .unwrap();
     }
 }

@@ -1,9 +1,12 @@
-//! What a scan measured: the runs of each value, and the machine they ran on.
+//! What a scan measured: the runs of each value, and the machine they ran on (the experiments'
+//! [`Machine`], so every document describes a machine the same way).
 //!
 //! These are plain data. [`super::analysis`] turns them into statistics and a model; the
 //! exporters under [`super::export`] only read them.
 
 use std::time::Duration;
+
+use crate::report::Machine;
 
 /// How the concurrency was varied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,23 +68,6 @@ pub struct Point {
     pub command: String,
     /// The measured runs (warm-up runs excluded).
     pub runs: Vec<Run>,
-}
-
-/// The machine's shape as the probe saw it, kept for notes and exports.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Machine {
-    /// Logical CPUs online.
-    pub logical_cpus: usize,
-    /// Physical cores (SMT siblings counted once).
-    pub physical_cores: usize,
-    /// CPUs in this process's affinity mask.
-    pub affinity: usize,
-    /// The cgroup CPU quota in CPUs, if limited.
-    pub cgroup_quota: Option<f64>,
-    /// The concurrency the probe recommends, and why.
-    pub recommended: usize,
-    /// The probe's reason for `recommended`.
-    pub reason: String,
 }
 
 /// Everything one `throttle scan` measured.

@@ -76,7 +76,7 @@ pub fn header(scan: &Scan) -> String {
         Mode::Parameter => format!("{} over {}", scan.parameter, labels(scan)),
         Mode::Procs => format!("concurrent copies K = {}", labels(scan)),
     };
-    let m = &scan.machine;
+    let m = &scan.machine.topology;
     format!(
         "scan of `{}`: {what}; {runs} per value after {} warm-up, interleaved; machine: {} logical CPUs, {} physical cores{}",
         scan.template,

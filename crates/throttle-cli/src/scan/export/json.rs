@@ -113,7 +113,7 @@ pub fn to_value(scan: &Scan, analysis: &Analysis) -> Value {
             "runs": p.runs.iter().map(RunJson::from).collect::<Vec<_>>(),
         }));
     }
-    let m = &scan.machine;
+    let m = &scan.machine.topology;
     json!({
         "tool": "throttle scan",
         "version": env!("CARGO_PKG_VERSION"),
@@ -125,7 +125,7 @@ pub fn to_value(scan: &Scan, analysis: &Analysis) -> Value {
         "machine": {
             "logical_cpus": m.logical_cpus,
             "physical_cores": m.physical_cores,
-            "affinity": m.affinity,
+            "affinity": m.affinity.len(),
             "cgroup_quota": m.cgroup_quota,
             "recommended": m.recommended,
             "reason": m.reason,

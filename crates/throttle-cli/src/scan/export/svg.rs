@@ -52,7 +52,10 @@ fn partial(scan: &Scan, title: String) -> String {
 pub fn charts(scan: &Scan, analysis: &Analysis) -> Vec<String> {
     let x = xs(scan);
     let marks = if numeric(scan) {
-        core_marks(scan.machine.physical_cores, scan.machine.logical_cpus)
+        core_marks(
+            scan.machine.topology.physical_cores,
+            scan.machine.topology.logical_cpus,
+        )
     } else {
         Vec::new()
     };
