@@ -2,20 +2,21 @@
 //! notes about the machine and the program.
 
 use super::record::{Mode, Point, Scan};
-use super::stats::{self, Dist};
+use super::stats;
 use super::usl::{self, Fit};
+use throttle_probe::Summary;
 
 /// Statistics of one value's runs. Times are in seconds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointStats {
     /// Wall time.
-    pub wall: Dist,
+    pub wall: Summary,
     /// User CPU time.
-    pub user: Dist,
+    pub user: Summary,
     /// System CPU time.
-    pub system: Dist,
+    pub system: Summary,
     /// CPU time (user + system).
-    pub cpu: Dist,
+    pub cpu: Summary,
     /// Median of CPU / wall: how many CPUs the command kept busy on average.
     pub cpu_per_wall: f64,
     /// Median voluntary context switches.
@@ -23,7 +24,7 @@ pub struct PointStats {
     /// Median involuntary context switches.
     pub involuntary_switches: f64,
     /// Run-queue wait, when the kernel reported it for every run.
-    pub run_queue_wait: Option<Dist>,
+    pub run_queue_wait: Option<Summary>,
     /// Largest peak RSS over the runs, KiB.
     pub max_rss_kib: u64,
     /// Throughput, copies per second of median wall time.
@@ -72,7 +73,7 @@ fn secs(d: std::time::Duration) -> f64 {
     d.as_secs_f64()
 }
 
-fn point_stats(point: &Point) -> Option<(Dist, Dist, Dist, Dist, PointStatsRest)> {
+fn point_stats(point: &Point) -> Option<(Summary, Summary, Summary, Summary, PointStatsRest)> {
     let wall: Vec<f64> = point.runs.iter().map(|r| secs(r.wall)).collect();
     let user: Vec<f64> = point.runs.iter().map(|r| secs(r.user)).collect();
     let system: Vec<f64> = point.runs.iter().map(|r| secs(r.system)).collect();
@@ -101,16 +102,16 @@ fn point_stats(point: &Point) -> Option<(Dist, Dist, Dist, Dist, PointStatsRest)
         cpu_per_wall: stats::median(&ratio)?,
         voluntary: stats::median(&vol)?,
         involuntary: stats::median(&invol)?,
-        run_queue_wait: rq.and_then(|v| Dist::of(&v)),
+        run_queue_wait: rq.and_then(|v| Summary::of(&v)),
         max_rss_kib: point.runs.iter().map(|r| r.max_rss_kib).max().unwrap_or(0),
         outliers: stats::count_outliers(&wall),
         failures: point.runs.iter().filter(|r| !r.succeeded()).count(),
     };
     Some((
-        Dist::of(&wall)?,
-        Dist::of(&user)?,
-        Dist::of(&system)?,
-        Dist::of(&cpu)?,
+        Summary::of(&wall)?,
+        Summary::of(&user)?,
+        Summary::of(&system)?,
+        Summary::of(&cpu)?,
         rest,
     ))
 }
@@ -119,7 +120,7 @@ struct PointStatsRest {
     cpu_per_wall: f64,
     voluntary: f64,
     involuntary: f64,
-    run_queue_wait: Option<Dist>,
+    run_queue_wait: Option<Summary>,
     max_rss_kib: u64,
     outliers: usize,
     failures: usize,

@@ -22,7 +22,7 @@ use throttle_probe::child;
 use super::analysis::sig3;
 use super::format::secs;
 use super::plan::find_program;
-use super::stats::Dist;
+use throttle_probe::Summary;
 
 struct Sample {
     reported_mean: f64,
@@ -117,9 +117,9 @@ pub fn run(quick: bool) -> anyhow::Result<()> {
     let _ = std::fs::remove_dir_all(&dir);
 
     let dist = |s: &[Sample], f: fn(&Sample) -> f64| {
-        Dist::of(&s.iter().map(f).collect::<Vec<_>>()).context("no samples")
+        Summary::of(&s.iter().map(f).collect::<Vec<_>>()).context("no samples")
     };
-    let cell = |d: &Dist| format!("{} ({} – {})", secs(d.median), secs(d.min), secs(d.max));
+    let cell = |d: &Summary| format!("{} ({} – {})", secs(d.median), secs(d.min), secs(d.max));
     let o_rep = dist(&ours, |s| s.reported_mean)?;
     let t_rep = dist(&theirs, |s| s.reported_mean)?;
     let o_wall = dist(&ours, |s| s.wall_per_run)?;

@@ -1,48 +1,16 @@
 //! Descriptive statistics of repeated runs: location and spread, outliers, the stability of a
 //! median, and the scaling metrics derived from a speedup (efficiency, Karp–Flatt).
+//!
+//! Location and spread are the probe's [`Summary`], the statistics type of every experiment
+//! (same median — the mean of the two middle values —, sample standard deviation); what is
+//! here is only what scan adds to it.
 
-use serde::Serialize;
+use throttle_probe::Summary;
 
-/// Location and spread of one quantity over repeated runs, in the quantity's own unit.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Dist {
-    /// Number of values.
-    pub count: usize,
-    /// Median.
-    pub median: f64,
-    /// Arithmetic mean.
-    pub mean: f64,
-    /// Sample standard deviation (n − 1 in the denominator); `None` for a single value, as
-    /// hyperfine does.
-    pub stddev: Option<f64>,
-    /// Smallest value.
-    pub min: f64,
-    /// Largest value.
-    pub max: f64,
-}
-
-impl Dist {
-    /// Summarises `values`; `None` when there are none or one is not finite.
-    pub fn of(values: &[f64]) -> Option<Dist> {
-        if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
-            return None;
-        }
-        let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let n = sorted.len();
-        let mean = sorted.iter().sum::<f64>() / n as f64;
-        let stddev = (n > 1).then(|| {
-            (sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
-        });
-        Some(Dist {
-            count: n,
-            median: quantile_sorted(&sorted, 0.5),
-            mean,
-            stddev,
-            min: sorted[0],
-            max: sorted[n - 1],
-        })
-    }
+/// The sample standard deviation of `s`, `None` for a single value: hyperfine writes `null`
+/// there, and so do scan's exports (the common [`Summary`] says 0).
+pub fn stddev(s: &Summary) -> Option<f64> {
+    (s.count > 1).then_some(s.stddev)
 }
 
 /// The `q` quantile (0 ≤ q ≤ 1) of sorted values, interpolating linearly between order
@@ -56,7 +24,7 @@ fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
 
 /// The median of `values`; `None` when empty.
 pub fn median(values: &[f64]) -> Option<f64> {
-    Dist::of(values).map(|d| d.median)
+    Summary::of(values).map(|d| d.median)
 }
 
 /// Iglewicz and Hoaglin's threshold for the modified z-score: values beyond 3.5 are "potential
@@ -123,7 +91,7 @@ pub fn count_outliers(values: &[f64]) -> usize {
 
 /// (max − min) / median of `values`; `None` when empty or the median is not positive.
 pub fn relative_spread(values: &[f64]) -> Option<f64> {
-    let d = Dist::of(values)?;
+    let d = Summary::of(values)?;
     (d.median > 0.0).then(|| (d.max - d.min) / d.median)
 }
 
@@ -163,18 +131,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dist_of_known_values() {
-        let d = Dist::of(&[3.0, 1.0, 2.0, 4.0]).unwrap();
-        assert_eq!(d.count, 4);
-        assert_eq!(d.median, 2.5);
-        assert_eq!(d.mean, 2.5);
-        assert_eq!(d.min, 1.0);
-        assert_eq!(d.max, 4.0);
-        let sd = d.stddev.unwrap();
-        assert!((sd - (5.0f64 / 3.0).sqrt()).abs() < 1e-12);
-        assert_eq!(Dist::of(&[2.0]).unwrap().stddev, None);
-        assert_eq!(Dist::of(&[]), None);
-        assert_eq!(Dist::of(&[1.0, f64::NAN]), None);
+    fn single_values_have_no_stddev() {
+        let d = Summary::of(&[3.0, 1.0, 2.0, 4.0]).unwrap();
+        assert!((stddev(&d).unwrap() - (5.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert_eq!(stddev(&Summary::of(&[2.0]).unwrap()), None);
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub fn row_cells(scan: &Scan, analysis: &Analysis, index: usize) -> Option<Vec<S
         label,
         secs(s.wall.median),
         format!("{} – {}", secs(s.wall.min), secs(s.wall.max)),
-        s.wall.stddev.map_or_else(|| "–".into(), secs),
+        super::stats::stddev(&s.wall).map_or_else(|| "–".into(), secs),
         secs(s.user.median),
         secs(s.system.median),
         format!("{:.2}", s.cpu_per_wall),

@@ -23,7 +23,7 @@ pub fn to_string(scan: &Scan, analysis: &Analysis) -> String {
         let cells = [
             field(&p.command),
             num(Some(s.wall.mean)),
-            num(s.wall.stddev),
+            num(crate::scan::stats::stddev(&s.wall)),
             num(Some(s.wall.median)),
             num(Some(s.user.mean)),
             num(Some(s.system.mean)),

@@ -83,7 +83,7 @@ pub fn to_value(scan: &Scan, analysis: &Analysis) -> Value {
         results.push(json!({
             "command": p.command,
             "mean": s.wall.mean,
-            "stddev": s.wall.stddev,
+            "stddev": crate::scan::stats::stddev(&s.wall),
             "median": s.wall.median,
             "user": s.user.mean,
             "system": s.system.mean,
