@@ -6,7 +6,16 @@
 //! this model, so a new experiment gets every output format without format-specific code.
 //!
 //! Rows are built from [`Sample`]s, one per repetition, by [`Row::from_samples`], which takes
-//! medians (never a single run) and keeps the raw wall times.
+//! medians (never a single run) and keeps the repetitions themselves.
+//!
+//! `throttle scan` fills the same model (`scan::results`): one section whose rows are the
+//! scanned values (a value that is not a number keeps its text in [`Row::label`] and has no
+//! [`Row::value`]), its scan-specific numbers as metric columns, its fitted scaling [`Model`]
+//! in [`Report::model`] and its notes and warnings in [`Report::findings`] and
+//! [`Report::warnings`]. So the one table, CSV, Markdown and HTML writer serve both, and scan's
+//! hyperfine-compatible JSON and CSV are layouts of this model, not writers of their own. Fields
+//! only scan fills are skipped in the experiments' JSON (`#[serde(skip)]` or skipped when
+//! empty), so the documented `schema_version` 1 layout does not change.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -14,9 +23,50 @@ use std::time::Duration;
 use serde::Serialize;
 use throttle_probe::{Span, Summary, Topology};
 
+pub use crate::scan::analysis::Model;
+
 /// Version of the JSON layout written by `--json`; documented in `docs/json.md`. Bump it on any
 /// change that can break a reader (a renamed or removed field, a changed unit).
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// Well-known metric keys: what `scan` records in [`Row::metrics`] and [`Sample::metrics`],
+/// and what the hyperfine layouts of the JSON and CSV writers read.
+pub mod keys {
+    /// Row metric: sample standard deviation of the wall time, seconds (absent for one run).
+    pub const WALL_STDDEV: &str = "wall_stddev_s";
+    /// Row metric: the largest peak RSS over the runs, KiB. Sample metric: the run's peak RSS.
+    pub const MAX_RSS_KIB: &str = "max_rss_kib";
+    /// Row metric: copies (or runs) per second of median wall time.
+    pub const THROUGHPUT: &str = "throughput";
+    /// Row metric: the Karp–Flatt serial fraction (absent at the first value).
+    pub const KARP_FLATT: &str = "karp_flatt";
+    /// Row metric: wall times flagged as outliers.
+    pub const OUTLIERS: &str = "outliers";
+    /// Row metric: runs that did not exit with status 0 (the table marks the value).
+    pub const FAILURES: &str = "failures";
+    /// Row metric: copies run at once (1 unless `--procs`).
+    pub const COPIES: &str = "copies";
+    /// Row metric: median CPU time (user + system) per run, seconds.
+    pub const CPU_MEDIAN: &str = "cpu_median_s";
+    /// Sample metric: the repetition (round) the run belongs to.
+    pub const ROUND: &str = "round";
+    /// Sample metric: the exit code (absent when a signal killed the run).
+    pub const EXIT_CODE: &str = "exit_code";
+    /// Sample metric: the signal that killed a copy (absent when none did).
+    pub const SIGNAL: &str = "signal";
+
+    /// The keys of [`Report::parameters`] scan fills.
+    pub mod param {
+        /// `parameter` or `procs`.
+        pub const MODE: &str = "mode";
+        /// The parameter's name (`n`), or `procs`.
+        pub const PARAMETER: &str = "parameter";
+        /// The command template, placeholders kept.
+        pub const TEMPLATE: &str = "template";
+        /// Warm-up runs per value.
+        pub const WARMUP: &str = "warmup";
+    }
+}
 
 /// One experiment's results, ready to print or export.
 #[derive(Debug, Clone, Serialize)]
@@ -39,6 +89,16 @@ pub struct Report {
     pub sections: Vec<Section>,
     /// Plain sentences derived from the numbers (where it peaks, what oversubscription costs, ...).
     pub findings: Vec<String>,
+    /// Things that make the numbers less trustworthy (outliers, failed runs); written to JSON
+    /// only when there are some.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// One line under the title saying what ran, how often and where (scan's header line).
+    #[serde(skip)]
+    pub subtitle: Option<String>,
+    /// A scaling model fitted to the rows (scan's USL and Amdahl fits), shown after the tables.
+    #[serde(skip)]
+    pub model: Option<Model>,
 }
 
 /// The machine the report was measured on.
@@ -130,11 +190,48 @@ pub struct Section {
     pub level_name: String,
     /// True when the levels are concurrency levels, so plots mark the core counts on them.
     pub levels_are_concurrency: bool,
-    /// Experiment-specific metric columns, in table order (key into [`Row::metrics`], header).
+    /// Experiment-specific metric columns, in table order.
     #[serde(skip)]
-    pub metric_columns: Vec<(String, String)>,
+    pub metric_columns: Vec<MetricColumn>,
+    /// True when the level is the value of a `{NAME}` placeholder in a command (scan): Markdown
+    /// and HTML show the level's name as code.
+    #[serde(skip)]
+    pub level_is_placeholder: bool,
+    /// A line under the table that explains its columns, if any.
+    #[serde(skip)]
+    pub legend: Option<String>,
     /// The rows, in measurement order of first appearance.
     pub rows: Vec<Row>,
+}
+
+/// An experiment-specific column of a section's table: which metric, its header, how it is
+/// printed and when a narrow terminal may drop it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricColumn {
+    /// The key into [`Row::metrics`].
+    pub key: String,
+    /// The header.
+    pub header: String,
+    /// How a value is printed.
+    pub format: Format,
+    /// Drop order on a narrow terminal (see [`crate::grid::Column::priority`]).
+    pub priority: u8,
+}
+
+/// How a metric is printed in tables (exports keep the plain number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// By its key: `*_s` as a duration, ratios and concurrency levels with two decimals,
+    /// anything else as a count or rate.
+    ByKey,
+    /// A duration in seconds (`12.30 ms`).
+    Secs,
+    /// Three significant digits (`0.0812`).
+    Sig3,
+    /// A rate per second with three significant digits (`1.79/s`).
+    PerSec,
+    /// KiB shown as MiB with three significant digits (`51.8 MiB`).
+    KibAsMib,
 }
 
 impl Section {
@@ -153,14 +250,32 @@ impl Section {
             level_name: level_name.to_string(),
             levels_are_concurrency,
             metric_columns: Vec::new(),
+            level_is_placeholder: false,
+            legend: None,
             rows: Vec::new(),
         }
     }
 
-    /// Adds an experiment-specific column shown in the table (and always present in JSON/CSV).
-    pub fn metric_column(mut self, key: &str, header: &str) -> Section {
-        self.metric_columns
-            .push((key.to_string(), header.to_string()));
+    /// Adds an experiment-specific column shown in the table (and always present in JSON/CSV),
+    /// printed by its key ([`Format::ByKey`]).
+    pub fn metric_column(self, key: &str, header: &str) -> Section {
+        self.metric_column_as(key, header, Format::ByKey, 1)
+    }
+
+    /// Adds a metric column with an explicit format and drop priority.
+    pub fn metric_column_as(
+        mut self,
+        key: &str,
+        header: &str,
+        format: Format,
+        priority: u8,
+    ) -> Section {
+        self.metric_columns.push(MetricColumn {
+            key: key.to_string(),
+            header: header.to_string(),
+            format,
+            priority,
+        });
         self
     }
 
@@ -215,10 +330,19 @@ pub struct Row {
     pub series: String,
     /// The level (concurrency, job length, ...); see [`Section::level_name`].
     pub level: u64,
-    /// The level as printed, e.g. `0 (no limit)`.
+    /// The level as printed, e.g. `0 (no limit)`; for scan the value as given, which need not
+    /// be a number (`-L mode fast,slow`).
     pub label: String,
-    /// Where the level sits on a plot's x axis (e.g. `0 = no limit` sits at the task count).
+    /// Where the level sits on a plot's x axis (e.g. `0 = no limit` sits at the task count; a
+    /// value that is not a number sits at its position, 1, 2, ...).
     pub x: f64,
+    /// The level as a number when it is one (always, for the experiments); `None` for a label
+    /// that is not a number, whose `level` is then its position.
+    #[serde(skip)]
+    pub value: Option<f64>,
+    /// The command line this row ran, when the experiment runs one per row (scan).
+    #[serde(skip)]
+    pub command: Option<String>,
     /// Wall time of the repetitions, in seconds.
     pub wall: Summary,
     /// Wall time of each repetition, in seconds, in measurement order.
@@ -247,6 +371,9 @@ pub struct Row {
     pub metrics: BTreeMap<String, f64>,
     /// A result check, when the experiment has one (e.g. the sum against its closed form).
     pub check: Option<Check>,
+    /// The repetitions as measured, in measurement order (scan's per-run export reads them).
+    #[serde(skip)]
+    pub samples: Vec<Sample>,
 }
 
 /// A result compared with its known answer.
@@ -354,6 +481,8 @@ impl Row {
             level,
             label: label.to_string(),
             x,
+            value: Some(level as f64),
+            command: None,
             wall,
             wall_runs: walls,
             user: pick(&|s| s.user.as_secs_f64()),
@@ -375,6 +504,7 @@ impl Row {
             best: false,
             metrics,
             check: None,
+            samples: samples.to_vec(),
         })
     }
 }
@@ -392,6 +522,9 @@ impl Report {
             parameters: BTreeMap::new(),
             sections: Vec::new(),
             findings: Vec::new(),
+            warnings: Vec::new(),
+            subtitle: None,
+            model: None,
         }
     }
 

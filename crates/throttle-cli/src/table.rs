@@ -1,28 +1,70 @@
-//! The table for people: every section of a [`Report`] as a comfy-table, then the findings.
+//! The table for people, the one table definition of the CLI: which columns a section has and
+//! how each cell is printed ([`grid_of`]). The terminal table ([`render`]), the Markdown export
+//! and the HTML pages all print these cells, for the experiments and for `scan` alike, so a
+//! fix to a column or a unit lands in every view.
+
+use std::fmt::Write as _;
 
 use crate::grid::{self, Column};
 
-use crate::report::{Report, Row, Section};
+use crate::report::{Format, Report, Row, Section};
 use crate::units;
 
-/// Renders the whole report: a title line per section, its table, then the findings as plain
-/// sentences. Ends with a newline.
+/// Renders the whole report: the partial marker, the subtitle, a title line per section, its
+/// table and legend, the model, then the findings as plain sentences and the warnings. Ends
+/// with a newline.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     if report.partial {
         out.push_str("PARTIAL RESULTS: interrupted before the experiment finished.\n\n");
     }
-    for section in &report.sections {
-        out.push_str(&section.title);
+    if let Some(subtitle) = &report.subtitle {
+        out.push_str(subtitle);
         out.push('\n');
+    }
+    for section in &report.sections {
+        if !section.title.is_empty() {
+            out.push_str(&section.title);
+            out.push('\n');
+        }
         out.push_str(&render_section(section));
-        out.push_str("\n\n");
+        out.push('\n');
+        if let Some(legend) = &section.legend {
+            out.push_str(legend);
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    if let Some(model) = &report.model {
+        out.push_str("Model (fitted to every run's throughput):\n");
+        for line in model_lines(report, model) {
+            let _ = writeln!(out, "  {line}");
+        }
+        for s in &model.summary {
+            let _ = writeln!(out, "  {s}");
+        }
+        out.push('\n');
     }
     for finding in &report.findings {
         out.push_str(finding);
         out.push('\n');
     }
+    if !report.warnings.is_empty() {
+        out.push_str("\nWarnings:\n");
+        for w in &report.warnings {
+            let _ = writeln!(out, "  - {w}");
+        }
+    }
     out
+}
+
+/// The model's fit lines (`USL: λ = ...`, `Amdahl: ...`), named after the report's level.
+pub fn model_lines(report: &Report, model: &crate::report::Model) -> Vec<String> {
+    let name = report
+        .sections
+        .first()
+        .map_or("n", |s| s.level_name.as_str());
+    crate::scan::format::model_lines(model, name)
 }
 
 /// One section as a table, fitted to the terminal's width.
@@ -36,17 +78,25 @@ pub fn render_section_fitted(section: &Section, max_width: Option<usize>) -> Str
     grid::render(&columns, &cells, max_width)
 }
 
-/// The columns and the cells (as text) of a section: what the terminal table and the HTML
-/// table both show.
+/// The columns and the cells (as text) of a section: what the terminal table, the Markdown
+/// and the HTML tables all show. A section whose `series_name` is empty has one series and no
+/// series column (scan); the `best` column appears when a row is marked best.
 pub fn grid_of(section: &Section) -> (Vec<Column>, Vec<Vec<String>>) {
     let rows = &section.rows;
-    let any_speedup = rows.iter().any(|r| r.speedup.is_some());
-    let any_efficiency = rows.iter().any(|r| r.efficiency.is_some());
-    let any_wait = rows.iter().any(|r| r.run_queue_wait.is_some());
+    let shape = Shape {
+        series: !section.series_name.is_empty(),
+        speedup: rows.iter().any(|r| r.speedup.is_some()),
+        efficiency: rows.iter().any(|r| r.efficiency.is_some()),
+        wait: rows.iter().any(|r| r.run_queue_wait.is_some()),
+        best: rows.iter().any(|r| r.best),
+    };
 
-    let mut columns = vec![
-        Column::new(section.series_name.clone(), 0, false),
-        Column::new(section.level_name.clone(), 0, true),
+    let mut columns = Vec::new();
+    if shape.series {
+        columns.push(Column::new(section.series_name.clone(), 0, false));
+    }
+    columns.extend([
+        Column::new(section.level_name.clone(), 0, shape.series),
         Column::new("wall median (min–max)", 0, true),
         Column::new("user", 4, true),
         Column::new("system", 5, true),
@@ -54,37 +104,47 @@ pub fn grid_of(section: &Section) -> (Vec<Column>, Vec<Vec<String>>) {
         Column::new("vol. sw", 6, true),
         Column::new("invol. sw", 6, true),
         Column::new("run-queue wait", 3, true),
-    ];
-    if any_speedup {
+    ]);
+    if shape.speedup {
         columns.push(Column::new("speedup", 1, true));
     }
-    if any_efficiency {
+    if shape.efficiency {
         columns.push(Column::new("efficiency", 2, true));
     }
     columns.extend(
         section
             .metric_columns
             .iter()
-            .map(|(_, h)| Column::new(h.clone(), 1, true)),
+            .map(|m| Column::new(m.header.clone(), m.priority, true)),
     );
-    columns.push(Column::new("", 0, false));
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|row| cells(section, row, any_speedup, any_efficiency, any_wait))
-        .collect();
+    if shape.best {
+        columns.push(Column::new("", 0, false));
+    }
+    let cells: Vec<Vec<String>> = rows.iter().map(|row| cells(section, row, shape)).collect();
     (columns, cells)
 }
 
-fn cells(
-    section: &Section,
-    row: &Row,
-    any_speedup: bool,
-    any_efficiency: bool,
-    any_wait: bool,
-) -> Vec<String> {
-    let mut cells = vec![
-        row.series.clone(),
-        row.label.clone(),
+/// Which optional columns a section's table has.
+#[derive(Clone, Copy)]
+struct Shape {
+    series: bool,
+    speedup: bool,
+    efficiency: bool,
+    wait: bool,
+    best: bool,
+}
+
+fn cells(section: &Section, row: &Row, shape: Shape) -> Vec<String> {
+    let mut cells = Vec::new();
+    if shape.series {
+        cells.push(row.series.clone());
+    }
+    let mut label = row.label.clone();
+    if let Some(failed) = row.metrics.get("failures").filter(|f| **f > 0.0) {
+        let _ = write!(label, " ({failed} failed)");
+    }
+    cells.extend([
+        label,
         units::secs_range(row.wall.median, row.wall.min, row.wall.max),
         units::secs(row.user),
         units::secs(row.system),
@@ -93,36 +153,49 @@ fn cells(
         units::count(row.involuntary_switches),
         match row.run_queue_wait {
             Some(w) => units::secs(w),
-            None if any_wait => "n/a".into(),
+            None if shape.wait => "n/a".into(),
             None => "unavailable".into(),
         },
-    ];
-    if any_speedup {
+    ]);
+    if shape.speedup {
         cells.push(row.speedup.map_or("–".into(), |s| format!("{s:.2}×")));
     }
-    if any_efficiency {
+    if shape.efficiency {
         cells.push(row.efficiency.map_or("–".into(), units::percent));
     }
-    for (key, _) in &section.metric_columns {
-        cells.push(row.metrics.get(key).map_or("–".into(), |v| metric(key, *v)));
+    for m in &section.metric_columns {
+        cells.push(
+            row.metrics
+                .get(&m.key)
+                .map_or("–".into(), |v| metric(&m.key, m.format, *v)),
+        );
     }
-    cells.push(if row.best {
-        "◀ best".into()
-    } else {
-        String::new()
-    });
+    if shape.best {
+        cells.push(if row.best {
+            "◀ best".into()
+        } else {
+            String::new()
+        });
+    }
     cells
 }
 
-/// Formats a metric by its key: `*_s` as a duration, ratios and concurrency levels with two
-/// decimals, anything else as a count or rate.
-fn metric(key: &str, value: f64) -> String {
-    if key.ends_with("_s") {
-        units::secs(value)
-    } else if key.contains("ratio") || key.contains("concurrency") || key.contains("_per_system") {
-        units::ratio(value)
-    } else {
-        units::count(value)
+/// Formats a metric by its column's [`Format`].
+fn metric(key: &str, format: Format, value: f64) -> String {
+    match format {
+        Format::Secs => units::secs(value),
+        Format::Sig3 => units::sig3(value),
+        Format::PerSec => format!("{}/s", units::sig3(value)),
+        Format::KibAsMib => format!("{} MiB", units::sig3(value / 1024.0)),
+        Format::ByKey if key.ends_with("_s") => units::secs(value),
+        Format::ByKey
+            if key.contains("ratio")
+                || key.contains("concurrency")
+                || key.contains("_per_system") =>
+        {
+            units::ratio(value)
+        }
+        Format::ByKey => units::count(value),
     }
 }
 

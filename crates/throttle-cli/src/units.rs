@@ -106,6 +106,25 @@ pub fn percent(value: f64) -> String {
     format!("{:.0} %", value * 100.0)
 }
 
+/// Formats a number with about three significant digits, trailing zeros dropped
+/// (`0.0812`, `12.3`, `4`, `1.00e-5`).
+pub fn sig3(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let mag = v.abs().log10().floor() as i32;
+    if !(-3..6).contains(&mag) {
+        return format!("{v:.2e}");
+    }
+    let decimals = (2 - mag).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -132,7 +132,7 @@ fn scan_writes_every_format(dir: &Path, program: &[&str], file: &Path, shown: &s
     for needle in [
         "wall median",
         "CPU/wall",
-        "rq wait",
+        "run-queue wait",
         "Karp–Flatt",
         "USL:",
         "Amdahl:",

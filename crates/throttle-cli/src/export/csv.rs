@@ -1,10 +1,18 @@
-//! `--csv`: one line per measured row of every section, with a fixed set of leading columns
-//! followed by the experiment's own metrics (the union over all rows, sorted by name).
+//! `--csv` and `scan --export-csv`: one CSV writer (quoting, numbers, one line per row), two
+//! layouts of the one [`Report`].
+//!
+//! - [`to_string`]: one line per measured row of every section, with a fixed set of leading
+//!   columns followed by the experiment's own metrics (the union over all rows, sorted by name).
+//! - [`hyperfine`]: scan's layout, hyperfine's leading columns (`command`, `mean`, `stddev`,
+//!   `median`, `user`, `system`, `min`, `max`, `parameter_<name>`), then scan's metrics.
 //!
 //! Times are in seconds. Empty fields mean "not measured" (never a made-up zero).
 
 use std::collections::BTreeSet;
 
+use throttle_probe::Summary;
+
+use crate::report::keys::*;
 use crate::report::{Report, Row};
 
 /// The fixed leading columns, in order.
@@ -91,6 +99,52 @@ fn fixed_fields(report: &Report, section: &str, row: &Row) -> Vec<String> {
             .map_or(String::new(), |c| c.ok.to_string()),
         report.partial.to_string(),
     ]
+}
+
+/// scan's hyperfine-compatible CSV of `report` (see the module docs).
+pub fn hyperfine(report: &Report) -> String {
+    let parameter = report
+        .parameters
+        .get("parameter")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("n");
+    let mut out = format!(
+        "command,mean,stddev,median,user,system,min,max,parameter_{parameter},copies,runs,cpu_per_wall,voluntary_switches,involuntary_switches,run_queue_wait,max_rss_kib,throughput,speedup,efficiency,karp_flatt,outliers,failures\n"
+    );
+    let opt = |v: Option<f64>| v.map_or(String::new(), num);
+    let metric = |row: &Row, key: &str| opt(row.metrics.get(key).copied());
+    let mean = |row: &Row, f: &dyn Fn(&crate::report::Sample) -> f64| {
+        opt(Summary::of(&row.samples.iter().map(f).collect::<Vec<_>>()).map(|s| s.mean))
+    };
+    for row in report.sections.iter().flat_map(|s| &s.rows) {
+        let cells = [
+            field(row.command.as_deref().unwrap_or("")),
+            num(row.wall.mean),
+            opt((row.wall.count > 1).then_some(row.wall.stddev)),
+            num(row.wall.median),
+            mean(row, &|s| s.user.as_secs_f64()),
+            mean(row, &|s| s.system.as_secs_f64()),
+            num(row.wall.min),
+            num(row.wall.max),
+            field(&row.label),
+            metric(row, COPIES),
+            row.wall.count.to_string(),
+            num(row.cpu_per_wall),
+            num(row.voluntary_switches),
+            num(row.involuntary_switches),
+            opt(row.run_queue_wait),
+            metric(row, MAX_RSS_KIB),
+            metric(row, THROUGHPUT),
+            opt(row.speedup),
+            opt(row.efficiency),
+            metric(row, KARP_FLATT),
+            metric(row, OUTLIERS),
+            metric(row, FAILURES),
+        ];
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
 }
 
 /// A number in plain decimal notation (no exponent), empty when not finite.

@@ -7,6 +7,7 @@
 pub mod csv;
 pub mod html;
 pub mod json;
+pub mod markdown;
 pub mod svg;
 
 use std::fs::OpenOptions;

@@ -1,16 +1,9 @@
-//! Human formatting shared by scan's table, Markdown and HTML: fits and optional numbers; times
-//! and counts come from [`crate::units`], the one formatter of the whole CLI.
+//! Human formatting of the fitted model, shared by every view of a report that has one (the
+//! terminal table, Markdown, HTML); numbers come from [`crate::units`], the one formatter of
+//! the whole CLI.
 
 use super::analysis::{sig3, Model};
 use super::usl::Fit;
-
-// Times and counts use the experiments' formatters, so a unit fix lands in every table.
-pub use crate::units::{count, secs};
-
-/// An optional number with three significant digits, `–` when missing.
-pub fn opt(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".into(), sig3)
-}
 
 /// `0.081 ± 0.004`, or the value alone without an error.
 pub fn with_error(v: f64, err: Option<f64>) -> String {
@@ -56,18 +49,4 @@ pub fn model_lines(model: &Model, name: &str) -> Vec<String> {
         Err(e) => out.push(format!("Amdahl: no fit ({e})")),
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scan_formats_like_the_experiments() {
-        assert_eq!(secs(1.5), crate::units::secs(1.5));
-        assert_eq!(secs(0.0123), "12.30 ms");
-        assert_eq!(secs(f64::NAN), "–");
-        assert_eq!(count(12345.0), "12.3k");
-        assert_eq!(count(12.0), "12");
-    }
 }

@@ -3,23 +3,26 @@
 //! A pipeline like the CLI's: options → [`plan::Plan`] (checked, exit 2 on bad input) →
 //! [`measure::measure`] (interleaved rounds of real child processes, accounted with `wait4` and
 //! schedstat by the probe) → [`analysis::analyse`] (statistics, the USL and Amdahl fits of
-//! [`usl`], notes) → the table and the [`export`] files.
+//! [`usl`], notes) → [`results::report`], the common [`crate::report::Report`] → the CLI's one
+//! table and one exporter per format ([`crate::table`], [`crate::export`]), with scan's own
+//! figures ([`figures`]) plugged into `--plot` and `--report`. Scan has no table, statistics
+//! type or file writer of its own.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-mod analysis;
-mod export;
-mod format;
+pub mod analysis;
+mod figures;
+pub mod format;
 mod measure;
 mod overhead;
 mod plan;
 mod record;
+mod results;
 mod sampler;
 mod stats;
-mod table;
-mod usl;
+pub mod usl;
 
 const LONG_ABOUT: &str = "\
 Profile how any command scales: run it at several thread counts (-P/-L) or as K concurrent \
@@ -195,7 +198,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     let mut on_stdout = None;
     for (flag, path) in outputs {
         if let Some(path) = path {
-            export::check_writable(flag, path)?;
+            crate::export::check_output(flag, path)?;
             if crate::export::is_stdout(path) {
                 if let Some(other) = on_stdout.replace(flag) {
                     return Err(crate::error::usage(
@@ -210,32 +213,39 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
     let machine = crate::report::Machine::detect();
     let scan = measure::measure(&plan, machine)?;
     let analysis = analysis::analyse(&scan);
+    let report = results::report(&scan, &analysis);
     // With an export on standard output, the table goes to standard error.
-    let text = table::render(&scan, &analysis);
+    let text = crate::table::render(&report);
     if on_stdout.is_some() {
         eprint!("{text}");
     } else {
         print!("{text}");
     }
-
-    if let Some(path) = &args.export_json {
-        export::write(path, &export::json::to_string(&scan, &analysis)?)?;
-    }
-    if let Some(path) = &args.export_csv {
-        export::write(path, &export::csv::to_string(&scan, &analysis))?;
-    }
-    if let Some(path) = &args.export_markdown {
-        export::write(path, &export::markdown::to_string(&scan, &analysis))?;
-    }
-    if let Some(path) = &args.plot {
-        export::write(path, &export::svg::to_string(&scan, &analysis)?)?;
-    }
-    if let Some(path) = &args.report {
-        let figures = export::svg::charts(&scan, &analysis);
-        export::write(path, &export::html::to_string(&scan, &analysis, &figures))?;
-    }
+    write_outputs(&args, &report)?;
     if scan.partial {
         return Err(crate::error::Interrupted.into());
+    }
+    Ok(())
+}
+
+/// Writes every export `args` asks for, each a view of the one `report`.
+fn write_outputs(args: &ScanArgs, report: &crate::report::Report) -> anyhow::Result<()> {
+    use crate::export::{csv, html, json, markdown, write_output};
+    if let Some(path) = &args.export_json {
+        write_output(path, &json::to_string(&json::hyperfine(report))?)?;
+    }
+    if let Some(path) = &args.export_csv {
+        write_output(path, &csv::hyperfine(report))?;
+    }
+    if let Some(path) = &args.export_markdown {
+        write_output(path, &markdown::to_string(report))?;
+    }
+    if let Some(path) = &args.plot {
+        write_output(path, &figures::to_string(report))?;
+    }
+    if let Some(path) = &args.report {
+        let plots = figures::charts(report);
+        write_output(path, &html::report_page(report, &plots, figures::CAPTION))?;
     }
     Ok(())
 }
@@ -329,28 +339,21 @@ mod golden {
         let scan = fixture();
         let analysis = analysis::analyse(&scan);
         std::env::set_var("COLUMNS", "400");
-        std::fs::write(dir.join("table.txt"), table::render(&scan, &analysis)).unwrap();
-        std::fs::write(
-            dir.join("a.json"),
-            export::json::to_string(&scan, &analysis).unwrap(),
-        )
-        .unwrap();
-        std::fs::write(dir.join("a.csv"), export::csv::to_string(&scan, &analysis)).unwrap();
-        std::fs::write(
-            dir.join("a.md"),
-            export::markdown::to_string(&scan, &analysis),
-        )
-        .unwrap();
-        std::fs::write(
-            dir.join("a.svg"),
-            export::svg::to_string(&scan, &analysis).unwrap(),
-        )
-        .unwrap();
-        let figures = export::svg::charts(&scan, &analysis);
-        std::fs::write(
-            dir.join("a.html"),
-            export::html::to_string(&scan, &analysis, &figures),
-        )
-        .unwrap();
+        let report = results::report(&scan, &analysis);
+        use crate::export::{csv, html, json, markdown};
+        let w = |name: &str, text: String| std::fs::write(dir.join(name), text).unwrap();
+        w("table.txt", crate::table::render(&report));
+        w(
+            "a.json",
+            json::to_string(&json::hyperfine(&report)).unwrap(),
+        );
+        w("a.csv", csv::hyperfine(&report));
+        w("a.md", markdown::to_string(&report));
+        w("a.svg", figures::to_string(&report));
+        let plots = figures::charts(&report);
+        w(
+            "a.html",
+            html::report_page(&report, &plots, figures::CAPTION),
+        );
     }
 }

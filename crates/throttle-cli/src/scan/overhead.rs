@@ -20,8 +20,8 @@ use anyhow::Context;
 use throttle_probe::child;
 
 use super::analysis::sig3;
-use super::format::secs;
 use super::plan::find_program;
+use crate::units::secs;
 use throttle_probe::Summary;
 
 struct Sample {

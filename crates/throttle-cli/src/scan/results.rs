@@ -1,0 +1,157 @@
+//! A scan as the common results model: [`report`] turns what [`super::measure`] recorded and
+//! what [`super::analysis`] concluded into one [`Report`], which every output reads — the
+//! terminal table, `--export-markdown` and `--report` through the experiments' writers, and
+//! `--export-json`/`--export-csv` through the hyperfine layouts of
+//! [`crate::export::json::hyperfine`] and [`crate::export::csv::hyperfine`].
+//!
+//! The mapping: one [`Section`] (id `scan`) without a series column, whose level is the
+//! scanned parameter; one [`Row`] per measured value, its runs kept as [`Sample`]s; what only
+//! scan measures (spread, peak RSS, throughput, the Karp–Flatt fraction, outliers, failures,
+//! copies) as metrics under the keys of [`crate::report::keys`]; the model in [`Report::model`], the notes in
+//! [`Report::findings`], the warnings in [`Report::warnings`]; the mode, parameter, template
+//! and warm-up count in [`Report::parameters`] (keys in [`param`]).
+
+use crate::report::keys::*;
+use crate::report::{Format, Machine, Report, Row, Sample, Section};
+
+use super::analysis::Analysis;
+use super::record::{Mode, Run, Scan};
+
+fn sample(run: &Run, unavailable: Option<&String>) -> Sample {
+    let mut s = Sample {
+        wall: run.wall,
+        user: run.user,
+        system: run.system,
+        voluntary: run.voluntary_switches,
+        involuntary: run.involuntary_switches,
+        run_queue_wait: Some(match (run.run_queue_wait, unavailable) {
+            (Some(d), _) => Ok(d),
+            (None, Some(reason)) => Err(reason.clone()),
+            (None, None) => Err("not reported by the kernel".to_string()),
+        }),
+        metrics: Default::default(),
+    }
+    .metric(ROUND, run.round as f64)
+    .metric(MAX_RSS_KIB, run.max_rss_kib as f64);
+    if let Some(code) = run.exit_code {
+        s = s.metric(EXIT_CODE, code as f64);
+    }
+    if let Some(signal) = run.signal {
+        s = s.metric(SIGNAL, signal as f64);
+    }
+    s
+}
+
+/// The whole scan as a [`Report`] (see the module docs for the mapping).
+pub fn report(scan: &Scan, analysis: &Analysis) -> Report {
+    let mut report = Report::new("scan", scan.machine.clone());
+    report.partial = scan.partial;
+    let mode = match scan.mode {
+        Mode::Parameter => "parameter",
+        Mode::Procs => "procs",
+    };
+    report.param(param::MODE, mode);
+    report.param(param::PARAMETER, &scan.parameter);
+    report.param(param::TEMPLATE, &scan.template);
+    report.param(param::WARMUP, scan.warmup);
+    report.subtitle = Some(header(scan));
+
+    let unit = match scan.mode {
+        Mode::Parameter => "throughput = runs/s (1 / wall)",
+        Mode::Procs => "throughput = copies/s (K / wall)",
+    };
+    let mut section = Section::new("scan", "", "", &scan.parameter, true)
+        .metric_column_as(WALL_STDDEV, "± stddev", Format::Secs, 5)
+        .metric_column_as(MAX_RSS_KIB, "peak RSS", Format::KibAsMib, 6)
+        .metric_column_as(THROUGHPUT, "throughput", Format::PerSec, 2)
+        .metric_column_as(KARP_FLATT, "Karp–Flatt", Format::Sig3, 5);
+    section.levels_are_concurrency = scan.points.iter().all(|p| p.n.is_some());
+    section.level_is_placeholder = scan.mode == Mode::Parameter;
+    section.legend = Some(format!(
+        "{unit}; CPU/wall = CPUs kept busy; run-queue wait = time runnable but waiting for a CPU, summed over threads; Karp–Flatt = serial fraction implied by the speedup"
+    ));
+    let numeric = scan.points.iter().all(|p| p.n.is_some());
+    for (i, (point, stats)) in scan.points.iter().zip(&analysis.stats).enumerate() {
+        let Some(stats) = stats else { continue };
+        let position = (i + 1) as f64;
+        let (level, x) = match point.n {
+            Some(n) if numeric && n >= 0.0 && n.fract() == 0.0 => (n as u64, n),
+            Some(n) if numeric => (i as u64 + 1, n),
+            _ => (i as u64 + 1, position),
+        };
+        let samples: Vec<Sample> = point
+            .runs
+            .iter()
+            .map(|r| sample(r, scan.run_queue_unavailable.as_ref()))
+            .collect();
+        let Some(mut row) = Row::from_samples("", level, &point.label, x, &samples) else {
+            continue;
+        };
+        row.value = point.n;
+        row.command = Some(point.command.clone());
+        row.speedup = Some(stats.speedup);
+        row.efficiency = stats.efficiency;
+        row.metrics.clear();
+        let mut put = |key: &str, v: Option<f64>| {
+            if let Some(v) = v {
+                row.metrics.insert(key.to_string(), v);
+            }
+        };
+        put(WALL_STDDEV, super::stats::stddev(&stats.wall));
+        put(MAX_RSS_KIB, Some(stats.max_rss_kib as f64));
+        put(THROUGHPUT, Some(stats.throughput));
+        put(KARP_FLATT, stats.karp_flatt);
+        put(OUTLIERS, Some(stats.outliers as f64));
+        put(FAILURES, Some(stats.failures as f64));
+        put(COPIES, Some(point.copies as f64));
+        put(CPU_MEDIAN, Some(stats.cpu.median));
+        section.rows.push(row);
+    }
+    report.sections.push(section);
+    report.model = analysis.model.clone();
+    report.findings = analysis.notes.clone();
+    report.warnings = analysis.warnings.clone();
+    report
+}
+
+/// One line saying what was scanned, how often, and on what machine.
+fn header(scan: &Scan) -> String {
+    let runs: Vec<usize> = scan.points.iter().map(|p| p.runs.len()).collect();
+    let (lo, hi) = (
+        runs.iter().copied().min().unwrap_or(0),
+        runs.iter().copied().max().unwrap_or(0),
+    );
+    let runs = if lo == hi {
+        format!("{lo} runs")
+    } else {
+        format!("{lo}–{hi} runs")
+    };
+    let labels = scan
+        .points
+        .iter()
+        .map(|p| p.label.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
+    let what = match scan.mode {
+        Mode::Parameter => format!("{} over {labels}", scan.parameter),
+        Mode::Procs => format!("concurrent copies K = {labels}"),
+    };
+    format!(
+        "scan of `{}`: {what}; {runs} per value after {} warm-up, interleaved; machine: {}",
+        scan.template,
+        scan.warmup,
+        machine_line(&scan.machine),
+    )
+}
+
+/// `2 logical CPUs, 2 physical cores[, cgroup quota 1.5 CPUs]`.
+fn machine_line(m: &Machine) -> String {
+    let t = &m.topology;
+    format!(
+        "{} logical CPUs, {} physical cores{}",
+        t.logical_cpus,
+        t.physical_cores,
+        t.cgroup_quota
+            .map_or_else(String::new, |q| format!(", cgroup quota {q} CPUs")),
+    )
+}
