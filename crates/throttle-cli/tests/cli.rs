@@ -735,3 +735,29 @@ fn sweep_detects_outside_load() {
     assert!(findings.contains("other programs kept"), "{findings}");
     assert!(findings.contains("Recommendation: run "), "{findings}");
 }
+
+/// `--markdown` is the one Markdown writer scan also uses: the same table, for any experiment.
+#[test]
+fn experiments_write_markdown() {
+    let out = run_ok(&[
+        "sweep",
+        "--levels",
+        "1,2",
+        "--tasks",
+        "2",
+        "--chunk",
+        "1000",
+        "--reps",
+        "1",
+        "--markdown",
+        "-",
+    ]);
+    let md = text(&out.stdout);
+    assert!(md.contains("| mode | concurrent tasks |"), "{md}");
+    assert!(md.contains("|:---|---:|"), "{md}");
+    assert!(md.contains("**Notes**"), "{md}");
+    assert!(
+        text(&out.stderr).contains("wall median"),
+        "the table goes to standard error"
+    );
+}

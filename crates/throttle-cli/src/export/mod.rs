@@ -1,4 +1,6 @@
-//! Output files: `--json`, `--csv` and `--plot`, one format per module.
+//! Output files, one format per module, each a view of the one [`Report`]: `--json` (and
+//! scan's hyperfine layout), `--csv` (likewise), `--markdown`, `--plot` (SVG) and the HTML
+//! pages. `scan`'s options write through the same modules.
 //!
 //! Every path is checked before anything is measured ([`OutputArgs::prepare`]), so a typo in an
 //! output path costs a second, not a minute of measurement. The checks open the file for
@@ -33,6 +35,10 @@ pub struct OutputArgs {
     /// Draw wall and CPU time against the level as an SVG image in FILE.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Write the tables and findings as Markdown to FILE (`-` for standard output), for a
+    /// README or an issue.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 /// Where a document goes.
@@ -50,6 +56,7 @@ pub struct Outputs {
     json: Option<Target>,
     csv: Option<PathBuf>,
     plot: Option<PathBuf>,
+    markdown: Option<PathBuf>,
 }
 
 impl OutputArgs {
@@ -70,18 +77,30 @@ impl OutputArgs {
         if let Some(p) = &self.plot {
             check_writable("--plot", p)?;
         }
+        if let Some(p) = &self.markdown {
+            if is_stdout(p) && json.as_ref() == Some(&Target::Stdout) {
+                return Err(usage(
+                    "--markdown",
+                    "-",
+                    "--json already writes to standard output",
+                ));
+            }
+            check_output("--markdown", p)?;
+        }
         Ok(Outputs {
             json,
             csv: self.csv.clone(),
             plot: self.plot.clone(),
+            markdown: self.markdown.clone(),
         })
     }
 }
 
 impl Outputs {
-    /// True when the JSON goes to standard output, so people-facing text must go to stderr.
+    /// True when the JSON or the Markdown goes to standard output, so people-facing text must
+    /// go to stderr.
     pub fn json_on_stdout(&self) -> bool {
-        self.json == Some(Target::Stdout)
+        self.json == Some(Target::Stdout) || self.markdown.as_deref().is_some_and(is_stdout)
     }
 
     /// Writes every requested output of `report`.
@@ -102,6 +121,9 @@ impl Outputs {
         }
         if let Some(path) = &self.plot {
             write_file(path, &svg::to_string(report)?)?;
+        }
+        if let Some(path) = &self.markdown {
+            write_output(path, &markdown::to_string(report))?;
         }
         Ok(())
     }
