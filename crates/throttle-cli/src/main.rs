@@ -15,6 +15,7 @@ mod interrupt;
 mod levels;
 mod load;
 mod main_job;
+mod model;
 mod numbers;
 mod overhead;
 mod procs;

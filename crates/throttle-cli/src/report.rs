@@ -23,7 +23,7 @@ use std::time::Duration;
 use serde::Serialize;
 use throttle_probe::{Span, Summary, Topology};
 
-pub use crate::scan::analysis::Model;
+pub use crate::model::Model;
 
 /// Version of the JSON layout written by `--json`; documented in `docs/json.md`. Bump it on any
 /// change that can break a reader (a renamed or removed field, a changed unit).

@@ -64,7 +64,7 @@ pub fn model_lines(report: &Report, model: &crate::report::Model) -> Vec<String>
         .sections
         .first()
         .map_or("n", |s| s.level_name.as_str());
-    crate::scan::format::model_lines(model, name)
+    crate::model::model_lines(model, name)
 }
 
 /// One section as a table, fitted to the terminal's width.

@@ -144,4 +144,15 @@ mod tests {
         assert_eq!(count(4_560_000.0), "4.56M");
         assert_eq!(count(2.5), "2.50");
     }
+
+    #[test]
+    fn sig3_formats() {
+        assert_eq!(sig3(0.08123), "0.0812");
+        assert_eq!(sig3(12.345), "12.3");
+        assert_eq!(sig3(1234.5), "1234");
+        assert_eq!(sig3(0.0), "0");
+        assert_eq!(sig3(4.0), "4");
+        assert_eq!(sig3(0.08), "0.08");
+        assert_eq!(sig3(1e-5), "1.00e-5");
+    }
 }

@@ -15,9 +15,9 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use throttle_probe::Summary;
 
+use crate::model::usl::Fit;
 use crate::report::keys::*;
 use crate::report::{Model, Report, Row, Sample};
-use crate::scan::usl::Fit;
 
 /// Any serialisable value as pretty JSON with a trailing newline.
 pub fn to_string(value: &impl Serialize) -> anyhow::Result<String> {

@@ -3,7 +3,8 @@
 
 use super::record::{Mode, Point, Scan};
 use super::stats;
-use super::usl::{self, Fit};
+use crate::model::usl::{self, Fit};
+pub use crate::model::Model;
 use throttle_probe::Summary;
 
 /// Statistics of one value's runs. Times are in seconds.
@@ -41,19 +42,6 @@ pub struct PointStats {
     pub outliers: usize,
     /// Runs that did not exit with status 0.
     pub failures: usize,
-}
-
-/// The fitted scaling model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Model {
-    /// The Universal Scalability Law fit, or why there is none.
-    pub usl: Result<Fit, String>,
-    /// The Amdahl fit (κ = 0), or why there is none.
-    pub amdahl: Result<Fit, String>,
-    /// Unit of λ and of the throughput axis.
-    pub unit: &'static str,
-    /// One to three plain sentences on what the fit means.
-    pub summary: Vec<String>,
 }
 
 /// Statistics, model and notes of a scan.
@@ -632,16 +620,5 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("flat"), "{text}");
-    }
-
-    #[test]
-    fn sig3_formats() {
-        assert_eq!(sig3(0.08123), "0.0812");
-        assert_eq!(sig3(12.345), "12.3");
-        assert_eq!(sig3(1234.5), "1234");
-        assert_eq!(sig3(0.0), "0");
-        assert_eq!(sig3(4.0), "4");
-        assert_eq!(sig3(0.08), "0.08");
-        assert_eq!(sig3(1e-5), "1.00e-5");
     }
 }

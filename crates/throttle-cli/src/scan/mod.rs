@@ -3,7 +3,7 @@
 //! A pipeline like the CLI's: options → [`plan::Plan`] (checked, exit 2 on bad input) →
 //! [`measure::measure`] (interleaved rounds of real child processes, accounted with `wait4` and
 //! schedstat by the probe) → [`analysis::analyse`] (statistics, the USL and Amdahl fits of
-//! [`usl`], notes) → [`results::report`], the common [`crate::report::Report`] → the CLI's one
+//! [`crate::model::usl`], notes) → [`results::report`], the common [`crate::report::Report`] → the CLI's one
 //! table and one exporter per format ([`crate::table`], [`crate::export`]), with scan's own
 //! figures ([`figures`]) plugged into `--plot` and `--report`. Scan has no table, statistics
 //! type or file writer of its own.
@@ -14,7 +14,6 @@ use clap::Args;
 
 pub mod analysis;
 mod figures;
-pub mod format;
 mod measure;
 mod overhead;
 mod plan;
@@ -22,7 +21,6 @@ mod record;
 mod results;
 mod sampler;
 mod stats;
-pub mod usl;
 
 const LONG_ABOUT: &str = "\
 Profile how any command scales: run it at several thread counts (-P/-L) or as K concurrent \

@@ -1,9 +1,26 @@
-//! Human formatting of the fitted model, shared by every view of a report that has one (the
-//! terminal table, Markdown, HTML); numbers come from [`crate::units`], the one formatter of
-//! the whole CLI.
+//! A scaling model fitted to a report's rows: the Universal Scalability Law and Amdahl fits
+//! ([`usl`], pure math) with their reading in sentences, and the one way every view (the
+//! terminal table, Markdown, HTML) prints a fit. It lives beside the results model, not in
+//! `scan`, because a [`crate::report::Report`] carries it and the exporters read it; `scan`
+//! is today the one experiment that fits one (`scan::analysis`).
 
-use super::analysis::{sig3, Model};
-use super::usl::Fit;
+pub mod usl;
+
+use crate::units::sig3;
+use usl::Fit;
+
+/// The fitted scaling model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    /// The Universal Scalability Law fit, or why there is none.
+    pub usl: Result<Fit, String>,
+    /// The Amdahl fit (κ = 0), or why there is none.
+    pub amdahl: Result<Fit, String>,
+    /// Unit of λ and of the throughput axis.
+    pub unit: &'static str,
+    /// One to three plain sentences on what the fit means.
+    pub summary: Vec<String>,
+}
 
 /// `0.081 ± 0.004`, or the value alone without an error.
 pub fn with_error(v: f64, err: Option<f64>) -> String {
