@@ -155,3 +155,128 @@ fn machine_line(m: &Machine) -> String {
             .map_or_else(String::new, |q| format!(", cgroup quota {q} CPUs")),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    //! The exporters on a fixed scan (hyperfine's `export/tests.rs` habit): the hyperfine JSON
+    //! and CSV are contracts, so they are compared with snapshots taken from the writers scan
+    //! had before it filled the common model (byte for byte the same).
+    use super::super::analysis::analyse;
+    use super::super::record::{Point, Run};
+    use super::*;
+    use crate::export::{csv, json, markdown};
+    use std::time::Duration;
+
+    fn fixture() -> Scan {
+        let run = |round: usize, wall: f64, cpu: f64, rss: u64, code: Option<i32>| Run {
+            round,
+            wall: Duration::from_secs_f64(wall),
+            user: Duration::from_secs_f64(cpu * 0.8),
+            system: Duration::from_secs_f64(cpu * 0.2),
+            max_rss_kib: rss,
+            voluntary_switches: 10 + round as u64,
+            involuntary_switches: 100 * (round as u64 + 1),
+            run_queue_wait: Some(Duration::from_secs_f64(0.001 * (round + 1) as f64)),
+            exit_code: code,
+            signal: None,
+        };
+        let point = |n: f64, walls: &[f64]| Point {
+            label: format!("{n}"),
+            n: Some(n),
+            copies: 1,
+            command: format!("prog -j{n} 'a b'"),
+            runs: walls
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| {
+                    run(
+                        i,
+                        w,
+                        1.1 + 0.01 * i as f64,
+                        50_000 + 1000 * n as u64,
+                        Some(0),
+                    )
+                })
+                .collect(),
+        };
+        Scan {
+            mode: Mode::Parameter,
+            parameter: "n".into(),
+            template: "prog -j{n} 'a b'".into(),
+            points: vec![
+                point(1.0, &[1.0, 1.02, 0.99]),
+                point(2.0, &[0.55, 0.56, 0.6]),
+                point(3.0, &[0.45, 0.44, 0.47]),
+                point(4.0, &[0.43]),
+            ],
+            machine: Machine::example(2, 2),
+            partial: false,
+            run_queue_unavailable: None,
+            warmup: 1,
+        }
+    }
+
+    #[test]
+    fn hyperfine_json_and_csv_match_their_snapshots() {
+        let scan = fixture();
+        let report = report(&scan, &analyse(&scan));
+        let text = json::to_string(&json::hyperfine(&report)).unwrap();
+        let expected = include_str!("snapshots/fixture.json")
+            .replace("\"VERSION\"", &format!("\"{}\"", env!("CARGO_PKG_VERSION")));
+        assert_eq!(text, expected);
+        assert_eq!(
+            csv::hyperfine(&report),
+            include_str!("snapshots/fixture.csv")
+        );
+    }
+
+    #[test]
+    fn one_run_has_no_stddev_and_hyperfine_fields_are_there() {
+        let scan = fixture();
+        let report = report(&scan, &analyse(&scan));
+        let doc = json::hyperfine(&report);
+        let results = doc["results"].as_array().unwrap();
+        for key in [
+            "command",
+            "mean",
+            "stddev",
+            "median",
+            "user",
+            "system",
+            "min",
+            "max",
+            "times",
+            "exit_codes",
+            "parameters",
+        ] {
+            assert!(results.iter().all(|r| r.get(key).is_some()), "{key}");
+        }
+        assert!(results[0]["stddev"].is_f64());
+        assert!(
+            results[3]["stddev"].is_null(),
+            "one run: null, as hyperfine"
+        );
+        assert_eq!(results[3]["parameters"]["n"], "4");
+    }
+
+    #[test]
+    fn the_report_holds_what_the_views_need() {
+        let mut scan = fixture();
+        scan.points[1].label = "fast".into();
+        scan.points[1].n = None;
+        scan.points[2].runs[0].exit_code = Some(3);
+        let report = report(&scan, &analyse(&scan));
+        let rows = &report.sections[0].rows;
+        assert_eq!(rows[1].label, "fast");
+        assert_eq!(rows[1].value, None);
+        assert_eq!(rows[1].x, 2.0, "a label sits at its position");
+        assert_eq!(rows[2].metrics[FAILURES], 1.0);
+        assert!(report.model.is_none(), "a label is not a count: no model");
+        let text = crate::table::render(&report);
+        assert!(text.contains("3 (1 failed)"), "{text}");
+        let md = markdown::to_string(&report);
+        assert!(md.starts_with("scan of `prog -j{n} 'a b'`"), "{md}");
+        assert!(md.contains("| `n` | wall median (min–max) |"), "{md}");
+        assert!(md.contains("**Warnings**"), "{md}");
+    }
+}
