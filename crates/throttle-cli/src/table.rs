@@ -50,7 +50,10 @@ pub fn render(report: &Report) -> String {
         out.push('\n');
     }
     if !report.warnings.is_empty() {
-        out.push_str("\nWarnings:\n");
+        if !out.ends_with("\n\n") {
+            out.push('\n');
+        }
+        out.push_str("Warnings:\n");
         for w in &report.warnings {
             let _ = writeln!(out, "  - {w}");
         }

@@ -49,7 +49,7 @@ td{white-space:nowrap}th{background:#f3f3f3}\
 td:first-child,th:first-child{text-align:left}\
 dl.machine{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}\
 dl.machine dt{font-weight:bold}dl.machine dd{margin:0}\
-.fit{font-family:ui-monospace,monospace;font-size:.9em}\
+.fit{font-family:ui-monospace,monospace;font-size:.9em}th code{font-size:1.15em}\
 .small{color:#666;font-size:.85em}";
 
 /// The start of a page: doctype, head with `title` and the style sheet, open body.
@@ -238,7 +238,6 @@ pub fn report_page(report: &Report, plots: &[String], caption: &str) -> String {
     }
     out.push_str("<h2>Measurements</h2>\n");
     out.push_str(&tables(report));
-    out.push_str("<p class=\"small\">Medians over the runs, min–max beside the wall time.</p>\n");
     if let Some(model) = &report.model {
         out.push_str("<h2>Model: Universal Scalability Law</h2>\n");
         out.push_str(

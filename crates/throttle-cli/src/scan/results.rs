@@ -68,7 +68,7 @@ pub fn report(scan: &Scan, analysis: &Analysis) -> Report {
     section.levels_are_concurrency = scan.points.iter().all(|p| p.n.is_some());
     section.level_is_placeholder = scan.mode == Mode::Parameter;
     section.legend = Some(format!(
-        "{unit}; CPU/wall = CPUs kept busy; run-queue wait = time runnable but waiting for a CPU, summed over threads; Karp–Flatt = serial fraction implied by the speedup"
+        "medians over the runs, min–max beside the wall time; {unit}; CPU/wall = CPUs kept busy; run-queue wait = time runnable but waiting for a CPU, summed over threads; Karp–Flatt = serial fraction implied by the speedup"
     ));
     let numeric = scan.points.iter().all(|p| p.n.is_some());
     for (i, (point, stats)) in scan.points.iter().zip(&analysis.stats).enumerate() {
