@@ -158,14 +158,16 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
     let mut samples: BTreeMap<(usize, usize), Vec<Sample>> = BTreeMap::new();
     let mut checks = BTreeMap::new();
     let load = LoadMark::now();
+    // The longest repetition so far: the estimate of the next one's duration.
+    let mut longest_rep = Duration::ZERO;
     'reps: for rep in 0..reps {
-        if rep > 0
-            && args
-                .deadline
-                .is_some_and(|d| std::time::Instant::now() >= d)
-        {
+        let rep_started = std::time::Instant::now();
+        if rep > 0 && args.deadline.is_some_and(|d| rep_started + longest_rep > d) {
             // Out of budget (a busy machine runs slower than calibrated): keep whole
-            // repetitions only, so every level has the same number of samples.
+            // repetitions only, so every level has the same number of samples, and start one
+            // only when it is expected to end by the deadline — a repetition that starts just
+            // before the deadline would overrun it by its whole length (`throttle report
+            // --budget` ran ~5 % over on a loaded machine while only the start was checked).
             report.param("repetitions_done", rep);
             break 'reps;
         }
@@ -195,6 +197,7 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
                 progress.done_one();
             }
         }
+        longest_rep = longest_rep.max(rep_started.elapsed());
     }
     progress.finish();
     let outside = load.outside_cpus();
@@ -239,6 +242,16 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
     }
     report.sections.push(section);
     Ok(report)
+}
+
+/// True when a repetition that starts at `now` and lasts `expected` ends by `deadline` (always,
+/// without a deadline).
+fn fits_before(
+    deadline: Option<std::time::Instant>,
+    now: std::time::Instant,
+    expected: Duration,
+) -> bool {
+    deadline.is_none_or(|d| now + expected <= d)
 }
 
 /// Two to four plain sentences derived from the numbers.
@@ -546,5 +559,14 @@ mod tests {
             recommend_under(&noisy, 2, Some(0.0)).expect("rec").level,
             32
         );
+    }
+
+    #[test]
+    fn a_repetition_starts_only_if_it_ends_by_the_deadline() {
+        let now = std::time::Instant::now();
+        let rep = Duration::from_secs(4);
+        assert!(fits_before(None, now, rep));
+        assert!(fits_before(Some(now + Duration::from_secs(5)), now, rep));
+        assert!(!fits_before(Some(now + Duration::from_secs(3)), now, rep));
     }
 }
