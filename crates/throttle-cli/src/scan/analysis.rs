@@ -7,25 +7,19 @@ use crate::model::usl::{self, Fit};
 pub use crate::model::Model;
 use throttle_probe::Summary;
 
-/// Statistics of one value's runs. Times are in seconds.
+/// What scan concludes about one value's runs, beyond the medians every experiment's rows
+/// have (user and system time, switches: [`crate::report::Row::from_samples`]). Times are in
+/// seconds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointStats {
     /// Wall time.
     pub wall: Summary,
-    /// User CPU time.
-    pub user: Summary,
-    /// System CPU time.
-    pub system: Summary,
     /// CPU time (user + system).
     pub cpu: Summary,
     /// Median of CPU / wall: how many CPUs the command kept busy on average.
     pub cpu_per_wall: f64,
-    /// Median voluntary context switches.
-    pub voluntary_switches: f64,
-    /// Median involuntary context switches.
-    pub involuntary_switches: f64,
-    /// Run-queue wait, when the kernel reported it for every run.
-    pub run_queue_wait: Option<Summary>,
+    /// Median run-queue wait, when the kernel reported it for every run.
+    pub run_queue_wait: Option<f64>,
     /// Largest peak RSS over the runs, KiB.
     pub max_rss_kib: u64,
     /// Throughput, copies per second of median wall time.
@@ -61,57 +55,35 @@ fn secs(d: std::time::Duration) -> f64 {
     d.as_secs_f64()
 }
 
-fn point_stats(point: &Point) -> Option<(Summary, Summary, Summary, Summary, PointStatsRest)> {
+/// Everything of [`PointStats`] that needs only the point's own runs; `None` without runs.
+fn point_stats(point: &Point) -> Option<PointStats> {
     let wall: Vec<f64> = point.runs.iter().map(|r| secs(r.wall)).collect();
-    let user: Vec<f64> = point.runs.iter().map(|r| secs(r.user)).collect();
-    let system: Vec<f64> = point.runs.iter().map(|r| secs(r.system)).collect();
     let cpu: Vec<f64> = point.runs.iter().map(|r| secs(r.cpu())).collect();
     let ratio: Vec<f64> = point
         .runs
         .iter()
         .map(|r| secs(r.cpu()) / secs(r.wall).max(1e-12))
         .collect();
-    let vol: Vec<f64> = point
-        .runs
-        .iter()
-        .map(|r| r.voluntary_switches as f64)
-        .collect();
-    let invol: Vec<f64> = point
-        .runs
-        .iter()
-        .map(|r| r.involuntary_switches as f64)
-        .collect();
     let rq: Option<Vec<f64>> = point
         .runs
         .iter()
         .map(|r| r.run_queue_wait.map(secs))
         .collect();
-    let rest = PointStatsRest {
+    let wall_summary = Summary::of(&wall)?;
+    Some(PointStats {
+        cpu: Summary::of(&cpu)?,
         cpu_per_wall: stats::median(&ratio)?,
-        voluntary: stats::median(&vol)?,
-        involuntary: stats::median(&invol)?,
-        run_queue_wait: rq.and_then(|v| Summary::of(&v)),
+        run_queue_wait: rq.and_then(|v| stats::median(&v)),
         max_rss_kib: point.runs.iter().map(|r| r.max_rss_kib).max().unwrap_or(0),
+        throughput: point.copies as f64 / wall_summary.median.max(1e-12),
+        speedup: 1.0,
+        relative_concurrency: None,
+        efficiency: None,
+        karp_flatt: None,
         outliers: stats::count_outliers(&wall),
         failures: point.runs.iter().filter(|r| !r.succeeded()).count(),
-    };
-    Some((
-        Summary::of(&wall)?,
-        Summary::of(&user)?,
-        Summary::of(&system)?,
-        Summary::of(&cpu)?,
-        rest,
-    ))
-}
-
-struct PointStatsRest {
-    cpu_per_wall: f64,
-    voluntary: f64,
-    involuntary: f64,
-    run_queue_wait: Option<Summary>,
-    max_rss_kib: u64,
-    outliers: usize,
-    failures: usize,
+        wall: wall_summary,
+    })
 }
 
 /// Computes statistics, fits the model and writes the notes.
@@ -119,35 +91,21 @@ pub fn analyse(scan: &Scan) -> Analysis {
     let mut stats_out: Vec<Option<PointStats>> = Vec::with_capacity(scan.points.len());
     let mut base: Option<(f64, Option<f64>)> = None; // (throughput, n) of the first measured value
     for point in &scan.points {
-        let Some((wall, user, system, cpu, rest)) = point_stats(point) else {
+        let Some(mut ps) = point_stats(point) else {
             stats_out.push(None);
             continue;
         };
-        let throughput = point.copies as f64 / wall.median.max(1e-12);
-        let (x0, n0) = *base.get_or_insert((throughput, point.n));
-        let speedup = throughput / x0;
+        let (x0, n0) = *base.get_or_insert((ps.throughput, point.n));
+        let speedup = ps.throughput / x0;
         let relative_concurrency = match (point.n, n0) {
             (Some(n), Some(n0)) => Some(n / n0),
             _ => None,
         };
-        stats_out.push(Some(PointStats {
-            wall,
-            user,
-            system,
-            cpu,
-            cpu_per_wall: rest.cpu_per_wall,
-            voluntary_switches: rest.voluntary,
-            involuntary_switches: rest.involuntary,
-            run_queue_wait: rest.run_queue_wait,
-            max_rss_kib: rest.max_rss_kib,
-            throughput,
-            speedup,
-            relative_concurrency,
-            efficiency: relative_concurrency.map(|p| stats::efficiency(speedup, p)),
-            karp_flatt: relative_concurrency.and_then(|p| stats::karp_flatt(speedup, p)),
-            outliers: rest.outliers,
-            failures: rest.failures,
-        }));
+        ps.speedup = speedup;
+        ps.relative_concurrency = relative_concurrency;
+        ps.efficiency = relative_concurrency.map(|p| stats::efficiency(speedup, p));
+        ps.karp_flatt = relative_concurrency.and_then(|p| stats::karp_flatt(speedup, p));
+        stats_out.push(Some(ps));
     }
     let model = fit_model(scan);
     let notes = notes(scan, &stats_out);
@@ -385,13 +343,13 @@ fn notes(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
         }
     }
     if let Some((p, s)) = measured.first() {
-        if let Some(rq) = &s.run_queue_wait {
-            let share = rq.median / s.wall.median.max(1e-12);
+        if let Some(rq) = s.run_queue_wait {
+            let share = rq / s.wall.median.max(1e-12);
             if share > 0.05 {
                 out.push(format!(
                     "Already at {name} = {} the command waited {} s for a CPU ({:.0} % of its wall time): other load competes with it on this machine, so the scan understates how it would scale on an idle one.",
                     p.label,
-                    sig3(rq.median),
+                    sig3(rq),
                     share * 100.0
                 ));
             }
