@@ -162,7 +162,7 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
     let mut longest_rep = Duration::ZERO;
     'reps: for rep in 0..reps {
         let rep_started = std::time::Instant::now();
-        if rep > 0 && args.deadline.is_some_and(|d| rep_started + longest_rep > d) {
+        if rep > 0 && !fits_before(args.deadline, rep_started, longest_rep) {
             // Out of budget (a busy machine runs slower than calibrated): keep whole
             // repetitions only, so every level has the same number of samples, and start one
             // only when it is expected to end by the deadline — a repetition that starts just
@@ -251,7 +251,7 @@ fn fits_before(
     now: std::time::Instant,
     expected: Duration,
 ) -> bool {
-    deadline.is_none_or(|d| now + expected <= d)
+    deadline.map_or(true, |d| now + expected <= d)
 }
 
 /// Two to four plain sentences derived from the numbers.
