@@ -19,6 +19,22 @@ use crate::model::usl::Fit;
 use crate::report::keys::*;
 use crate::report::{Model, Report, Row, Sample};
 
+/// hyperfine's fields of each `results[]` object, in hyperfine's order: what
+/// [`hyperfine`] must always write.
+pub const HYPERFINE_FIELDS: [&str; 11] = [
+    "command",
+    "mean",
+    "stddev",
+    "median",
+    "user",
+    "system",
+    "min",
+    "max",
+    "times",
+    "exit_codes",
+    "parameters",
+];
+
 /// Any serialisable value as pretty JSON with a trailing newline.
 pub fn to_string(value: &impl Serialize) -> anyhow::Result<String> {
     let mut text = serde_json::to_string_pretty(value).context("encoding results as JSON")?;

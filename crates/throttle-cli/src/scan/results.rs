@@ -236,19 +236,7 @@ mod tests {
         let report = report(&scan, &analyse(&scan));
         let doc = json::hyperfine(&report);
         let results = doc["results"].as_array().unwrap();
-        for key in [
-            "command",
-            "mean",
-            "stddev",
-            "median",
-            "user",
-            "system",
-            "min",
-            "max",
-            "times",
-            "exit_codes",
-            "parameters",
-        ] {
+        for key in json::HYPERFINE_FIELDS {
             assert!(results.iter().all(|r| r.get(key).is_some()), "{key}");
         }
         assert!(results[0]["stddev"].is_f64());
