@@ -304,6 +304,11 @@ impl Jobserver {
         }
     }
 
+    /// True while a throttle server has a request of ours to answer (socket only).
+    pub(crate) fn has_pending_request(&self) -> bool {
+        self.asked > 0
+    }
+
     /// One step of taking a token, waiting up to `wait`. `want` false only collects a token
     /// already asked for (socket). For the socket, asks the server once and collects the answer
     /// whenever it comes (a late answer is a token like any other, released after the grace
