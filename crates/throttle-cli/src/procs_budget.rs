@@ -445,6 +445,20 @@ fn findings(section: &Section, slots: usize) -> Vec<String> {
             parts.join("; ")
         ));
     }
+    if let Some(one) = section.row("budget", 1) {
+        if let Some(r) = m(one, "mean_completion_vs_free_ratio") {
+            out.push(format!(
+                "Null comparison: at K = 1 both settings run the same work on the same {} threads \
+                 (the one copy gets every slot), yet budget ÷ free = {r:.2} there (paired \
+                 repetitions {:.2}–{:.2}). A ratio far from 1 at K = 1 is the host's doing (other \
+                 programs' load, the scheduler's share for a process that wakes often), and the \
+                 ratios at larger K carry the same bias.",
+                throttle::default_threads(),
+                m(one, "mean_completion_vs_free_min_ratio").unwrap_or(r),
+                m(one, "mean_completion_vs_free_max_ratio").unwrap_or(r),
+            ));
+        }
+    }
     if let Some(share) = m(free, "rq_wait_per_cpu_ratio") {
         out.push(format!(
             "Free at K = {k}: run-queue wait = {:.1} % of CPU time ({} copies of a pool of all CPUs on {slots} usable CPUs).",
