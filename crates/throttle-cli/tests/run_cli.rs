@@ -426,3 +426,25 @@ fn procs_budget_sigterm_keeps_partial_results() {
     assert!(!v["sections"][0]["rows"].as_array().unwrap().is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn sigusr1_prints_the_status_while_the_command_runs() {
+    // The command signals its parent, `throttle run`, then gives it time to print.
+    let out = throttle()
+        .args([
+            "run",
+            "-j",
+            "3",
+            "--",
+            "sh",
+            "-c",
+            "kill -USR1 $PPID; sleep 0.5",
+        ])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("throttle run: status"), "{err}");
+    assert!(err.contains("3 slots: 2 tokens free"), "{err}");
+}

@@ -355,6 +355,11 @@ impl Throttle {
                         && inner.held < inner.limit
                         && !b.failed.load(std::sync::atomic::Ordering::Relaxed) =>
                 {
+                    if inner.implicit_free {
+                        // The implicit slot is free: it is this waiter's, no token needed.
+                        self.grant(&mut inner);
+                        continue;
+                    }
                     drop(inner);
                     let wait = left.map_or(TOKEN_POLL, |l| l.min(TOKEN_POLL));
                     let token = b.poll(wait);
