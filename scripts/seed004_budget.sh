@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Seed 004 with and without a machine-wide budget (issue 10), until `throttle procs --budget`
-# exists: K copies of a throttle program whose pool is built for all CPUs (`throttle __tasks`:
+# Seed 004 with and without a machine-wide budget (issue 10), with real make as the launcher
+# (the measured comparison, with repetitions and run-queue wait, is `throttle procs --budget`):
+# K copies of a throttle program whose pool is built for all CPUs (`throttle __tasks`:
 # 40 tasks of 5 ms CPU each), started by make -jK with no budget ("free", THROTTLE_JOBSERVER=off)
 # versus under one budget of nproc slots (`throttle run -j $(nproc) --jobserver-style pipe -- make`).
 # Prints the mean completion time and the makespan for each K; run it on a quiet machine and

@@ -48,6 +48,10 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    // `jobserver_token` re-runs this binary as its second process.
+    if let Some(code) = benches::jobserver::child_main() {
+        return code;
+    }
     let args = Args::parse();
     // Fail before a long run, not after it, when the JSON file cannot be written.
     if let Some(path) = &args.json {

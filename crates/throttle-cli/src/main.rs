@@ -18,7 +18,9 @@ mod main_job;
 mod model;
 mod numbers;
 mod overhead;
+mod pool_job;
 mod procs;
+mod procs_budget;
 mod progress;
 mod report;
 mod run;
@@ -70,6 +72,8 @@ enum Command {
     Run(run::RunArgs),
     #[command(name = "__tasks", hide = true)]
     Tasks(tasks::TasksArgs),
+    #[command(name = "__pool", hide = true)]
+    PoolJob(pool_job::PoolJobArgs),
 }
 
 fn main() -> ExitCode {
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
         Command::Adapt(args) => adapt::run(&args),
         Command::Spin(args) => spin::run(&args),
         Command::Tasks(args) => tasks::run(&args),
+        Command::PoolJob(args) => pool_job::run(&args),
         Command::Run(_) => unreachable!("handled above"),
     };
     match result {

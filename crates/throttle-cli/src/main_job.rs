@@ -161,6 +161,7 @@ impl Step {
                     ms: None,
                     reps: None,
                     quick: !full,
+                    budget: false,
                     command: Vec::new(),
                     output: Default::default(),
                 },

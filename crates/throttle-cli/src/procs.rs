@@ -39,9 +39,16 @@ pub struct ProcsArgs {
     /// Repetitions of every level.
     #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, 1000))]
     pub reps: Option<u32>,
-    /// A short run: 2 × logical CPUs at most, 100 ms per process.
+    /// A short run: 2 × logical CPUs at most, 100 ms per process (with --budget: K up to 8).
     #[arg(long)]
     pub quick: bool,
+    /// Seed 004 with and without a machine-wide budget: K = 1, 2, 4, ... --max (default 16)
+    /// copies of a pool program built for all CPUs, free vs launched under one jobserver of N =
+    /// usable CPUs slots that their pools join (as under `throttle run -j N -- make -jK`).
+    /// Prints per K the mean completion time, the makespan, the total CPU time and run-queue
+    /// wait, and the budget ÷ free ratios.
+    #[arg(long, conflicts_with = "command")]
+    pub budget: bool,
     /// Run copies of this command instead of the built-in job.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -66,6 +73,9 @@ pub fn doubling_levels(max: usize) -> Vec<usize> {
 
 /// Runs `throttle procs`.
 pub fn run(args: &ProcsArgs, machine: Machine) -> anyhow::Result<Report> {
+    if args.budget {
+        return crate::procs_budget::run(args, machine);
+    }
     let logical = machine.topology.logical_cpus.max(1);
     let max = args
         .max

@@ -267,3 +267,184 @@ fn status_and_resize_from_inside_the_command_tree() {
         .unwrap();
     one_line_exit_2(&out, &["--socket"]);
 }
+
+/// A throttle program (`__pool`: the global pool, which joins the jobserver in `MAKEFLAGS` by
+/// default) under a `MAKEFLAGS` it cannot use. As make itself does for a recipe without `+`, the
+/// program runs without the budget after one warning line naming the variable, the option and
+/// why; it never hangs (the timeout) and its own exit status is unchanged. A fifo nobody serves
+/// is a jobserver with no free token: the pool joins it and runs on its implicit slot.
+#[test]
+fn unusable_makeflags_give_one_warning_line_and_never_hang() {
+    let dir = temp_dir("bad-makeflags");
+    let plain = dir.join("plain");
+    std::fs::write(&plain, b"++").unwrap();
+    let fifo = dir.join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let pool = |makeflags: &str, expect: &str| {
+        throttle()
+            .args(["__pool", "--tasks", "8", "--iterations", "20000"])
+            .args(["--jobserver", expect])
+            .env("MAKEFLAGS", makeflags)
+            .env_remove("CARGO_MAKEFLAGS")
+            .env_remove("MFLAGS")
+            .env_remove("THROTTLE_JOBSERVER")
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap()
+    };
+    let cases: [(String, &[&str]); 3] = [
+        (
+            " -j4 --jobserver-auth=900,901".into(),
+            &[
+                "MAKEFLAGS",
+                "'--jobserver-auth=900,901'",
+                "descriptor 900 is closed",
+            ],
+        ),
+        (
+            format!(" -j4 --jobserver-auth=fifo:{}", plain.display()),
+            &["MAKEFLAGS", "is not a fifo", plain.to_str().unwrap()],
+        ),
+        (
+            " -j4 --jobserver-auth=sem:x".into(),
+            &["MAKEFLAGS", "'sem:x'"],
+        ),
+    ];
+    for (flags, needles) in cases {
+        let out = pool(&flags, "absent");
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{flags}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{n:?} missing in {err}");
+        }
+    }
+    let out = pool(
+        &format!(" -j4 --jobserver-auth=fifo:{}", fifo.display()),
+        "required",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "", "a fifo nobody serves is no error");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn procs_budget_quick_exports_every_format() {
+    let dir = temp_dir("procs-budget");
+    let (json, csv, svg) = (dir.join("r.json"), dir.join("r.csv"), dir.join("r.svg"));
+    let out = throttle()
+        .args([
+            "procs", "--budget", "--max", "2", "--reps", "2", "--ms", "20",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--plot")
+        .arg(&svg)
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .unwrap();
+    let so = text(&out.stdout);
+    assert!(out.status.success(), "{so}{}", text(&out.stderr));
+    for needle in [
+        "mean completion",
+        "makespan ÷ free",
+        "rq wait ÷ CPU",
+        "budget",
+        "free",
+    ] {
+        assert!(so.contains(needle), "{needle:?} missing:\n{so}");
+    }
+    assert!(
+        so.contains("K = 2 (the largest K measured up to 8)"),
+        "{so}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["parameters"]["mode"], "budget");
+    let rows = v["sections"][0]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "free and budget at K = 1 and 2");
+    for r in rows {
+        assert_eq!(r["wall"]["count"], 2, "two repetitions");
+        assert!(r["metrics"]["mean_completion_s"].as_f64().unwrap() > 0.0);
+        assert!(r["metrics"]["cpu_total_s"].as_f64().unwrap() > 0.0);
+        if r["series"] == "budget" {
+            assert!(r["metrics"]["makespan_vs_free_ratio"].as_f64().unwrap() > 0.0);
+        }
+    }
+    let csv_text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(csv_text.lines().count(), 5, "{csv_text}");
+    assert!(csv_text
+        .lines()
+        .next()
+        .unwrap()
+        .contains("mean_completion_vs_free_ratio"));
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        svg_text.contains("<svg") && svg_text.contains("budget"),
+        "an SVG with the budget series"
+    );
+    // A command is bad input with --budget: one line, exit 2.
+    let out = throttle()
+        .args(["procs", "--budget", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn procs_budget_sigterm_keeps_partial_results() {
+    let dir = temp_dir("procs-budget-term");
+    let json = dir.join("r.json");
+    let child = std::process::Command::new(bin())
+        .args([
+            "procs", "--budget", "--max", "4", "--reps", "1000", "--ms", "20",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: kill(2) on our own child's pid; no memory is involved.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("PARTIAL"),
+        "{}",
+        text(&out.stdout)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["partial"], true);
+    assert!(!v["sections"][0]["rows"].as_array().unwrap().is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sigusr1_prints_the_status_while_the_command_runs() {
+    // The command signals its parent, `throttle run`, then gives it time to print.
+    let out = throttle()
+        .args([
+            "run",
+            "-j",
+            "3",
+            "--",
+            "sh",
+            "-c",
+            "kill -USR1 $PPID; sleep 0.5",
+        ])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("throttle run: status"), "{err}");
+    assert!(err.contains("3 slots: 2 tokens free"), "{err}");
+}

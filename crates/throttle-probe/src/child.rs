@@ -246,6 +246,56 @@ impl RunningChild {
         n
     }
 
+    /// Whether the child has exited (it stays a zombie, unreaped, so [`RunningChild::wait`]
+    /// still reads its final schedstat). Never blocks: poll it between [`RunningChild::sample`]s
+    /// when several children run at once.
+    ///
+    /// # Errors
+    ///
+    /// [`ProbeError::Wait`] if `waitid` fails.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::process::Command;
+    /// let c = throttle_probe::child::spawn(&mut Command::new("true")).unwrap();
+    /// while !c.has_exited().unwrap() {
+    ///     std::thread::sleep(std::time::Duration::from_millis(1));
+    /// }
+    /// assert!(c.wait().unwrap().success());
+    /// ```
+    pub fn has_exited(&self) -> Result<bool, ProbeError> {
+        let pid = self.pid();
+        loop {
+            // SAFETY: `siginfo_t` is a plain C struct of integers; all-zero bytes are valid.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: [1] `info` is valid and writable during the call; [2] P_PID with our own
+            // child's pid inspects only that child; [3] WNOHANG returns at once and WNOWAIT
+            // leaves the child reapable.
+            let rc = unsafe {
+                libc::waitid(
+                    libc::P_PID,
+                    pid as libc::id_t,
+                    &mut info,
+                    libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+                )
+            };
+            if rc == 0 {
+                // SAFETY: waitid filled `info`; with WNOHANG, si_pid is 0 while no child of
+                // the set has changed state.
+                return Ok(unsafe { info.si_pid() } != 0);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(ProbeError::Wait {
+                    pid,
+                    call: "waitid",
+                    source: Arc::new(e),
+                });
+            }
+        }
+    }
+
     /// Waits for the child to exit, reads its schedstat while it is a zombie, reaps it with
     /// `wait4` and returns its usage.
     ///

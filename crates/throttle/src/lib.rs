@@ -128,7 +128,8 @@
 //!   `throttle run`) the global pool runs at most 1 + (tokens held) threads, asks for a token
 //!   only when work waits for another thread and gives it back a few milliseconds after the work
 //!   runs out (`THROTTLE_JOBSERVER=off` opts out; explicit pools opt in with
-//!   [`PoolBuilder::jobserver`]). [`Server`] is the crash-safe jobserver behind `throttle run`.
+//!   [`PoolBuilder::jobserver`]; threads of your own with [`Throttle::with_jobserver`]).
+//!   [`Server`] is the crash-safe jobserver behind `throttle run`.
 //!   Protocol and proof sketch: `src/jobserver/README.md`.
 
 #![warn(missing_docs)]

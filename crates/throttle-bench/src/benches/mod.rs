@@ -1,4 +1,4 @@
-//! The benchmarks of issues 2, 7 and 8, one module each, and the list that runs them.
+//! The benchmarks of issues 2, 7, 8 and 10, one module each, and the list that runs them.
 
 mod adaptive;
 mod coarse;
@@ -8,6 +8,7 @@ mod for_range;
 mod frames;
 mod idle_cpu;
 mod iter;
+pub mod jobserver;
 mod limit_response;
 mod peers;
 mod placement;
@@ -178,6 +179,16 @@ pub const ALL: &[Bench] = &[
         name: "sort_stable",
         group: "sort",
         run: sort::run_stable,
+    },
+    Bench {
+        name: "jobserver_token",
+        group: "jobserver",
+        run: jobserver::token,
+    },
+    Bench {
+        name: "jobserver_absent",
+        group: "jobserver",
+        run: jobserver::absent,
     },
 ];
 

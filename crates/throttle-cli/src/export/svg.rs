@@ -97,6 +97,7 @@ fn section_charts(report: &Report, section: &Section) -> Vec<String> {
         "trivial_jobs" | "job_length" => rate_charts(report, section),
         "frames" => frames_charts(report, section),
         "procs" => vec![procs_chart(report, section)],
+        "procs_budget" => vec![budget_chart(report, section)],
         _ => vec![time_chart(report, section)],
     }
 }
@@ -346,6 +347,45 @@ fn procs_chart(report: &Report, section: &Section) -> String {
         title: partial(
             report,
             "Seed 004: elapsed and CPU time against concurrent processes".into(),
+        ),
+        subtitle: section.title.clone(),
+        x: level_axis(section),
+        y: Axis::seconds("median time"),
+        series,
+        marks: marks(report, section),
+    }
+    .to_svg()
+}
+
+/// Seed 004 with and without a budget: mean completion time (solid) and makespan (dashed) of
+/// each setting against the number of copies.
+fn budget_chart(report: &Report, section: &Section) -> String {
+    let mut series = Vec::new();
+    for (i, name) in series_names(section).iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let pts = |f: &dyn Fn(&Row) -> Option<f64>| -> Vec<(f64, f64)> {
+            rows_of(section, name)
+                .filter_map(|r| Some((r.x, f(r)?)))
+                .collect()
+        };
+        series.push(Series::line(
+            &format!("{name}: mean completion time"),
+            color,
+            pts(&|r| metric(r, "mean_completion_s")),
+        ));
+        series.push(
+            Series::line(
+                &format!("{name}: makespan"),
+                color,
+                pts(&|r| Some(r.wall.median)),
+            )
+            .dashed(),
+        );
+    }
+    LineChart {
+        title: partial(
+            report,
+            "Seed 004 with and without a budget: completion time against concurrent copies".into(),
         ),
         subtitle: section.title.clone(),
         x: level_axis(section),

@@ -73,10 +73,7 @@ pub(crate) enum Auth {
 /// `--jobserver-fds=` word wins (make appends to inherited flags, so the last is the newest).
 /// `Ok(None)`: no jobserver option; `Err`: an option whose value this client cannot read.
 pub(crate) fn parse_makeflags(flags: &str) -> Result<Option<Auth>, String> {
-    let last = flags.split_ascii_whitespace().rev().find_map(|w| {
-        w.strip_prefix("--jobserver-auth=")
-            .or_else(|| w.strip_prefix("--jobserver-fds="))
-    });
+    let last = last_option(flags).map(|w| w.split_once('=').map_or(w, |(_, v)| v));
     let Some(value) = last else { return Ok(None) };
     if let Some(path) = value.strip_prefix("fifo:") {
         if path.is_empty() {
@@ -94,6 +91,15 @@ pub(crate) fn parse_makeflags(flags: &str) -> Result<Option<Auth>, String> {
             "'{value}': expected 'fifo:PATH' or 'R,W' (two file descriptors)"
         )),
     }
+}
+
+/// The last `--jobserver-auth=` or `--jobserver-fds=` word of a `MAKEFLAGS` value (the one that
+/// counts), as written.
+fn last_option(flags: &str) -> Option<&str> {
+    flags
+        .split_ascii_whitespace()
+        .rev()
+        .find(|w| w.starts_with("--jobserver-auth=") || w.starts_with("--jobserver-fds="))
 }
 
 /// A connection to a jobserver: where this process takes tokens from and gives them back.
@@ -190,7 +196,8 @@ impl Jobserver {
             return match Jobserver::open(&auth) {
                 Ok(js) => Some(js),
                 Err(e) => {
-                    warn(&format!("ignoring the jobserver in {var}: {e}"));
+                    let word = last_option(&value).unwrap_or_default();
+                    warn(&format!("ignoring the jobserver in {var} ('{word}'): {e}"));
                     None
                 }
             };
@@ -302,6 +309,11 @@ impl Jobserver {
             }),
             Source::Socket(s) => s.write_all(&[b'R', t.byte]),
         }
+    }
+
+    /// True while a throttle server has a request of ours to answer (socket only).
+    pub(crate) fn has_pending_request(&self) -> bool {
+        self.asked > 0
     }
 
     /// One step of taking a token, waiting up to `wait`. `want` false only collects a token

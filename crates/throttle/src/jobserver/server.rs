@@ -195,6 +195,12 @@ impl Server {
         format!(" -j{} --jobserver-auth={}", self.slots(), self.auth)
     }
 
+    /// The value after `--jobserver-auth=`: `fifo:PATH` or `R,W`, as
+    /// [`Jobserver::from_auth`](super::Jobserver::from_auth) takes it.
+    pub fn auth(&self) -> &str {
+        &self.auth
+    }
+
     /// `DEV:INODE` of the token fifo or pipe, as exported in [`ID_ENV`](super::ID_ENV).
     pub fn id(&self) -> &str {
         &self.id
