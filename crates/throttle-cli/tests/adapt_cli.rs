@@ -64,7 +64,14 @@ fn plot_writes_k_and_throughput_figures_with_labelled_axes() {
     std::fs::create_dir_all(&dir).unwrap();
     let svg = dir.join("adapt.svg");
     let out = throttle()
-        .args(["adapt", "--quick", "--workloads", "steady", "--threads", "2"])
+        .args([
+            "adapt",
+            "--quick",
+            "--workloads",
+            "steady",
+            "--threads",
+            "2",
+        ])
         .arg("--plot")
         .arg(&svg)
         .output()
