@@ -340,7 +340,16 @@ fn batch(
 fn print_k_over_time(log: &[ControllerEvent], now: usize) {
     let changes: Vec<String> = log
         .iter()
-        .filter(|e| e.old_k != e.new_k || e.reason == Reason::Verified)
+        .filter(|e| {
+            e.old_k != e.new_k
+                || matches!(
+                    e.reason,
+                    Reason::Verified
+                        | Reason::BestMeasured
+                        | Reason::ThroughputShift
+                        | Reason::LoadShift
+                )
+        })
         .map(|e| {
             format!(
                 "{:.2}s {}→{} ({})",
