@@ -17,7 +17,9 @@ use throttle::Pool;
 use throttle_workloads::adaptive::{self, Kind, Shared};
 use throttle_workloads::kernels::spin;
 
+use crate::adapt_plot::{self, Reference, Timeline};
 use crate::error::usage;
+use anyhow::Context as _;
 
 /// A workload of the proof.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -69,9 +71,9 @@ pub struct AdaptArgs {
     /// Worker threads of the pools (default: the CPUs this process may use; `blocking` uses 8).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Plot k(t) and throughput(t) of the auto runs as text.
-    #[arg(long)]
-    pub plot: bool,
+    /// Draw k(t) and throughput(t) of every workload's auto pool as SVG figures in FILE.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<std::path::PathBuf>,
 }
 
 /// Runs `throttle adapt`.
@@ -83,6 +85,12 @@ pub fn run(args: &AdaptArgs) -> anyhow::Result<()> {
         print_sim();
         return Ok(());
     }
+    // Checked before anything is measured: a bad path costs a second, not minutes.
+    if let Some(p) = &args.plot {
+        crate::export::check_writable("--plot", p)?;
+    }
+    let plot = args.plot.is_some();
+    let mut timelines: Vec<Timeline> = Vec::new();
     let cores = throttle::default_threads();
     let threads = args.threads.unwrap_or(cores);
     let reps = if args.quick {
@@ -97,21 +105,35 @@ pub fn run(args: &AdaptArgs) -> anyhow::Result<()> {
          timings on a shared machine are noisy (see min-max)\n"
     );
     for &w in &args.workloads {
-        match w {
-            Workload::Cpu => batch(Kind::Cpu, threads, reps, unit, args.plot)?,
-            Workload::Lock => batch(Kind::Lock, threads, reps, unit, args.plot)?,
-            Workload::Membound => batch(Kind::Membound, threads, reps, unit, args.plot)?,
-            Workload::Blocking => batch(
+        let tl = match w {
+            Workload::Cpu => Some(batch(Kind::Cpu, threads, reps, unit, plot)?),
+            Workload::Lock => Some(batch(Kind::Lock, threads, reps, unit, plot)?),
+            Workload::Membound => Some(batch(Kind::Membound, threads, reps, unit, plot)?),
+            Workload::Blocking => Some(batch(
                 Kind::Blocking,
                 args.threads.unwrap_or(8),
                 reps,
                 unit,
-                args.plot,
-            )?,
-            Workload::Phases => phases(threads, if args.quick { 0.5 } else { 2.0 }, args.plot)?,
-            Workload::Jobs => jobs(threads, if args.quick { 0.1 } else { 0.3 })?,
-            Workload::Steady => steady(threads, if args.quick { 3.0 } else { 10.0 }, args.plot)?,
-        }
+                plot,
+            )?),
+            Workload::Phases => Some(phases(
+                threads,
+                if args.quick { 0.5 } else { 2.0 },
+                reps,
+                plot,
+            )?),
+            Workload::Jobs => {
+                jobs(threads, if args.quick { 0.1 } else { 0.3 })?;
+                None
+            }
+            Workload::Steady => Some(steady(threads, if args.quick { 3.0 } else { 10.0 }, plot)?),
+        };
+        timelines.extend(tl);
+    }
+    if let Some(p) = &args.plot {
+        std::fs::write(p, adapt_plot::to_svg(&timelines))
+            .with_context(|| format!("writing the figures to {}", p.display()))?;
+        println!("figures: {}", p.display());
     }
     Ok(())
 }
@@ -213,31 +235,42 @@ fn met(ok: bool) -> &'static str {
 }
 
 /// A batch workload: fixed k = 1..=threads, then auto, interleaved.
-fn batch(kind: Kind, threads: usize, reps: usize, unit: f64, plot: bool) -> anyhow::Result<()> {
+fn batch(
+    kind: Kind,
+    threads: usize,
+    reps: usize,
+    unit: f64,
+    plot: bool,
+) -> anyhow::Result<Timeline> {
     let shared = Shared::new();
     shared.prepare(kind);
     let items = ((unit / item_seconds(kind, &shared)) as usize).max(64);
     let fixed = Pool::new(threads)?;
     let auto = Pool::new(threads)?;
     auto.set_concurrency_auto()?;
-    // Warm-up: the auto pool learns before the recorded runs ("recent runtime history").
-    let settled = adaptive::warm_until_settled(&auto, kind, items, &shared, Duration::from_secs(5));
     let mut walls: Vec<Vec<f64>> = vec![Vec::new(); threads + 1];
     let mut cpus: Vec<Vec<f64>> = vec![Vec::new(); threads + 1];
-    for rep in 0..reps {
-        // Index `threads` stands for auto; the order rotates each repetition.
-        for j in 0..=threads {
-            let case = (j + rep) % (threads + 1);
-            let r = if case == threads {
-                measure(|| adaptive::run(&auto, kind, items, &shared))
-            } else {
-                fixed.set_concurrency(case + 1)?;
-                measure(|| adaptive::run(&fixed, kind, items, &shared))
-            };
-            walls[case].push(r.wall);
-            cpus[case].push(r.cpu);
+    let (settled, points) = adapt_plot::record(&auto, plot, || -> anyhow::Result<bool> {
+        // Warm-up: the auto pool learns before the recorded runs ("recent runtime history").
+        let settled =
+            adaptive::warm_until_settled(&auto, kind, items, &shared, Duration::from_secs(5));
+        for rep in 0..reps {
+            // Index `threads` stands for auto; the order rotates each repetition.
+            for j in 0..=threads {
+                let case = (j + rep) % (threads + 1);
+                let r = if case == threads {
+                    measure(|| adaptive::run(&auto, kind, items, &shared))
+                } else {
+                    fixed.set_concurrency(case + 1)?;
+                    measure(|| adaptive::run(&fixed, kind, items, &shared))
+                };
+                walls[case].push(r.wall);
+                cpus[case].push(r.cpu);
+            }
         }
-    }
+        Ok(settled)
+    });
+    let settled = settled?;
     println!(
         "== {} ({items} items, pool of {threads} threads; auto pool {} in warm-up) ==",
         kind.name(),
@@ -285,15 +318,38 @@ fn batch(kind: Kind, threads: usize, reps: usize, unit: f64, plot: bool) -> anyh
         print!("; CPU-s ≤ {c} × k = cores: {}", met(cpu_ratio <= c));
     }
     println!();
-    print_k_over_time(&auto.controller_log(), auto.concurrency(), plot);
+    print_k_over_time(&auto.controller_log(), auto.concurrency());
     println!();
-    Ok(())
+    Ok(Timeline {
+        workload: kind.name().into(),
+        what: format!(
+            "warm-up, then {reps} runs of {items} items interleaved with the fixed-k runs \
+             (the gaps)"
+        ),
+        threads,
+        points,
+        best_k: Some(best + 1),
+        reference: Some(Reference {
+            name: format!("best fixed k = {} (median run)", best + 1),
+            spans: vec![(0.0, f64::INFINITY, items as f64 / med[best])],
+        }),
+        marks: Vec::new(),
+    })
 }
 
-fn print_k_over_time(log: &[ControllerEvent], now: usize, plot: bool) {
+fn print_k_over_time(log: &[ControllerEvent], now: usize) {
     let changes: Vec<String> = log
         .iter()
-        .filter(|e| e.old_k != e.new_k || e.reason == Reason::Verified)
+        .filter(|e| {
+            e.old_k != e.new_k
+                || matches!(
+                    e.reason,
+                    Reason::Verified
+                        | Reason::BestMeasured
+                        | Reason::ThroughputShift
+                        | Reason::LoadShift
+                )
+        })
         .map(|e| {
             format!(
                 "{:.2}s {}→{} ({})",
@@ -310,33 +366,6 @@ fn print_k_over_time(log: &[ControllerEvent], now: usize, plot: bool) {
         changes.len(),
         changes[changes.len() - shown..].join(", ")
     );
-    if plot {
-        plot_log(log);
-    }
-}
-
-/// A text plot of k(t) and throughput(t) from a controller log.
-fn plot_log(log: &[ControllerEvent]) {
-    let max_x = log
-        .iter()
-        .map(|e| e.throughput)
-        .fold(0.0, f64::max)
-        .max(1.0);
-    let max_k = log.iter().map(|e| e.new_k.max(e.old_k)).max().unwrap_or(1);
-    println!(
-        "{:>8} {:>4} {:<20} {:>12} throughput",
-        "t s", "k", "k", "tasks/s"
-    );
-    for e in log.iter().rev().take(60).rev() {
-        let kb = "#".repeat((e.new_k * 20).div_ceil(max_k));
-        let xb = "*".repeat(((e.throughput / max_x) * 30.0).round() as usize);
-        println!(
-            "{:>8.2} {:>4} {kb:<20} {:>12.0} {xb}",
-            e.at.as_secs_f64(),
-            e.new_k,
-            e.throughput
-        );
-    }
 }
 
 /// Runs items of `kind` on `pool` for `secs`; returns items done.
@@ -352,76 +381,135 @@ fn run_for(pool: &Pool, kind: Kind, secs: f64, shared: &Shared) -> usize {
 
 /// lock, cpu, lock: per-phase throughput of every fixed k and of auto, and how soon auto
 /// reached each phase's best k.
-fn phases(threads: usize, secs: f64, plot: bool) -> anyhow::Result<()> {
+fn phases(threads: usize, secs: f64, reps: usize, plot: bool) -> anyhow::Result<Timeline> {
     let plan = [Kind::Lock, Kind::Cpu, Kind::Lock];
     let shared = Shared::new();
-    println!("== phases: lock, cpu, lock, {secs} s each, pool of {threads} threads ==");
-    println!("{:>6} items/s per phase", "k");
-    let mut best = vec![(0usize, 0.0f64); plan.len()];
+    println!(
+        "== phases: lock, cpu, lock, {secs} s each, pool of {threads} threads, {reps} repetitions \
+         interleaved (one auto pool, kept warm across them) =="
+    );
     let fixed = Pool::new(threads)?;
-    for k in 1..=threads {
-        fixed.set_concurrency(k)?;
-        let rates: Vec<f64> = plan
-            .iter()
-            .map(|&kind| run_for(&fixed, kind, secs, &shared) as f64 / secs)
-            .collect();
-        for (i, &r) in rates.iter().enumerate() {
-            if r > best[i].1 {
-                best[i] = (k, r);
+    let auto = Pool::new(threads)?;
+    // The controller log counts from the pool's birth: this is a moment later (< 1 ms).
+    let born = Instant::now();
+    auto.set_concurrency_auto()?;
+    // Warm-up in the last phase's workload: each repetition then starts as a long-running
+    // program's next cycle would.
+    adaptive::warm_until_settled(&auto, plan[2], 256, &shared, Duration::from_secs(5));
+    // rates[case][phase] over the repetitions; case `threads` is auto.
+    let mut rates: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); plan.len()]; threads + 1];
+    // Per auto repetition: when each phase started (pool time) and how long until the phase's
+    // best k was in force.
+    let mut reached: Vec<Vec<Option<Duration>>> = vec![Vec::new(); plan.len()];
+    let mut points = Vec::new();
+    let mut first_starts: Vec<Duration> = Vec::new();
+    for rep in 0..reps {
+        for j in 0..=threads {
+            let case = (j + rep) % (threads + 1);
+            if case < threads {
+                fixed.set_concurrency(case + 1)?;
+                for (i, &kind) in plan.iter().enumerate() {
+                    rates[case][i].push(run_for(&fixed, kind, secs, &shared) as f64 / secs);
+                }
+                continue;
+            }
+            let mut starts = Vec::new();
+            let t0 = Instant::now();
+            let ((), pts) = adapt_plot::record(&auto, plot && points.is_empty(), || {
+                for (i, &kind) in plan.iter().enumerate() {
+                    starts.push(t0.elapsed());
+                    rates[case][i].push(run_for(&auto, kind, secs, &shared) as f64 / secs);
+                }
+            });
+            if first_starts.is_empty() {
+                points = pts;
+                first_starts = starts.clone();
+            }
+            let base = t0.duration_since(born);
+            for (i, s) in starts.iter().enumerate() {
+                reached[i].push(Some(base + *s));
             }
         }
-        println!(
-            "{k:>6} {}",
-            rates
-                .iter()
-                .map(|r| format!("{r:>9.0}"))
-                .collect::<String>()
-        );
     }
-    let auto = Pool::new(threads)?;
-    auto.set_concurrency_auto()?;
-    let start = Instant::now();
-    let mut rates = Vec::new();
-    let mut starts = Vec::new();
-    for &kind in &plan {
-        starts.push(start.elapsed());
-        rates.push(run_for(&auto, kind, secs, &shared) as f64 / secs);
-    }
-    println!(
-        "{:>6} {}",
-        "auto",
-        rates
-            .iter()
-            .map(|r| format!("{r:>9.0}"))
-            .collect::<String>()
-    );
-    let log = auto.controller_log();
-    // The log's times count from the pool's birth; the phases from `start`, just after.
-    for (i, &kind) in plan.iter().enumerate() {
-        let ratio = rates[i] / best[i].1;
-        let reached = log
-            .iter()
-            .filter(|e| e.at >= starts[i] && e.new_k == best[i].0)
-            .map(|e| e.at.saturating_sub(starts[i]))
-            .next();
-        let reached = match reached {
-            Some(d) => format!("{:.0} ms", d.as_secs_f64() * 1000.0),
-            None if auto_k_at(&log, starts[i]) == Some(best[i].0) => "already there".into(),
-            None => "never".into(),
+    let med: Vec<Vec<f64>> = rates
+        .iter()
+        .map(|c| c.iter().map(|v| median(v.clone())).collect())
+        .collect();
+    println!("{:>6} items/s per phase (median of {reps})", "k");
+    for (case, row) in med.iter().enumerate() {
+        let name = if case == threads {
+            "auto".to_string()
+        } else {
+            (case + 1).to_string()
         };
         println!(
-            "phase {} ({}): best fixed k = {}, auto/best throughput = {ratio:.3} (target ≥ {:.3}: {}); reached k = {} after {reached} (target: within 100 ms)",
+            "{name:>6} {}",
+            row.iter().map(|r| format!("{r:>9.0}")).collect::<String>()
+        );
+    }
+    let best: Vec<(usize, f64)> = (0..plan.len())
+        .map(|i| {
+            (0..threads)
+                .map(|c| (c + 1, med[c][i]))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .unwrap_or((1, 0.0))
+        })
+        .collect();
+    let log = auto.controller_log();
+    for (i, &kind) in plan.iter().enumerate() {
+        let ratio = med[threads][i] / best[i].1;
+        // For each repetition: the time from the phase's start until the phase's best k was
+        // in force (0 if it already was).
+        let times: Vec<String> = reached[i]
+            .iter()
+            .flatten()
+            .map(|&start| {
+                if auto_k_at(&log, start) == Some(best[i].0) {
+                    return "0".to_string();
+                }
+                log.iter()
+                    .find(|e| e.at >= start && e.new_k == best[i].0)
+                    .map(|e| format!("{:.0}", (e.at - start).as_secs_f64() * 1000.0))
+                    .unwrap_or_else(|| "never".into())
+            })
+            .collect();
+        println!(
+            "phase {} ({}): best fixed k = {}, auto/best throughput = {ratio:.3} (target ≥ {:.3}: {}); \
+             k = {} in force after [{}] ms in the repetitions (target: within 100 ms)",
             i + 1,
             kind.name(),
             best[i].0,
             1.0 / 1.10,
             met(ratio >= 1.0 / 1.10),
-            best[i].0
+            best[i].0,
+            times.join(", ")
         );
     }
-    print_k_over_time(&log, auto.concurrency(), plot);
+    let starts = first_starts;
+    print_k_over_time(&log, auto.concurrency());
     println!();
-    Ok(())
+    let names: Vec<&str> = plan.iter().map(|k| k.name()).collect();
+    Ok(Timeline {
+        workload: "phases".into(),
+        what: format!("{} for {secs} s each", names.join(", ")),
+        threads,
+        points,
+        best_k: None,
+        reference: Some(Reference {
+            name: "best fixed k of each phase (sweep)".into(),
+            spans: best
+                .iter()
+                .enumerate()
+                .map(|(i, &(_, x))| (i as f64 * secs, (i + 1) as f64 * secs, x))
+                .collect(),
+        }),
+        marks: starts
+            .iter()
+            .zip(&names)
+            .skip(1)
+            .map(|(t, n)| (t.as_secs_f64(), format!("{n} starts")))
+            .collect(),
+    })
 }
 
 fn auto_k_at(log: &[ControllerEvent], t: Duration) -> Option<usize> {
@@ -471,11 +559,11 @@ fn jobs(threads: usize, secs: f64) -> anyhow::Result<()> {
 }
 
 /// Uniform work for `secs`: changes of k after the controller first settled.
-fn steady(threads: usize, secs: f64, plot: bool) -> anyhow::Result<()> {
+fn steady(threads: usize, secs: f64, plot: bool) -> anyhow::Result<Timeline> {
     let shared = Shared::new();
     let auto = Pool::new(threads)?;
     auto.set_concurrency_auto()?;
-    let n = run_for(&auto, Kind::Cpu, secs, &shared);
+    let (n, points) = adapt_plot::record(&auto, plot, || run_for(&auto, Kind::Cpu, secs, &shared));
     let log = auto.controller_log();
     let settled = log
         .iter()
@@ -493,7 +581,15 @@ fn steady(threads: usize, secs: f64, plot: bool) -> anyhow::Result<()> {
         )),
         met(settled.is_some() && after == 0)
     );
-    print_k_over_time(&log, auto.concurrency(), plot);
+    print_k_over_time(&log, auto.concurrency());
     println!();
-    Ok(())
+    Ok(Timeline {
+        workload: "steady".into(),
+        what: format!("cpu items for {secs} s"),
+        threads,
+        points,
+        best_k: None,
+        reference: None,
+        marks: Vec::new(),
+    })
 }

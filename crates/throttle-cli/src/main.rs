@@ -5,6 +5,7 @@
 //! [`report::Report`]; output formats live under `export/`.
 
 mod adapt;
+mod adapt_plot;
 mod calibrate;
 mod chart;
 mod error;

@@ -57,3 +57,49 @@ fn zero_threads_is_a_usage_error() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("--threads"), "{err}");
 }
+
+#[test]
+fn plot_writes_k_and_throughput_figures_with_labelled_axes() {
+    let dir = std::env::temp_dir().join(format!("throttle-adapt-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("adapt.svg");
+    let out = throttle()
+        .args([
+            "adapt",
+            "--quick",
+            "--workloads",
+            "steady",
+            "--threads",
+            "2",
+        ])
+        .arg("--plot")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg"), "{text}");
+    assert!(text.contains("steady: the concurrency limit k auto mode chose, over time"));
+    assert!(text.contains("steady: throughput of the auto pool, over time"));
+    assert!(text.contains("concurrency limit k (threads)"));
+    assert!(text.contains("throughput (tasks/s)"));
+    assert!(text.contains("time since the auto pool"));
+    assert!(text.contains("k chosen by auto mode"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_unwritable_plot_path_is_a_usage_error_before_any_run() {
+    let out = throttle()
+        .args(["adapt", "--plot", "/nonexistent-dir/x.svg"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--plot"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

@@ -675,8 +675,21 @@ impl Pool {
             return Err(Error::auto_needs_stats());
         }
         let interval = interval.max(std::time::Duration::from_millis(1));
+        // --- jobserver (issue 10): the budget caps the controller's choice like a user's ---
+        #[cfg(not(loom))]
+        if let Some(b) = &self.budget {
+            return self
+                .auto
+                .start(&self.registry, interval, Box::new(b.user_limit_setter()))
+                .map_err(Error::spawn);
+        }
+        let registry = self.registry.clone();
         self.auto
-            .start(&self.registry, interval)
+            .start(
+                &self.registry,
+                interval,
+                Box::new(move |k| apply_limit(&registry, k)),
+            )
             .map_err(Error::spawn)
     }
 

@@ -374,3 +374,50 @@ fn resize_grows_at_once_and_shrinks_as_tokens_come_back() {
     drop(js);
     assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 1);
 }
+
+/// Auto mode under a jobserver (issue 9 with issue 10): the controller's choice is the first
+/// term of `min(k, 1 + tokens held)`, like a user's `k`, so the budget caps it. The controller
+/// starts its scan at `k = threads()` = 4 and moves `k` often (a 5 ms interval); with 1 token
+/// in the jobserver no more than 2 tasks ever run at once, the limit never reads above 2, and
+/// every token comes back.
+#[test]
+fn auto_mode_never_runs_more_than_the_jobserver_budget() {
+    let server = jobserver::Client::new(1).unwrap();
+    let js = Jobserver::from_auth(&crate_auth(&server)).unwrap();
+    let pool = Pool::builder().threads(4).jobserver(js).build().unwrap();
+    pool.set_concurrency_auto_every(Duration::from_millis(5))
+        .unwrap();
+    let now = AtomicUsize::new(0);
+    let max = AtomicUsize::new(0);
+    let max_limit = AtomicUsize::new(0);
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(600) {
+        pool.scope(|s| {
+            for _ in 0..32 {
+                s.spawn(|_| {
+                    let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+                    max.fetch_max(n, Ordering::SeqCst);
+                    max_limit.fetch_max(pool.concurrency(), Ordering::SeqCst);
+                    let t = Instant::now();
+                    while t.elapsed() < Duration::from_micros(100) {
+                        std::hint::spin_loop();
+                    }
+                    now.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+    }
+    let (max, max_limit) = (max.into_inner(), max_limit.into_inner());
+    eprintln!("max in flight {max}, max limit {max_limit}");
+    assert!(max <= 2, "{max} tasks ran at once under 1 + 1 token");
+    assert!(max_limit <= 2, "the limit read {max_limit}");
+    let log = pool.controller_log();
+    assert!(!log.is_empty(), "the controller ran and decided");
+    assert!(
+        log.iter().all(|e| e.old_k <= 2),
+        "every interval ran within the budget: {log:?}"
+    );
+    assert!(pool.is_concurrency_auto());
+    drop(pool);
+    assert_eq!(server.available().unwrap(), 1);
+}

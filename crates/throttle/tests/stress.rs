@@ -156,6 +156,42 @@ fn run_stress() {
     assert_eq!(counter.load(Ordering::Relaxed), total);
 }
 
+/// Auto mode (issue 9) under the stress: random nested trees of tasks while the controller
+/// (a 2 ms interval, so it scans and changes `k` many times) moves the limit underneath them.
+/// Every tree runs exactly its tasks, and the controller did change `k`.
+#[test]
+fn random_nested_tasks_in_auto_mode() {
+    std::thread::Builder::new()
+        .stack_size(throttle::DEFAULT_STACK_SIZE)
+        .spawn(|| {
+            let pool = Pool::new(4).unwrap();
+            pool.set_concurrency_auto_every(Duration::from_millis(2))
+                .unwrap();
+            let counter = AtomicU64::new(0);
+            let cx = Ctx {
+                counter: &counter,
+                pools: &[],
+                max_depth: 0,
+            };
+            let (mut seed, mut expected) = (0x5EED_u64, 0);
+            for _ in 0..8 {
+                let batch = 25_000;
+                assert_eq!(pool.install(|| random_tasks(batch, seed, &cx, 0)), batch);
+                expected += batch;
+                seed = mix(seed, 3);
+            }
+            assert_eq!(counter.load(Ordering::Relaxed), expected);
+            assert!(pool.is_concurrency_auto());
+            assert!(
+                !pool.controller_log().is_empty(),
+                "the controller decided while the trees ran"
+            );
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
 /// Three pools of different sizes; four outside threads each run random task trees that call
 /// into the pools in random order (up to 4 deep, so A→B→A→C chains occur) and change their
 /// limits at random. Every tree must run exactly its tasks, and nothing may hang (a watchdog

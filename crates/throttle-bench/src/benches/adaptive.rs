@@ -3,7 +3,7 @@
 //! interleaved; the auto pool is kept across repetitions (it learns once, in the warm-up, and
 //! keeps what it learned, as a long-lived program's pool would). CPU-seconds of the process are
 //! recorded beside each run and reported in the notes. `throttle adapt` runs the same workloads
-//! plus phases, jobs and steady, and prints k over time.
+//! and prints k over time; phases, jobs and steady are in `adaptive_more.rs`.
 
 use std::cell::RefCell;
 use std::time::Duration;

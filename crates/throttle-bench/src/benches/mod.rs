@@ -1,6 +1,7 @@
 //! The benchmarks of issues 2, 7, 8 and 10, one module each, and the list that runs them.
 
 mod adaptive;
+mod adaptive_more;
 mod coarse;
 mod dispatch;
 mod fib;
@@ -144,6 +145,21 @@ pub const ALL: &[Bench] = &[
         name: "adaptive_blocking",
         group: "adaptive",
         run: adaptive::blocking,
+    },
+    Bench {
+        name: "adaptive_phases",
+        group: "adaptive",
+        run: adaptive_more::phases,
+    },
+    Bench {
+        name: "adaptive_jobs",
+        group: "adaptive",
+        run: adaptive_more::jobs,
+    },
+    Bench {
+        name: "adaptive_steady",
+        group: "adaptive",
+        run: adaptive_more::steady,
     },
     Bench {
         name: "iter_sum",

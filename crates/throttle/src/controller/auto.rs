@@ -125,10 +125,14 @@ impl AutoSlot {
     }
 
     /// Starts (or restarts, from a cold start) the controller thread.
+    ///
+    /// `set_limit` is how a choice becomes the limit: [`apply_limit`] for a pool without a
+    /// jobserver, the budget's user-limit setter for one with (so the budget caps the choice).
     pub(crate) fn start(
         &self,
         registry: &Arc<Registry>,
         interval: Duration,
+        set_limit: SetLimit,
     ) -> Result<(), std::io::Error> {
         let mut running = lock(&self.running);
         if let Some(r) = running.take() {
@@ -139,7 +143,7 @@ impl AutoSlot {
         let (s, reg, log, born) = (stop.clone(), registry.clone(), self.log.clone(), self.born);
         let handle = std::thread::Builder::new()
             .name("throttle-controller".into())
-            .spawn(move || drive(&reg, interval, &s, &log, born))?;
+            .spawn(move || drive(&reg, interval, &s, &log, born, &set_limit))?;
         *running = Some(Running { stop, handle });
         self.on.store(true, std::sync::atomic::Ordering::Relaxed);
         Ok(())
@@ -164,6 +168,11 @@ impl AutoSlot {
         lock(&self.log).iter().copied().collect()
     }
 }
+
+/// How the controller's choice becomes the pool's limit. The controller sets the first term of
+/// `effective k = min(user's or controller's k, 1 + jobserver tokens held)`; with a jobserver
+/// this is the budget's setter of that term, without one it is [`apply_limit`].
+pub(crate) type SetLimit = Box<dyn Fn(usize) + Send>;
 
 /// Applies a limit as `Pool::set_concurrency` does: set it, and wake a worker for waiting work
 /// if it rose.
@@ -254,13 +263,11 @@ fn drive(
     stop: &Stop,
     log: &StdMutex<VecDeque<ControllerEvent>>,
     born: Instant,
+    set_limit: &SetLimit,
 ) {
     let mut ctl = Controller::new(Config::new(registry.threads()));
-    // Cold start: the scan begins at the top.
-    let first = ctl.k();
-    if registry.sleep.load().limit() != first {
-        apply_limit(registry, first);
-    }
+    // Cold start: the scan begins at the top (capped by the budget, if any).
+    set_limit(ctl.k());
     let mut prev = Reading::take(registry);
     let mut waited = 0u32;
     while !stop.wait(interval) {
@@ -275,8 +282,10 @@ fn drive(
         waited = 0;
         prev = now;
         let d = ctl.step(&sample);
+        // `old_k` is the effective limit: under a jobserver it can be below the controller's
+        // choice (too few tokens), and then the sample is attributed to the `k` that ran.
         if d.k != old_k {
-            apply_limit(registry, d.k);
+            set_limit(d.k);
             registry.stats.count_controller_change();
             // The next sample starts after a short transition: threads over a lowered limit
             // finish their current task, woken ones start. Measuring it would blur two `k`s.

@@ -85,10 +85,22 @@ impl Budget {
 
     /// The user's side of the min changed.
     pub(crate) fn set_user_limit(&self, k: usize) {
-        self.shared.user.store(k, Ordering::Relaxed);
-        self.shared.apply(&self.registry);
-        if let Some(t) = &self.thread {
-            t.thread().unpark();
+        (self.user_limit_setter())(k);
+    }
+
+    /// A setter of the user's side of the min that the auto-mode controller thread can own:
+    /// the controller's choice is the first term of the min, exactly like a user's `k`, so the
+    /// budget caps it (`effective k = min(controller's k, 1 + tokens held)`).
+    pub(crate) fn user_limit_setter(&self) -> impl Fn(usize) + Send + 'static {
+        let (shared, registry) = (self.shared.clone(), self.registry.clone());
+        let thread = self.thread.as_ref().map(|t| t.thread().clone());
+        move |k| {
+            shared.user.store(k, Ordering::Relaxed);
+            shared.apply(&registry);
+            // The budget thread may now want a token (a higher limit) or hold a surplus one.
+            if let Some(t) = &thread {
+                t.unpark();
+            }
         }
     }
 
