@@ -39,28 +39,41 @@ impl JobLatch {
         self.state.load(Ordering::Acquire) == SET
     }
 
-    /// Sleeps until the latch is set; `me` is the calling thread's parker.
-    pub(crate) fn wait_asleep(&self, me: &Arc<Parker>) {
+    /// Sleeps until the latch is set, or until `interrupted()` (checked before each park; the
+    /// thread's mail, see `Registry::post`, whose poster unparks us after posting). `me` is the
+    /// calling thread's parker. After an interruption the latch stays `SLEEPING` with our parker
+    /// in it, and the owner may call this again later (it then skips the registration); it
+    /// must not leave the latch's frame before the latch is set, which `wait_until` ensures.
+    pub(crate) fn wait_asleep(&self, me: &Arc<Parker>, interrupted: impl Fn() -> bool) {
         if self.probe() {
             return;
         }
-        // SAFETY: the state is not SLEEPING (only we move it there), so no setter reads `owner`
-        // now; a setter that sets the latch meanwhile never touches `owner` on that path.
-        unsafe { *self.owner.get() = Some(me.clone()) };
-        // Release publishes the write of `owner` to the setter, whose Acquire load of SLEEPING
-        // pairs with it; Acquire on failure pairs with the setter's Release (the result is ready).
-        if self
-            .state
-            .compare_exchange(UNSET, SLEEPING, Ordering::Release, Ordering::Acquire)
-            .is_err()
-        {
-            // Already SET: the setter took the UNSET → SET path and never read `owner`.
-            // SAFETY: the latch is set, so no other thread accesses it any more.
-            unsafe { *self.owner.get() = None };
-            return;
+        // Relaxed: only we move the state to SLEEPING, so SLEEPING here is our own earlier
+        // registration; anything else is re-checked by the exchange below.
+        if self.state.load(Ordering::Relaxed) == UNSET {
+            // SAFETY: the state is not SLEEPING (only we move it there), so no setter reads
+            // `owner` now; a setter that sets the latch meanwhile never touches `owner` on that
+            // path.
+            unsafe { *self.owner.get() = Some(me.clone()) };
+            // Release publishes the write of `owner` to the setter, whose Acquire load of
+            // SLEEPING pairs with it; Acquire on failure pairs with the setter's Release (the
+            // result is ready).
+            if self
+                .state
+                .compare_exchange(UNSET, SLEEPING, Ordering::Release, Ordering::Acquire)
+                .is_err()
+            {
+                // Already SET: the setter took the UNSET → SET path and never read `owner`.
+                // SAFETY: the latch is set, so no other thread accesses it any more.
+                unsafe { *self.owner.get() = None };
+                return;
+            }
         }
         // Acquire pairs with the setter's Release store of SET.
         while self.state.load(Ordering::Acquire) != SET {
+            if interrupted() {
+                return;
+            }
             park();
         }
     }

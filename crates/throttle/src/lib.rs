@@ -134,6 +134,7 @@
 
 #![warn(missing_docs)]
 
+mod broadcast;
 mod callsite;
 mod context;
 pub mod controller;
@@ -162,6 +163,7 @@ mod stats;
 mod sync;
 mod worker;
 
+pub use broadcast::BroadcastContext;
 pub use context::Context;
 pub use current::{current_num_threads, current_thread_index};
 pub use error::Error;

@@ -107,3 +107,46 @@ fn a_pushed_fork_reaches_a_sleeping_worker() {
         worker.join().unwrap();
     });
 }
+
+/// Broadcast with the real worker loop and the real `broadcast_in`: worker 0 (this thread,
+/// holding a slot) broadcasts while worker 1 may be starting, searching, going to sleep or
+/// asleep. With a limit of 2 the post wakes worker 1 with a free slot; with a limit of 1 the
+/// only slot is ours, so the post must move worker 1 from the idle list to the limit queue, and
+/// our wait must give the slot back to it. A lost wake-up or a slot counted for a sleeper
+/// would leave this thread waiting forever, which loom reports.
+fn broadcast_model(limit: usize) {
+    model(move || {
+        let (registry, d0, d1) = two_workers();
+        registry.sleep.set_limit(limit);
+        let r = registry.clone();
+        let worker = thread::spawn(move || worker_main(r, 1, d1, None));
+        let parker = Arc::new(Parker::for_current_thread());
+        let me = Participant::new(&registry, Some(0), parker.clone(), Some(d0));
+        let current = me.enter();
+        let home = me.enter_home();
+        registry.register_worker(0, &parker);
+        // Worker 1 may hold the only slot (it starts searching): queue for it as callers do.
+        registry.wait_for_slot(&parker);
+        let out = crate::broadcast::broadcast_in(&me, &|ctx: crate::BroadcastContext<'_>| {
+            (ctx.index(), crate::current_thread_index())
+        });
+        assert_eq!(out, [(0, Some(0)), (1, Some(1))]);
+        registry.release_slot();
+        drop(home);
+        drop(current);
+        // Not checked here: the slot counts after shutdown (a worker woken with a slot just as
+        // the pool stops exits without giving it back; nothing runs after that).
+        registry.terminate();
+        worker.join().unwrap();
+    });
+}
+
+#[test]
+fn a_broadcast_reaches_a_worker_with_a_free_slot() {
+    broadcast_model(2);
+}
+
+#[test]
+fn a_broadcast_at_limit_one_hands_the_slot_over() {
+    broadcast_model(1);
+}

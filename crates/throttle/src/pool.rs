@@ -319,7 +319,7 @@ impl Pool {
     /// into it) gives back that pool's slot for the duration, and takes one again afterwards. So
     /// a thread holds at most one slot at a time, and a thread blocked on a call into a busy pool
     /// holds none: nesting pools in any order cannot deadlock on slots.
-    fn in_pool<R, OP>(&self, op: OP) -> R
+    pub(crate) fn in_pool<R, OP>(&self, op: OP) -> R
     where
         OP: FnOnce(&Participant) -> R + Send,
         R: Send,

@@ -68,6 +68,13 @@ pub(crate) struct Registry {
     queues: Box<[CachePadded<SharedQueue>]>,
     /// Forks of callers from outside the pool, their spawns, and injected calls.
     pub(crate) injector: CachePadded<SharedQueue>,
+    /// One mailbox per worker: jobs only that worker may run (a broadcast's share, see
+    /// `broadcast.rs`). Not counted in `queued`: no other thread can take them, so they must not
+    /// wake or keep awake anyone but their addressee.
+    mail: Box<[CachePadded<SharedQueue>]>,
+    /// Each worker's parker, registered when its thread starts (`None` before), so that a
+    /// broadcast can wake that very worker.
+    parkers: Box<[Mutex<Option<Arc<Parker>>>]>,
     /// Jobs in the shared queues and the injector (not the deques). SeqCst RMWs here are one
     /// half of the no-lost-wake-up handshake (the other half is the state word in `sleep`);
     /// see sleep/README.md.
@@ -89,6 +96,8 @@ impl Registry {
                 .collect(),
             queues: (0..threads).map(|_| CachePadded::default()).collect(),
             injector: CachePadded::default(),
+            mail: (0..threads).map(|_| CachePadded::default()).collect(),
+            parkers: (0..threads).map(|_| Mutex::new(None)).collect(),
             queued: CachePadded::new(AtomicUsize::new(0)),
             stats: Collector::new(threads, stats),
             threads,
@@ -160,6 +169,11 @@ impl Registry {
         if let Some(job) = own.and_then(Worker::pop) {
             return Some((job, false));
         }
+        if let Some(i) = me {
+            if let Some(job) = self.mail[i].pop(false) {
+                return Some((job, false));
+            }
+        }
         let queued = self.queued.load(Ordering::SeqCst) > 0;
         let taken = |job: Option<JobRef>| {
             job.inspect(|_| {
@@ -202,6 +216,50 @@ impl Registry {
         None
     }
 
+    /// True if worker `index` has mail (a relaxed hint; see `post` for the handshake).
+    #[inline]
+    pub(crate) fn has_mail(&self, index: usize) -> bool {
+        !self.mail[index].is_empty()
+    }
+
+    /// Takes the oldest job in worker `index`'s mailbox.
+    pub(crate) fn take_mail(&self, index: usize) -> Option<(JobRef, bool)> {
+        self.mail[index].pop(false).map(|job| (job, false))
+    }
+
+    /// Registers worker `index`'s parker; from here on `post` can wake it. The worker looks for
+    /// mail after this (its first search, or its idle re-check), so mail posted before is seen.
+    pub(crate) fn register_worker(&self, index: usize, parker: &Arc<Parker>) {
+        *lock(&self.parkers[index]) = Some(parker.clone());
+    }
+
+    /// Posts `job` to worker `index`'s mailbox: only that worker runs it, when it next looks for
+    /// work, in whatever state it is now (sleep/README.md, "Broadcast"):
+    /// - holding a slot (running or searching): its next `find_work` sees the mail;
+    /// - asleep in the idle list: woken holding a slot, or moved to the limit queue if none is
+    ///   free (`Sleep::wake_for_mail`);
+    /// - asleep on a latch (here or, as a thread away in another pool, there): unparked, its
+    ///   latch wait ends early for mail (`JobLatch::wait_asleep`), and it queues for a slot;
+    /// - queued for a slot, or not started yet: it searches once it has a slot.
+    ///
+    /// # Safety
+    /// `job` must stay valid until it ran; a posted job is run exactly once, by worker `index`.
+    pub(crate) unsafe fn post(&self, index: usize, job: JobRef) {
+        self.mail[index].push_back(job);
+        // The parker is read under its lock after the push: a worker that registers later
+        // looks for mail after registering (the lock orders our push before its look).
+        let parker = lock(&self.parkers[index]).clone();
+        if let Some(parker) = parker {
+            // The idle lock orders this against the worker's own idle push: either we find it
+            // asleep in the list, or it re-checks its mail after pushing itself (`sleep_idle`).
+            self.sleep.wake_for_mail(&parker);
+            // A worker asleep on a latch is not in the idle list: unpark its thread; its latch
+            // wait re-checks the mail (park/unpark synchronize, so it sees our push). A thread
+            // that is not parked keeps a token that ends some later park early: harmless.
+            parker.unpark_thread();
+        }
+    }
+
     /// Shutdown: wake everyone so they exit.
     pub(crate) fn terminate(&self) {
         self.sleep.wake_all_for_exit();
@@ -221,13 +279,16 @@ pub(crate) fn worker_main(
     let me = Participant::new(&registry, Some(index), parker.clone(), Some(deque));
     let me = me.with_placement(placement);
     let _current = me.enter();
+    let _home = me.enter_home();
+    // Before the first search: mail posted from here on wakes this worker (`Registry::post`).
+    registry.register_worker(index, &parker);
     let sleep = &registry.sleep;
     let mut searching = sleep.try_activate_searching();
     loop {
         if !searching {
             match me.sleep_idle_without_slot() {
                 Wake::Searching => searching = true,
-                Wake::Exit => return,
+                Wake::Exit => return exit_check(&registry, index),
             }
         }
         match me.search() {
@@ -250,10 +311,16 @@ pub(crate) fn worker_main(
             }
             None => match me.sleep_idle() {
                 Wake::Searching => {}
-                Wake::Exit => return,
+                Wake::Exit => return exit_check(&registry, index),
             },
         }
     }
+}
+
+/// A worker leaves only when its pool is dropped, and a broadcast borrows the pool until every
+/// worker ran its share: no mail can be left behind.
+fn exit_check(registry: &Registry, index: usize) {
+    debug_assert!(!registry.has_mail(index), "a worker exits with mail");
 }
 
 impl Registry {

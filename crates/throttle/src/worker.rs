@@ -23,10 +23,14 @@ use std::time::Instant;
 #[cfg(not(loom))]
 thread_local! {
     static CURRENT: Cell<*const Participant> = const { Cell::new(ptr::null()) };
+    /// On a worker thread, the worker's own participant (its *home*), for the thread's whole
+    /// life, also while it works for another pool: mail posted to it must reach it there.
+    static HOME: Cell<*const Participant> = const { Cell::new(ptr::null()) };
 }
 #[cfg(loom)]
 loom::thread_local! {
     static CURRENT: Cell<*const Participant> = Cell::new(ptr::null());
+    static HOME: Cell<*const Participant> = Cell::new(ptr::null());
 }
 
 /// A thread's membership in one pool.
@@ -94,6 +98,29 @@ impl Drop for EnterGuard {
     }
 }
 
+/// Clears the thread's home participant when its worker loop ends.
+pub(crate) struct HomeGuard(());
+
+impl Drop for HomeGuard {
+    fn drop(&mut self) {
+        HOME.with(|h| h.set(ptr::null()));
+    }
+}
+
+/// The worker participant the calling thread belongs to, if it is a worker thread.
+pub(crate) fn with_home<R>(f: impl FnOnce(Option<&Participant>) -> R) -> R {
+    let p = HOME.with(|h| h.get());
+    // SAFETY: HOME holds a worker's participant from `enter_home` until the guard's drop, and the
+    // participant outlives its guard (both live in `worker_main`'s frame, the participant
+    // declared first); every job runs inside that frame.
+    f(unsafe { p.as_ref() })
+}
+
+/// True if the calling thread is a worker with mail waiting (see `Registry::post`).
+pub(crate) fn home_has_mail() -> bool {
+    with_home(|h| h.is_some_and(Participant::has_mail))
+}
+
 /// Counts the forks of the current thread's participant, if any, in the shared counters. Called
 /// by a stolen job before it sets its latch, so that `Pool::stats` read right after the call that
 /// waited for the job includes them.
@@ -152,6 +179,58 @@ impl Participant {
         EnterGuard {
             prev: CURRENT.with(|c| c.replace(self)),
         }
+    }
+
+    /// Makes `self` (a worker's participant) the thread's home until the guard drops.
+    pub(crate) fn enter_home(&self) -> HomeGuard {
+        debug_assert!(self.index.is_some(), "only workers have a home");
+        HOME.with(|h| h.set(self));
+        HomeGuard(())
+    }
+
+    /// True if this worker has mail (work only it may run).
+    fn has_mail(&self) -> bool {
+        self.index.is_some_and(|i| self.registry().has_mail(i))
+    }
+
+    /// Runs the mail of the calling thread's home worker if the thread is not at home right
+    /// now: it takes part in another pool (a call into it), or in its own pool as a caller
+    /// (`install` from inside another pool's task). Called by a waiter holding a slot of
+    /// `self`'s pool; returns true if it ran anything.
+    ///
+    /// A thread holds at most one slot: if the home pool is another pool, we give back this
+    /// pool's slot, queue for a home slot, run the mail as the home worker, give that slot
+    /// back and queue for one here again, as a call from here into the home pool would.
+    fn run_home_mail_away(&self) -> bool {
+        let Some(home) = with_home(|h| h.map(|h| h as *const Participant)) else {
+            return false;
+        };
+        // SAFETY: see `with_home`: the home participant outlives every job on this thread.
+        let home = unsafe { &*home };
+        if ptr::eq(home, self) || !home.has_mail() {
+            // At home, `find_work` reads the mail.
+            return false;
+        }
+        let home_registry = home.registry();
+        let same_pool = self.is_in(home_registry);
+        if !same_pool {
+            self.flush();
+            self.end_busy();
+            self.registry().release_slot();
+            home_registry.wait_for_slot(&home.parker);
+        }
+        {
+            let _at_home = home.enter();
+            while let Some((job, _)) = home_registry.take_mail(home.index.expect("a worker")) {
+                home.execute_found(job, false);
+            }
+        }
+        if !same_pool {
+            home_registry.release_slot();
+            self.registry().wait_for_slot(&self.parker);
+            self.begin_busy();
+        }
+        true
     }
 
     /// The thread's current participant, if it takes part in some pool.
@@ -396,6 +475,9 @@ impl Participant {
                 if let Some(found) = self.find_work() {
                     break Some(found);
                 }
+                if self.run_home_mail_away() {
+                    continue;
+                }
                 if registry.sleep.over_limit() {
                     // Waiting with a slot counts against the limit: give it back.
                     self.pause_for_limit();
@@ -431,8 +513,10 @@ impl Participant {
             // seen here, or its publisher saw our free slot and woke an idle worker.
             self.end_busy();
             registry.release_slot();
-            if latch.probe() || !registry.has_work() {
-                latch.wait_asleep(&self.parker);
+            // The thread's mail (a broadcast's share for it, here or in its home pool when it is
+            // away) also ends the sleep: its poster unparks this thread after posting.
+            if latch.probe() || !(registry.has_work() || home_has_mail()) {
+                latch.wait_asleep(&self.parker, home_has_mail);
             }
             let t0 = Instant::now();
             if registry.wait_for_slot(&self.parker) {
@@ -504,9 +588,12 @@ impl Participant {
             Counters::add(&self.counters().parks, 1);
         }
         let saved = self.placement.as_ref().and_then(Placement::before_sleep);
-        let wake = registry
-            .sleep
-            .sleep_idle(&self.parker, searching, || registry.has_work());
+        let wake = registry.sleep.sleep_idle(
+            &self.parker,
+            searching,
+            || registry.has_work(),
+            || self.has_mail(),
+        );
         if let (Some(p), Some(saved)) = (&self.placement, saved) {
             p.after_wake(saved);
         }

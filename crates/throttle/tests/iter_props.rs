@@ -122,6 +122,44 @@ proptest! {
     }
 
     #[test]
+    fn rev_step_by_and_try(v in data(), step in 1..70usize, bad in 0..1200u32) {
+        let p = pool();
+        let r: Vec<u32> = p.install(|| v.par_iter().copied().rev().collect());
+        prop_assert_eq!(r, v.iter().copied().rev().collect::<Vec<_>>());
+        let rm: Vec<(usize, u32)> = p.install(|| v.clone().into_par_iter().map(|x| x * 2).rev().enumerate().collect());
+        prop_assert_eq!(rm, v.iter().map(|x| x * 2).rev().enumerate().collect::<Vec<_>>());
+        let st: Vec<u32> = p.install(|| v.par_iter().copied().step_by(step).collect());
+        prop_assert_eq!(st, v.iter().copied().step_by(step).collect::<Vec<_>>());
+        let sr: Vec<(usize, u32)> = p.install(|| v.par_iter().copied().rev().step_by(step).enumerate().collect());
+        prop_assert_eq!(sr, v.iter().copied().rev().step_by(step).enumerate().collect::<Vec<_>>());
+        let n = v.len();
+        let rr: Vec<usize> = p.install(|| (0..n).into_par_iter().step_by(step).rev().collect());
+        prop_assert_eq!(rr, (0..n).step_by(step).rev().collect::<Vec<_>>());
+        // try_for_each: an error iff some item is `bad`; which error is unspecified.
+        let seen = AtomicUsize::new(0);
+        let t: Result<(), u32> = p.install(|| v.par_iter().try_for_each(|&x| {
+            seen.fetch_add(1, Ordering::Relaxed);
+            if x == bad { Err(x) } else { Ok(()) }
+        }));
+        prop_assert_eq!(t, if v.contains(&bad) { Err(bad) } else { Ok(()) });
+        if !v.contains(&bad) {
+            prop_assert_eq!(seen.load(Ordering::Relaxed), v.len());
+        }
+        let o: Option<()> = p.install(|| v.par_iter().try_for_each(|&x| (x != bad).then_some(())));
+        prop_assert_eq!(o, (!v.contains(&bad)).then_some(()));
+        // try_reduce: a checked sum fails iff the sequential checked sum does (u32 items below
+        // 1000, so use a small cap to make both cases happen).
+        let cap = 1000 * (bad as u64 % 64);
+        let checked = |a: u64, b: u64| (a + b <= cap).then_some(a + b);
+        let par: Option<u64> = p.install(|| v.par_iter().map(|&x| Some(x as u64)).try_reduce(|| 0, checked));
+        let seq: Option<u64> = v.iter().try_fold(0u64, |a, &x| checked(a, x as u64));
+        prop_assert_eq!(par, seq);
+        let res: Result<u64, u32> = p.install(|| v.par_iter().map(|&x| if x == bad { Err(x) } else { Ok(x as u64) }).try_reduce(|| 0, |a, b| Ok(a + b)));
+        let want: Result<u64, u32> = v.iter().map(|&x| if x == bad { Err(x) } else { Ok(x as u64) }).sum();
+        prop_assert_eq!(res, want);
+    }
+
+    #[test]
     fn slices(v in data(), size in 1..50usize) {
         let p = pool();
         let sums: Vec<u32> = p.install(|| v.par_chunks(size).map(|c| c.iter().sum()).collect());

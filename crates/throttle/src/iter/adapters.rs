@@ -80,6 +80,13 @@ impl<I: Iterator, F: Fn(I::Item) -> R, R> Iterator for MapSeq<I, F> {
     }
 }
 
+impl<I: DoubleEndedIterator, F: Fn(I::Item) -> R, R> DoubleEndedIterator for MapSeq<I, F> {
+    #[inline]
+    fn next_back(&mut self) -> Option<R> {
+        self.iter.next_back().map(&*self.f)
+    }
+}
+
 /// Maps each item with a closure and per-leaf state; see
 /// [`ParallelIterator::map_init`](super::ParallelIterator::map_init).
 #[derive(Debug)]

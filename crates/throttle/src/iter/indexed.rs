@@ -115,6 +115,42 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
         self.split_at(n).1
     }
 
+    /// Every `step`-th item, starting with the first.
+    ///
+    /// # Panics
+    /// If `step` is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..10u32).into_par_iter().step_by(3).collect();
+    /// assert_eq!(v, [0, 3, 6, 9]);
+    /// ```
+    fn step_by(self, step: usize) -> StepBy<Self> {
+        assert!(step != 0, "step_by: step must be non-zero");
+        StepBy { base: self, step }
+    }
+
+    /// The items in reverse order. Its leaves run their piece backwards, so the base's
+    /// sequential iterator must be double-ended: slices, `Vec`s, ranges, and `map`, `copied`,
+    /// `cloned` of those, `step_by` of those whose length is exact in `std` (not `i64` or
+    /// `u64` ranges); reverse before `enumerate`, not after.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..5u32).into_par_iter().rev().collect();
+    /// assert_eq!(v, [4, 3, 2, 1, 0]);
+    /// let firsts: Vec<(usize, char)> = ['a', 'b', 'c'].par_iter().copied().rev().enumerate().collect();
+    /// assert_eq!(firsts, [(0, 'c'), (1, 'b'), (2, 'a')]);
+    /// ```
+    fn rev(self) -> Rev<Self>
+    where
+        Self::IntoSeq: DoubleEndedIterator,
+    {
+        Rev { base: self }
+    }
+
     /// The index of some item that satisfies `predicate` (not necessarily the first).
     ///
     /// # Examples
@@ -269,4 +305,78 @@ impl<I: Iterator> Iterator for ItemChunksSeq<I> {
         let chunk: Vec<I::Item> = self.iter.by_ref().take(self.size).collect();
         (!chunk.is_empty()).then_some(chunk)
     }
+}
+
+/// Every `step`-th item; see [`IndexedParallelIterator::step_by`].
+#[derive(Debug)]
+pub struct StepBy<P> {
+    base: P,
+    step: usize,
+}
+
+impl<P: IndexedProducer> Producer for StepBy<P> {
+    type Item = P::Item;
+    type IntoSeq = std::iter::StepBy<P::IntoSeq>;
+    fn base_len(&self) -> usize {
+        self.base.base_len().div_ceil(self.step)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        // The left piece holds base items [0, index * step): exactly `index` of ours, and the
+        // right piece starts on one of ours, so its own `step_by` stays in phase.
+        let cut = index.saturating_mul(self.step).min(self.base.base_len());
+        let (l, r) = self.base.split_at(cut);
+        let step = self.step;
+        (StepBy { base: l, step }, StepBy { base: r, step })
+    }
+    fn into_seq(self) -> Self::IntoSeq {
+        self.base.into_seq().step_by(self.step)
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len().div_ceil(self.step).max(1)
+    }
+    fn exact_len(&self) -> Option<usize> {
+        self.base.exact_len().map(|n| n.div_ceil(self.step))
+    }
+}
+
+impl<P: IndexedProducer> IndexedProducer for StepBy<P> {}
+
+/// The items in reverse order; see [`IndexedParallelIterator::rev`].
+#[derive(Debug)]
+pub struct Rev<P> {
+    base: P,
+}
+
+impl<P> Producer for Rev<P>
+where
+    P: IndexedProducer,
+    P::IntoSeq: DoubleEndedIterator,
+{
+    type Item = P::Item;
+    type IntoSeq = std::iter::Rev<P::IntoSeq>;
+    fn base_len(&self) -> usize {
+        self.base.base_len()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        // Our first `index` items are the base's last `index`.
+        let n = self.base.base_len();
+        let (l, r) = self.base.split_at(n - index.min(n));
+        (Rev { base: r }, Rev { base: l })
+    }
+    fn into_seq(self) -> Self::IntoSeq {
+        self.base.into_seq().rev()
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn exact_len(&self) -> Option<usize> {
+        self.base.exact_len()
+    }
+}
+
+impl<P> IndexedProducer for Rev<P>
+where
+    P: IndexedProducer,
+    P::IntoSeq: DoubleEndedIterator,
+{
 }

@@ -55,6 +55,7 @@ mod range;
 mod runtime;
 mod slice;
 mod sort;
+mod try_ops;
 mod vec;
 mod write;
 
@@ -66,11 +67,14 @@ pub use adapters::{
 pub use chain::Chain;
 pub use collect::FromParallelIterator;
 pub use extend::ParallelExtend;
-pub use indexed::{Enumerate, IndexedParallelIterator, ItemChunks, ItemChunksSeq, Zip};
+pub use indexed::{
+    Enumerate, IndexedParallelIterator, ItemChunks, ItemChunksSeq, Rev, StepBy, Zip,
+};
 pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
 pub use par_iter::ParallelIterator;
 pub use range::RangeIter;
 pub use slice::{
     Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter, SliceIterMut, Windows,
 };
+pub use try_ops::Try;
 pub use vec::{IntoIter, IntoSeq};

@@ -10,6 +10,7 @@ use super::consumers::{
     ReduceWith, Sum, UnzipChunks,
 };
 use super::plumbing::{bridge, Producer};
+use super::try_ops::Try;
 use super::IntoParallelIterator;
 use std::cmp::Ordering;
 use std::marker::PhantomData;
@@ -614,6 +615,84 @@ pub trait ParallelIterator: Producer<Item: Send> {
                 best: AtomicUsize::new(usize::MAX),
             },
         )
+    }
+
+    /// Calls `f` on every item until one returns an error (`Err`, or `None`): then some
+    /// error is returned (not necessarily the first in order), and the pieces still running
+    /// stop early. `Ok(())` / `Some(())` if every call succeeded.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v = [1, 2, 3, 0, 5];
+    /// let r = v.par_iter().try_for_each(|&x| if x > 0 { Ok(()) } else { Err("zero") });
+    /// assert_eq!(r, Err("zero"));
+    /// let o = v[..3].par_iter().try_for_each(|&x| (x > 0).then_some(()));
+    /// assert_eq!(o, Some(()));
+    /// ```
+    fn try_for_each<F, R>(self, f: F) -> R
+    where
+        F: Fn(Self::Item) -> R + Sync + Send,
+        R: Try<Output = ()> + Send,
+        R::Residual: Send,
+    {
+        let stop = self.find_map_any(|x| match f(x).branch() {
+            std::ops::ControlFlow::Continue(()) => None,
+            std::ops::ControlFlow::Break(residual) => Some(residual),
+        });
+        match stop {
+            Some(residual) => R::from_residual(residual),
+            None => R::from_output(()),
+        }
+    }
+
+    /// Reduces items that are `Result`s (or `Option`s) with `op` on their values, as
+    /// [`reduce`](ParallelIterator::reduce) does: `identity()` is `op`'s neutral value. Returns
+    /// the first error met in item order of those seen; once an item or an `op` call fails,
+    /// the remaining `op` calls are skipped (the remaining items are still visited).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let ok: Result<u32, String> = (1..5u32).into_par_iter().map(Ok).try_reduce(|| 0, |a, b| Ok(a + b));
+    /// assert_eq!(ok, Ok(10));
+    /// let checked: Option<u8> = [200u8, 50, 10].par_iter().map(|&x| Some(x)).try_reduce(|| 0, |a, b| a.checked_add(b));
+    /// assert_eq!(checked, None);
+    /// ```
+    fn try_reduce<T, ID, OP>(self, identity: ID, op: OP) -> Self::Item
+    where
+        Self::Item: Try<Output = T>,
+        <Self::Item as Try>::Residual: Send,
+        T: Send,
+        ID: Fn() -> T + Sync + Send,
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+    {
+        use std::ops::ControlFlow::{Break, Continue};
+        let failed = AtomicBool::new(false);
+        let flow = self.map(Try::branch).reduce(
+            || Continue(identity()),
+            |a, b| match (a, b) {
+                (Continue(a), Continue(b)) => {
+                    if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                        // Some other piece failed: its error wins whatever we compute.
+                        return Continue(a);
+                    }
+                    let r = op(a, b).branch();
+                    if r.is_break() {
+                        failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    r
+                }
+                (Break(r), _) | (_, Break(r)) => {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    Break(r)
+                }
+            },
+        );
+        match flow {
+            Continue(t) => Try::from_output(t),
+            Break(r) => Try::from_residual(r),
+        }
     }
 
     /// Collects the items, in order, into a collection: see [`FromParallelIterator`].

@@ -214,7 +214,8 @@ impl<T: Sync> ParallelSlice<T> for [T] {
 }
 
 /// Parallel views and sorts of a mutable slice; implemented for `[T]`, so also for arrays and
-/// `Vec`s. The sorts are in-place merges of pieces sorted in parallel: see `src/iter/sort.rs`.
+/// `Vec`s. The stable sorts are in-place merges of pieces sorted in parallel, the unstable ones
+/// a parallel quicksort: see `src/iter/sort.rs`.
 pub trait ParallelSliceMut<T: Send> {
     /// Parallel iterator over mutable pieces of `size` items (the last may be shorter).
     ///

@@ -163,6 +163,16 @@ impl<T> Iterator for IntoSeq<T> {
     }
 }
 
+impl<T> DoubleEndedIterator for IntoSeq<T> {
+    #[inline]
+    fn next_back(&mut self) -> Option<T> {
+        let i = self.range.next_back()?;
+        // SAFETY: as in `next`: item `i` is in this piece's range, initialised and not yet moved
+        // out; shrinking the range first hands its ownership to us.
+        Some(unsafe { self.buffer.ptr.add(i).read() })
+    }
+}
+
 impl<T> ExactSizeIterator for IntoSeq<T> {}
 
 impl<T> Drop for IntoSeq<T> {

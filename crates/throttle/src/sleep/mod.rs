@@ -269,11 +269,17 @@ impl Sleep {
     ///
     /// `searching` says whether the caller holds a slot and is counted as searching (a worker
     /// that found nothing) or holds nothing (a worker that just started or yielded to the limit).
+    ///
+    /// `has_mail` says whether the caller has mail (work only it may run, `Registry::post`). It
+    /// is re-checked after the worker is in the idle list (the poster looks in that list under
+    /// the same lock after posting); with mail, the worker wakes itself as a poster would
+    /// ([`Sleep::wake_for_mail`]): at once if a slot is free, else through the limit queue.
     pub(crate) fn sleep_idle(
         &self,
         me: &Arc<Parker>,
         searching: bool,
         has_work: impl Fn() -> bool,
+        has_mail: impl Fn() -> bool,
     ) -> Wake {
         {
             let mut idle = lock(&self.idle);
@@ -315,12 +321,65 @@ impl Sleep {
                 // No slot: the slot holders will find the work when they next search.
             }
         }
-        me.wait();
-        if *lock(&self.exiting) {
-            Wake::Exit
-        } else {
-            Wake::Searching
+        if has_mail() {
+            // Only we can run it: wake ourselves as a poster would (a no-op if a poster
+            // already took us out of the idle list).
+            self.wake_for_mail(me);
         }
+        me.wait();
+        // Woken through the limit queue (for mail, with no slot free at the time): we hold a
+        // slot but are not counted as searching yet.
+        let moved = me.take_moved_to_queue();
+        if *lock(&self.exiting) {
+            if moved {
+                self.release();
+            }
+            return Wake::Exit;
+        }
+        if moved {
+            self.transition_to_searching();
+        }
+        Wake::Searching
+    }
+
+    /// Wakes the idle worker `who` for mail (work only it may run, `Registry::post`), if it is
+    /// asleep in the idle list. With a slot free it wakes holding one, as searching (as in
+    /// [`Sleep::wake_one_idle`]). With none free it leaves the idle list for the limit queue,
+    /// counted in neither (`sleeping - 1`, `limit_waiting + 1`), and wakes when a slot is
+    /// handed to it there, FIFO like any thread with work in hand: so it sleeps while the slot
+    /// holders run, and no count ever claims a slot for a thread that is asleep.
+    pub(crate) fn wake_for_mail(&self, who: &Arc<Parker>) {
+        let mut idle = lock(&self.idle);
+        let Some(pos) = idle.iter().position(|p| Arc::ptr_eq(p, who)) else {
+            // Not asleep in the list: running, searching, queued for a slot, or asleep on a
+            // latch (the poster unparks that one).
+            return;
+        };
+        idle.remove(pos);
+        let woke = self.update(|s| {
+            s.has_free_slot()
+                .then_some(State(s.0 - ONE_SLEEPING + ONE_ACTIVE + ONE_SEARCHING))
+        });
+        if woke.is_ok() {
+            drop(idle);
+            who.wake();
+            return;
+        }
+        who.mark_moved_to_queue();
+        // SeqCst like every state-word change (README.md).
+        self.state.fetch_sub(ONE_SLEEPING, Ordering::SeqCst);
+        {
+            // Lock order: idle, then limit_queue (no path takes them the other way round).
+            let mut queue = lock(&self.limit_queue);
+            // Its parker is still marked waiting (from `sleep_idle`'s `prepare`).
+            queue.push_back(who.clone());
+            // SeqCst as in `wait_for_slot`: pairs with the load in `serve_limit_queue`.
+            self.limit_waiting.fetch_add(1, Ordering::SeqCst);
+        }
+        drop(idle);
+        // A slot freed between the failed update and the queueing was seen by no releaser as
+        // wanted: serve the queue ourselves, as `wait_for_slot` does.
+        self.serve_limit_queue();
     }
 
     /// Shutdown: wakes every idle worker with [`Wake::Exit`]; later sleepers return at once.
@@ -383,10 +442,12 @@ mod loom_models {
                     return;
                 }
                 if !searching {
-                    match self
-                        .sleep
-                        .sleep_idle(me, false, || self.queued.load(Ordering::SeqCst) > 0)
-                    {
+                    match self.sleep.sleep_idle(
+                        me,
+                        false,
+                        || self.queued.load(Ordering::SeqCst) > 0,
+                        || false,
+                    ) {
                         Wake::Searching => searching = true,
                         Wake::Exit => return,
                     }
@@ -398,10 +459,12 @@ mod loom_models {
                     self.sleep.transition_to_searching();
                     continue;
                 }
-                match self
-                    .sleep
-                    .sleep_idle(me, true, || self.queued.load(Ordering::SeqCst) > 0)
-                {
+                match self.sleep.sleep_idle(
+                    me,
+                    true,
+                    || self.queued.load(Ordering::SeqCst) > 0,
+                    || false,
+                ) {
                     Wake::Searching => {}
                     Wake::Exit => return,
                 }

@@ -12,6 +12,11 @@ use crate::sync::{current_thread, park, AtomicBool, Ordering, Thread};
 #[derive(Debug)]
 pub(crate) struct Parker {
     waiting: AtomicBool,
+    /// Set when an idle worker was moved from the idle list to the limit queue for its mail
+    /// ([`super::Sleep::wake_for_mail`]): it then wakes holding a slot but not counted as
+    /// searching. Written under the idle lock before the move, read by the owner after its wait
+    /// (the wake's Release store and the locks on the way order the two).
+    moved_to_queue: AtomicBool,
     thread: Thread,
     /// The CPU this thread sleeps on, if its sleeps are steered (see `placement.rs`).
     home: Option<usize>,
@@ -27,6 +32,7 @@ impl Parker {
     pub(crate) fn with_home(home: Option<usize>) -> Parker {
         Parker {
             waiting: AtomicBool::new(false),
+            moved_to_queue: AtomicBool::new(false),
             thread: current_thread(),
             home,
         }
@@ -51,7 +57,16 @@ impl Parker {
         }
     }
 
-    /// Hands the wake-up to the owner.
+    /// Marks an idle sleeper as moved to the limit queue (see the field).
+    pub(crate) fn mark_moved_to_queue(&self) {
+        self.moved_to_queue.store(true, Ordering::Relaxed);
+    }
+
+    /// True (once) if the owner was moved from the idle list to the limit queue.
+    pub(crate) fn take_moved_to_queue(&self) -> bool {
+        self.moved_to_queue.swap(false, Ordering::Relaxed)
+    }
+
     /// [`Parker::wait`], after spinning for up to `spin` in case the wake-up comes soon.
     pub(crate) fn wait_spinning(&self, spin: std::time::Duration) {
         let start = std::time::Instant::now();
@@ -67,6 +82,7 @@ impl Parker {
         self.wait();
     }
 
+    /// Hands the wake-up to the owner.
     pub(crate) fn wake(&self) {
         // Release pairs with the Acquire load in `wait`.
         self.waiting.store(false, Ordering::Release);
