@@ -189,6 +189,7 @@ fn random_nested_tasks_in_auto_mode() {
                 counter: &counter,
                 pools: &[],
                 max_depth: 0,
+                broadcast: false,
             };
             let (mut seed, mut expected) = (0x5EED_u64, 0);
             for _ in 0..8 {
