@@ -159,6 +159,7 @@ mod semaphore;
 mod sleep;
 mod stats;
 mod sync;
+pub mod trace;
 mod worker;
 
 pub use context::Context;

@@ -51,8 +51,8 @@ fn a_stolen_fork_is_waited_for_and_its_result_seen() {
             );
             let _current = me.enter();
             assert!(r.sleep.try_activate());
-            if let Some((job, _)) = me.find_work() {
-                me.execute_found(job, true);
+            if let Some((job, taken)) = me.find_work() {
+                me.execute_found(job, taken);
             }
             r.release_slot();
         });

@@ -275,6 +275,12 @@ fn drive(
         waited = 0;
         prev = now;
         let d = ctl.step(&sample);
+        registry
+            .trace()
+            .record_pool(crate::trace::EventKind::Controller {
+                k: d.k as u32,
+                reason: d.reason,
+            });
         if d.k != old_k {
             apply_limit(registry, d.k);
             registry.stats.count_controller_change();
