@@ -140,6 +140,8 @@ impl Tracer {
                 .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
             {
+                // The first claim of this ring allocates it (once per pool).
+                c.ring.allocate();
                 return TraceSlot::Caller(i);
             }
         }
@@ -178,6 +180,10 @@ impl Tracer {
         let mut session = lock(&self.session);
         self.on.store(false, Ordering::Relaxed);
         lock(&self.pool).clear();
+        // Workers' rings now (a caller's when it claims one), before the clock starts.
+        for r in self.workers.iter() {
+            r.allocate();
+        }
         let start_ns = self.ns(Instant::now());
         *session = Some(Session {
             start_ns,
@@ -349,6 +355,7 @@ impl Recorder {
     /// ```
     pub fn track_with_role(&self, name: &str, role: Role) -> TrackRecorder {
         let ring = Arc::new(Ring::new(self.inner.capacity));
+        ring.allocate();
         let mark = ring.begin();
         let mut tracks = self.inner.tracks.lock().unwrap_or_else(|p| p.into_inner());
         let index = tracks.len() as u32;

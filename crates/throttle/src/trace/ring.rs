@@ -45,14 +45,20 @@ impl Ring {
         }
     }
 
-    /// Allocates the slots if needed and opens a session: the owner may write `capacity` more
-    /// events. Called by the one thread that starts a recording, before it turns the flag on.
-    pub(crate) fn begin(&self) -> Mark {
+    /// Allocates the slots, if not yet done (1 MiB at the default capacity: done once, outside
+    /// any event).
+    pub(crate) fn allocate(&self) {
         self.slots.get_or_init(|| {
             (0..self.capacity * WORDS)
                 .map(|_| AtomicU64::new(0))
                 .collect()
         });
+    }
+
+    /// Opens a session: the owner may write `capacity` more events. Called by the one thread
+    /// that starts a recording, before it turns the flag on. Without slots (not yet
+    /// allocated) nothing is recorded until [`Ring::allocate`].
+    pub(crate) fn begin(&self) -> Mark {
         // Acquire pairs with the owner's Release store of `head`: every event below `head` is
         // complete, and the owner's next write goes to index `head` or later.
         let head = self.head.load(Ordering::Acquire);
@@ -119,6 +125,7 @@ mod tests {
     fn a_full_ring_counts_what_it_drops() {
         let r = Ring::new(4);
         r.push(1, 1); // before any session: no storage yet, not recorded
+        r.allocate();
         let m = r.begin();
         for i in 0..10 {
             r.push(i << 8, i);
