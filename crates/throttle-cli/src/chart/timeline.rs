@@ -335,7 +335,7 @@ pub fn to_svg(trace: &Trace, title: &str, subtitle: &str) -> String {
     }
     entries.push(("wake-up: waker → woken".into(), WAKE_COLOR.into(), "line"));
     entries.push((
-        "blank: searching, or no event (e.g. asleep since before the recording)".into(),
+        "blank: between spans (searching, bookkeeping, waiting for a CPU) or no event yet".into(),
         "#f7f7f7".into(),
         "blank",
     ));

@@ -32,7 +32,7 @@
 
 mod chrome;
 mod recorder;
-mod ring;
+pub(crate) mod ring;
 
 pub use recorder::{Recorder, TrackRecorder};
 pub(crate) use recorder::{TraceSlot, Tracer};
@@ -386,16 +386,43 @@ impl Trace {
     }
 
     /// The tracks: workers first (track `i` is worker `i`), then callers, then the pool track.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// pool.start_trace();
+    /// pool.for_range(0..1_000, |i| { std::hint::black_box(i); });
+    /// let trace = pool.stop_trace();
+    /// assert_eq!(trace.tracks().last().unwrap().role, throttle::trace::Role::Pool);
+    /// ```
     pub fn tracks(&self) -> &[Track] {
         &self.tracks
     }
 
     /// The recording's length in nanoseconds.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// pool.start_trace();
+    /// pool.for_range(0..1_000, |i| { std::hint::black_box(i); });
+    /// let trace = pool.stop_trace();
+    /// assert_eq!(trace.duration_ns(), trace.duration.as_nanos() as u64);
+    /// ```
     pub fn duration_ns(&self) -> u64 {
         self.duration.as_nanos() as u64
     }
 
     /// Events dropped over all tracks because a ring was full.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// pool.start_trace();
+    /// pool.for_range(0..1_000, |i| { std::hint::black_box(i); });
+    /// let trace = pool.stop_trace();
+    /// assert_eq!(trace.dropped(), 0); // 65 536 events per thread are plenty here
+    /// ```
     pub fn dropped(&self) -> u64 {
         self.tracks.iter().map(|t| t.dropped).sum()
     }
@@ -421,6 +448,16 @@ impl Trace {
     }
 
     /// Tasks completed during the recording, as the pool counts them ([`EventKind::Tasks`]).
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// pool.start_trace();
+    /// let before = pool.stats();
+    /// pool.join(|| 1, || 2);
+    /// let tasks = pool.stats().since(&before).tasks;
+    /// assert_eq!(pool.stop_trace().tasks(), tasks);
+    /// ```
     pub fn tasks(&self) -> u64 {
         self.tracks
             .iter()
@@ -499,6 +536,17 @@ impl Trace {
     /// The concurrency level over time: `(time_ns, busy threads from then on)` at every change,
     /// starting at time 0, from the [`EventKind::Busy`]/[`EventKind::Idle`] marks of all tracks.
     /// A thread whose first mark is `Idle` was busy when the recording started.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// pool.start_trace();
+    /// pool.for_range(0..1_000, |i| { std::hint::black_box(i); });
+    /// let trace = pool.stop_trace();
+    /// let steps = trace.concurrency();
+    /// assert_eq!(steps[0].0, 0);
+    /// assert!(steps.windows(2).all(|w| w[0].0 < w[1].0));
+    /// ```
     pub fn concurrency(&self) -> Vec<(u64, usize)> {
         let mut changes: Vec<(u64, i64)> = Vec::new();
         let mut level0 = 0i64;
@@ -536,6 +584,16 @@ impl Trace {
 
     /// Time spent at each concurrency level `j = 0..=max`, from [`Trace::concurrency`]: the
     /// trace's counterpart of [`Stats::busy_histogram`](crate::Stats::busy_histogram).
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// pool.start_trace();
+    /// pool.for_range(0..1_000, |i| { std::hint::black_box(i); });
+    /// let trace = pool.stop_trace();
+    /// let total: std::time::Duration = trace.busy_histogram().iter().sum();
+    /// assert!(total <= trace.duration);
+    /// ```
     pub fn busy_histogram(&self) -> Vec<Duration> {
         let steps = self.concurrency();
         let max = steps.iter().map(|s| s.1).max().unwrap_or(0);
@@ -549,6 +607,15 @@ impl Trace {
     }
 
     /// The mean concurrency level over the recording.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// pool.start_trace();
+    /// pool.for_range(0..1_000, |i| { std::hint::black_box(i); });
+    /// let trace = pool.stop_trace();
+    /// assert!((0.0..=3.0).contains(&trace.average_concurrency()));
+    /// ```
     pub fn average_concurrency(&self) -> f64 {
         let total = self.duration.as_secs_f64();
         if total == 0.0 {
@@ -563,6 +630,15 @@ impl Trace {
     }
 
     /// The concurrency limit over time: `(time_ns, k)` at the start and at every change.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// pool.start_trace();
+    /// pool.set_concurrency(1).unwrap();
+    /// let limits: Vec<u32> = pool.stop_trace().limit().iter().map(|l| l.1).collect();
+    /// assert_eq!(limits, [2, 1]);
+    /// ```
     pub fn limit(&self) -> Vec<(u64, u32)> {
         let mut out: Vec<(u64, u32)> = self.initial_limit.map(|k| (0, k)).into_iter().collect();
         let mut changes: Vec<(u64, u32)> = self
@@ -581,6 +657,17 @@ impl Trace {
 
     /// Wake-ups as `(waker track, woken track, time of the wake, time the woken thread
     /// resumed)`, matched by their flow ids.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// pool.start_trace();
+    /// pool.for_range(0..1_000, |i| { std::hint::black_box(i); });
+    /// let trace = pool.stop_trace();
+    /// for (waker, woken, at, resumed) in trace.wakeups() {
+    ///     assert!(waker != woken && at <= resumed);
+    /// }
+    /// ```
     pub fn wakeups(&self) -> Vec<(usize, usize, u64, u64)> {
         let mut wakes = std::collections::HashMap::new();
         for (i, t) in self.tracks.iter().enumerate() {

@@ -340,6 +340,13 @@ impl Recorder {
 
     /// A new worker track named `name`; its index in the trace is the number of tracks made
     /// before it. Move it to the thread it describes.
+    ///
+    /// # Examples
+    /// ```
+    /// let rec = throttle::trace::Recorder::new("x");
+    /// let (a, b) = (rec.track("a"), rec.track("b"));
+    /// assert_eq!((a.index(), b.index()), (0, 1));
+    /// ```
     pub fn track(&self, name: &str) -> TrackRecorder {
         self.track_with_role(name, Role::Worker)
     }
@@ -371,6 +378,16 @@ impl Recorder {
 
     /// Collects every track's events so far (threads may still be writing; their later events
     /// are not included).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::trace::{EventKind, Recorder};
+    /// let rec = Recorder::new("x");
+    /// let t = rec.track("w");
+    /// t.record(EventKind::Busy);
+    /// t.record(EventKind::Idle);
+    /// assert!(rec.finish().concurrency().len() >= 2);
+    /// ```
     pub fn finish(&self) -> Trace {
         let duration = self.inner.epoch.elapsed();
         let tracks = self.inner.tracks.lock().unwrap_or_else(|p| p.into_inner());
@@ -424,6 +441,12 @@ impl TrackRecorder {
     }
 
     /// This track's index in the trace (what [`EventKind::Steal::from`] refers to).
+    ///
+    /// # Examples
+    /// ```
+    /// let rec = throttle::trace::Recorder::new("x");
+    /// assert_eq!(rec.track("first").index(), 0);
+    /// ```
     pub fn index(&self) -> u32 {
         self.index
     }
