@@ -244,3 +244,40 @@ fn recording_twice_gives_two_separate_traces_and_stopping_idle_is_empty() {
     pool.install(|| fib(18));
     assert!(pool.stop_trace().tracks().is_empty());
 }
+
+/// `THROTTLE_TRACE=FILE.json` records the global pool from its start, and
+/// `write_global_trace` writes it there. Run in a child process (this test binary re-run with the
+/// variable set), because the global pool starts once per process.
+#[test]
+fn the_env_var_traces_the_global_pool() {
+    if std::env::var_os("THROTTLE_TRACE_TEST_CHILD").is_some() {
+        assert_eq!(throttle::join(|| fib(20), || fib(19)), (6765, 4181));
+        let written = throttle::trace::write_global_trace().expect("writes");
+        assert!(written.is_some(), "the variable names a file");
+        return;
+    }
+    let path =
+        std::env::temp_dir().join(format!("throttle-global-trace-{}.json", std::process::id()));
+    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "the_env_var_traces_the_global_pool",
+            "--nocapture",
+        ])
+        .env("THROTTLE_TRACE_TEST_CHILD", "1")
+        .env(throttle::trace::TRACE_ENV, &path)
+        .env("THROTTLE_JOBSERVER", "off")
+        .output()
+        .expect("child runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("trace written")).expect("JSON");
+    check_pairs(&doc);
+    let events = doc["traceEvents"].as_array().unwrap();
+    assert!(events.iter().any(|e| e["ph"] == "B" && e["name"] == "call"));
+    let _ = std::fs::remove_file(&path);
+}
