@@ -5,6 +5,7 @@
 //! CPU time / wall time) and the wake-ups ("transitions") per second, counted as voluntary context
 //! switches per second from `getrusage`.
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
@@ -15,7 +16,7 @@ use throttle_workloads::frames::{
     ThrottlePool,
 };
 
-use crate::export::OutputArgs;
+use crate::export::{check_writable, OutputArgs};
 use crate::interrupt;
 use crate::progress::Progress;
 use crate::report::{Check, Machine, Report, Row, Sample, Section};
@@ -55,6 +56,22 @@ pub struct FramesArgs {
     /// A short run (under 10 s).
     #[arg(long)]
     pub quick: bool,
+    /// After the measured runs, run each scheduler that can record a timeline (throttle,
+    /// mutex_pool, event_pool, locked_queue) once more with recording on, and write the trace as
+    /// Chrome trace event JSON: one file per scheduler, its name inserted before the extension
+    /// (`t.json` → `t.throttle.json`, `t.mutex_pool.json`, ...). Open them at
+    /// https://ui.perfetto.dev or chrome://tracing.
+    #[arg(long, value_name = "FILE.json")]
+    pub trace: Option<PathBuf>,
+    /// Like --trace, but draw each recording as an SVG timeline (seed 002's pictures: the
+    /// concurrency level over time above one lane per thread, wake-ups as lines from waker to
+    /// woken); one file per scheduler, named as for --trace (`t.svg` → `t.throttle.svg`, ...).
+    #[arg(long, value_name = "FILE.svg")]
+    pub timeline: Option<PathBuf>,
+    /// Frames of the recorded run of --trace/--timeline (default 10, a picture that shows
+    /// single frames; never more than --frames).
+    #[arg(long, value_name = "F", allow_negative_numbers = true, value_parser = crate::numbers::whole::<u32>(1, 100_000))]
+    pub trace_frames: Option<u32>,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub output: OutputArgs,
@@ -63,6 +80,14 @@ pub struct FramesArgs {
 /// Runs `throttle frames`.
 pub fn run(args: &FramesArgs, machine: Machine) -> anyhow::Result<Report> {
     let threads = args.threads.map_or(machine.usable_cpus(), |t| t as usize);
+    // Every trace file is checked before anything is measured.
+    for (flag, path) in [("--trace", &args.trace), ("--timeline", &args.timeline)] {
+        if let Some(path) = path {
+            for name in TRACED {
+                check_writable(flag, &per_scheduler(path, name))?;
+            }
+        }
+    }
     let reps = args.reps.unwrap_or(3) as usize;
     let (meshes, vertices) = (args.meshes as usize, args.vertices as usize);
     let frames = match args.frames {
@@ -174,7 +199,115 @@ pub fn run(args: &FramesArgs, machine: Machine) -> anyhow::Result<Report> {
     section.mark_best();
     report.findings = findings(&section, threads);
     report.sections.push(section);
+
+    if (args.trace.is_some() || args.timeline.is_some()) && !report.partial {
+        let traced_frames = args.trace_frames.map_or(10, |f| f as usize).min(frames);
+        for sched in &mut schedulers {
+            let Some(trace) = traced_run(sched.as_mut(), meshes, vertices, traced_frames) else {
+                continue;
+            };
+            if let Some(path) = &args.trace {
+                let path = per_scheduler(path, sched.name());
+                let file = std::fs::File::create(&path)
+                    .with_context(|| format!("creating {}", path.display()))?;
+                trace
+                    .write_chrome_json(std::io::BufWriter::new(file))
+                    .with_context(|| format!("writing {}", path.display()))?;
+                eprintln!("trace of {}: {}", sched.name(), path.display());
+            }
+            if let Some(path) = &args.timeline {
+                let path = per_scheduler(path, sched.name());
+                let svg = timeline_svg(&trace, traced_frames, meshes, vertices);
+                std::fs::write(&path, svg)
+                    .with_context(|| format!("writing {}", path.display()))?;
+                eprintln!("timeline of {}: {}", sched.name(), path.display());
+            }
+            report.findings.push(trace_finding(&trace, traced_frames));
+        }
+    }
     Ok(report)
+}
+
+/// The schedulers that can record a timeline, in the order `frames` runs them.
+pub const TRACED: [&str; 4] = ["mutex_pool", "event_pool", "locked_queue", "throttle"];
+
+/// `path` with `name` inserted before its extension: `t.json` → `t.throttle.json`.
+pub fn per_scheduler(path: &Path, name: &str) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let file = match path.extension() {
+        Some(ext) => format!("{stem}.{name}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{name}"),
+    };
+    path.with_file_name(file)
+}
+
+/// One more run of `frames` frames on `sched` with its timeline recorded, or `None` if the
+/// scheduler cannot record one.
+pub fn traced_run(
+    sched: &mut dyn FrameScheduler,
+    meshes: usize,
+    vertices: usize,
+    frames: usize,
+) -> Option<throttle::trace::Trace> {
+    let mut scene = Scene::new(meshes, vertices);
+    // One untraced frame first: the recording starts from the steady state between frames.
+    frames::run_frames(&mut scene, sched, 1);
+    if !sched.start_trace() {
+        return None;
+    }
+    frames::run_frames(&mut scene, sched, frames);
+    sched.stop_trace()
+}
+
+/// The SVG timeline of a recorded run, titled with what was run.
+pub fn timeline_svg(
+    trace: &throttle::trace::Trace,
+    frames: usize,
+    meshes: usize,
+    vertices: usize,
+) -> String {
+    let title = format!(
+        "{}: what each thread did over {frames} frames",
+        trace.scheduler
+    );
+    let dropped = match trace.dropped() {
+        0 => String::new(),
+        d => format!(", {d} events dropped (rings full)"),
+    };
+    let subtitle = format!(
+        "seed 002's profiler view: {meshes} meshes × {vertices} vertices per frame; average concurrency {:.2}, {} wake-ups{dropped}",
+        trace.average_concurrency(),
+        trace.wakeups().len(),
+    );
+    crate::chart::timeline::to_svg(trace, &title, &subtitle)
+}
+
+/// A finding from a recorded run: what the timeline shows in numbers.
+fn trace_finding(trace: &throttle::trace::Trace, frames: usize) -> String {
+    use throttle::trace::{EventKind, Span};
+    let secs = trace.duration.as_secs_f64().max(1e-12);
+    let sleeps = trace.count(|k| {
+        matches!(
+            k,
+            EventKind::Begin {
+                span: Span::Sleep,
+                ..
+            }
+        )
+    });
+    format!(
+        "Timeline of {} ({frames} frames recorded, {}): average concurrency {:.2}, {} wake-ups ({}/s), {} sleeps, {} steals, {} events dropped.",
+        trace.scheduler,
+        units::secs(secs),
+        trace.average_concurrency(),
+        trace.wakeups().len(),
+        units::count(trace.wakeups().len() as f64 / secs),
+        sleeps,
+        trace.count(|k| matches!(k, EventKind::Steal { .. })),
+        trace.dropped()
+    )
 }
 
 /// A helper for "record unless a different value is already recorded".

@@ -116,6 +116,15 @@ fn main() -> ExitCode {
         Command::PoolJob(args) => pool_job::run(&args),
         Command::Run(_) => unreachable!("handled above"),
     };
+    // THROTTLE_TRACE=FILE.json: the global pool's timeline (experiments that use it, e.g. `sum`).
+    match throttle::trace::write_global_trace() {
+        Ok(Some(path)) => eprintln!("trace of the global pool: {}", path.display()),
+        Ok(None) => {}
+        Err(e) => eprintln!(
+            "warning: could not write {}: {e}",
+            throttle::trace::TRACE_ENV
+        ),
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if error::is_usage(&err) => {

@@ -151,6 +151,9 @@ impl Step {
                     frames: None,
                     reps: None,
                     quick: !full,
+                    trace: None,
+                    timeline: None,
+                    trace_frames: None,
                     output: Default::default(),
                 },
                 machine,
@@ -204,6 +207,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
     let steps = [Step::Overhead, Step::Frames, Step::Procs, Step::Sweep];
     let mut reports: Vec<Report> = Vec::new();
     let mut partial = false;
+    let mut timelines: Vec<String> = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         if interrupt::requested() {
             partial = true;
@@ -220,6 +224,9 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
         let remaining = budget - started.elapsed().as_secs_f64();
         let report = step.run(budget, remaining, machine.clone())?;
         let stop = report.partial;
+        if matches!(step, Step::Frames) && !stop {
+            timelines = frames_timelines(&machine)?;
+        }
         reports.push(report);
         if stop {
             partial = true;
@@ -246,7 +253,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
         machine.topology.logical_cpus,
         machine.kernel
     );
-    let sections = seed_sections(&reports);
+    let sections = seed_sections(&reports, timelines);
     let page = html::page(
         &machine,
         &recommendation,
@@ -437,8 +444,27 @@ fn recommend(
     out
 }
 
+/// Seed 002's pictures: the timelines of a short recorded run (10 frames of the default scene)
+/// of the throttle pool and of seed 002's first scheduler, the locked queue.
+fn frames_timelines(machine: &Machine) -> anyhow::Result<Vec<String>> {
+    use throttle_workloads::frames::{FrameScheduler, LockedQueuePool, ThrottlePool};
+    let threads = machine.usable_cpus();
+    let (meshes, vertices, frames) = (2000, 200, 10);
+    let mut schedulers: Vec<Box<dyn FrameScheduler>> = vec![
+        Box::new(ThrottlePool::new(threads)?),
+        Box::new(LockedQueuePool::new(threads)?),
+    ];
+    let mut out = Vec::new();
+    for sched in &mut schedulers {
+        if let Some(trace) = frames::traced_run(sched.as_mut(), meshes, vertices, frames) {
+            out.push(frames::timeline_svg(&trace, frames, meshes, vertices));
+        }
+    }
+    Ok(out)
+}
+
 /// The page's sections, one per seed, from whatever experiments finished.
-fn seed_sections(reports: &[Report]) -> Vec<SeedSection> {
+fn seed_sections(reports: &[Report], timelines: Vec<String>) -> Vec<SeedSection> {
     let find = |name: &str| reports.iter().find(|r| r.experiment == name);
     let charts = |r: Option<&Report>| r.map(svg::charts).unwrap_or_default();
     let missing = |r: Option<&Report>, what: &str| {
@@ -455,6 +481,7 @@ fn seed_sections(reports: &[Report]) -> Vec<SeedSection> {
     } else {
         (frames_charts[..1].to_vec(), frames_charts[1..].to_vec())
     };
+    let seed2_figs: Vec<String> = seed2_figs.into_iter().chain(timelines).collect();
     let frames_findings: Vec<String> = frames_r.map(|r| r.findings.clone()).unwrap_or_default();
     vec![
         SeedSection {

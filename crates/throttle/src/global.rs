@@ -57,6 +57,7 @@ pub fn global_pool() -> Result<&'static Pool, Error> {
     let built = GLOBAL.get_or_init(|| {
         global_threads()
             .and_then(|n| global_builder(n).build())
+            .inspect(trace_from_env)
             .map_err(|e| e.to_string())
     });
     match built {
@@ -82,6 +83,14 @@ fn global_builder(n: usize) -> crate::PoolBuilder {
     b
 }
 
+/// `THROTTLE_TRACE=FILE.json`: the global pool records its timeline from its start
+/// ([`crate::trace::write_global_trace`] writes it).
+fn trace_from_env(pool: &Pool) {
+    if std::env::var_os(crate::trace::TRACE_ENV).is_some_and(|v| !v.is_empty()) {
+        pool.start_trace();
+    }
+}
+
 /// True once the global pool has started (or failed to).
 pub(crate) fn started() -> bool {
     GLOBAL.get().is_some()
@@ -89,6 +98,7 @@ pub(crate) fn started() -> bool {
 
 /// Makes `pool` the global pool (`PoolBuilder::build_global`).
 pub(crate) fn install_global(pool: Pool) -> Result<(), Error> {
+    trace_from_env(&pool);
     // On failure the pool comes back in the error and is dropped, stopping its threads.
     GLOBAL.set(Ok(pool)).map_err(|_| Error::global_started())
 }

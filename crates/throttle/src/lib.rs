@@ -99,6 +99,15 @@
 //! pool.set_concurrency(2).unwrap(); // fixed again
 //! ```
 //!
+//! # What every thread did: the timeline
+//!
+//! [`Pool::start_trace`] and [`Pool::stop_trace`] record what each thread did (runs, steals,
+//! shares, sleeps and who woke whom, waits for the limit or in joins, limit changes, controller
+//! decisions, jobserver tokens) into per-thread rings; the [`trace::Trace`] exports to the Chrome
+//! trace event format for <https://ui.perfetto.dev>, and `throttle frames --timeline` draws it as
+//! seed 002's thread-profiler picture. Off by default; off, it costs one relaxed load per event
+//! site. For the global pool: `THROTTLE_TRACE=FILE.json` ([`trace::TRACE_ENV`]).
+//!
 //! # How it works
 //!
 //! A short glossary: a *participant* is a thread taking part in a pool (a worker, or a caller
@@ -161,6 +170,7 @@ mod semaphore;
 mod sleep;
 mod stats;
 mod sync;
+pub mod trace;
 mod worker;
 
 pub use broadcast::BroadcastContext;

@@ -75,6 +75,7 @@ pub struct PoolBuilder {
     stack_size: Option<usize>,
     stats: bool,
     placement: bool,
+    trace_capacity: usize,
     // --- jobserver (issue 10) ---
     #[cfg(not(loom))]
     jobserver: Option<crate::jobserver::Jobserver>,
@@ -181,6 +182,24 @@ impl PoolBuilder {
         self
     }
 
+    /// The size of each thread's timeline ring, in events (default
+    /// [`trace::DEFAULT_CAPACITY`](crate::trace::DEFAULT_CAPACITY)); see
+    /// [`Pool::start_trace`]. The rings are allocated at the first `start_trace` only.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::builder().threads(1).trace_capacity(4).build().unwrap();
+    /// pool.start_trace();
+    /// pool.for_range_grain(0..1000, 1, |i| { std::hint::black_box(i); });
+    /// let trace = pool.stop_trace();
+    /// assert_eq!(trace.capacity, 4);
+    /// assert!(trace.dropped() > 0);
+    /// ```
+    pub fn trace_capacity(mut self, events: usize) -> Self {
+        self.trace_capacity = events.max(1);
+        self
+    }
+
     /// Starts the threads.
     ///
     /// # Errors
@@ -196,7 +215,8 @@ impl PoolBuilder {
         if threads > MAX_THREADS {
             return Err(Error::too_many_threads(threads));
         }
-        let (registry, deques) = Registry::new(threads, self.stats);
+        let (registry, deques) =
+            Registry::with_trace_capacity(threads, self.stats, self.trace_capacity);
         let registry = Arc::new(registry);
         let hooks = std::sync::Arc::new(self.hooks);
         hooks::register(&registry, &hooks);
@@ -214,11 +234,14 @@ impl PoolBuilder {
         } else {
             None
         };
-        for (index, deque) in deques.into_iter().enumerate() {
-            let name = match &self.name {
+        let names: Vec<String> = (0..threads)
+            .map(|index| match &self.name {
                 Some(f) => f(index),
                 None => format!("throttle-{index}"),
-            };
+            })
+            .collect();
+        pool.registry.trace().set_names(names.clone());
+        for ((index, deque), name) in deques.into_iter().enumerate().zip(names) {
             let mut b = std::thread::Builder::new().name(name);
             b = b.stack_size(self.stack_size.unwrap_or(DEFAULT_STACK_SIZE));
             let registry = pool.registry.clone();
@@ -294,6 +317,7 @@ impl Pool {
             stack_size: None,
             stats: true,
             placement: cfg!(target_os = "linux"),
+            trace_capacity: crate::trace::DEFAULT_CAPACITY,
             #[cfg(not(loom))]
             jobserver: None,
             auto: false,
@@ -319,6 +343,7 @@ impl Pool {
     /// into it) gives back that pool's slot for the duration, and takes one again afterwards. So
     /// a thread holds at most one slot at a time, and a thread blocked on a call into a busy pool
     /// holds none: nesting pools in any order cannot deadlock on slots.
+    #[track_caller]
     pub(crate) fn in_pool<R, OP>(&self, op: OP) -> R
     where
         OP: FnOnce(&Participant) -> R + Send,
@@ -342,7 +367,9 @@ impl Pool {
         let me = Participant::new(registry, None, parker, None);
         if waited {
             me.add_limit_wait(t0);
+            me.trace_limit_wait_since(t0);
         }
+        me.trace_call(std::panic::Location::caller());
         let _current = me.enter();
         me.begin_busy();
         op(&me)
@@ -359,6 +386,7 @@ impl Pool {
     /// let (a, b) = pool.install_cx(|cx| cx.join(|_| 20, |_| 22));
     /// assert_eq!(a + b, 42);
     /// ```
+    #[track_caller]
     pub fn install_cx<R, OP>(&self, op: OP) -> R
     where
         OP: FnOnce(&Context) -> R + Send,
@@ -376,6 +404,7 @@ impl Pool {
     /// let (a, b) = pool.install(|| throttle::join(|| 1, || 2));
     /// assert_eq!(a + b, 3);
     /// ```
+    #[track_caller]
     pub fn install<R, OP>(&self, op: OP) -> R
     where
         OP: FnOnce() -> R + Send,
@@ -400,6 +429,7 @@ impl Pool {
     /// let pool = throttle::Pool::new(2).unwrap();
     /// assert_eq!(pool.install(|| fib(20)), 6765);
     /// ```
+    #[track_caller]
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
@@ -425,6 +455,7 @@ impl Pool {
     /// });
     /// assert_eq!(count.into_inner(), 10);
     /// ```
+    #[track_caller]
     pub fn scope<'scope, OP, R>(&self, op: OP) -> R
     where
         OP: FnOnce(&Scope<'scope>) -> R + Send,
@@ -471,6 +502,7 @@ impl Pool {
     /// pool.for_range_grain(0..64, 8, |_| { calls.fetch_add(1, Ordering::Relaxed); });
     /// assert_eq!(calls.into_inner(), 64);
     /// ```
+    #[track_caller]
     pub fn for_range_grain<F>(&self, range: Range<usize>, grain: usize, f: F)
     where
         F: Fn(usize) + Sync + Send,
@@ -626,6 +658,43 @@ impl Pool {
             Some(b) => b.user_limit(),
             None => self.concurrency(),
         }
+    }
+
+    /// Starts recording the pool's timeline: every thread appends what it does (runs, steals,
+    /// shares, sleeps and wake-ups, waits for the limit or in joins, busy marks, limit changes,
+    /// controller decisions, jobserver tokens) to its own ring. A running recording is
+    /// discarded and a new one starts. The cost while off is one relaxed load per event site;
+    /// see the `trace` module and `src/trace/README.md`.
+    ///
+    /// Callers from outside the pool are recorded if their call starts while the recording is
+    /// on (up to 8 at once). Busy marks (the concurrency level) need the stats (the default).
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// pool.start_trace();
+    /// pool.for_range(0..100, |i| { std::hint::black_box(i); });
+    /// let trace = pool.stop_trace();
+    /// assert!(trace.duration > std::time::Duration::ZERO);
+    /// ```
+    pub fn start_trace(&self) {
+        self.registry.trace().start(self.concurrency());
+    }
+
+    /// Stops the recording and returns it (an empty trace if none was running). Events that
+    /// did not fit a thread's ring are counted in [`trace::Track::dropped`](crate::trace::Track).
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// assert!(pool.stop_trace().tracks().is_empty());
+    /// pool.start_trace();
+    /// pool.join(|| 1, || 2);
+    /// let trace = pool.stop_trace();
+    /// assert_eq!(trace.tracks().len(), 2 + 1 + 1); // two workers, the caller, the pool track
+    /// ```
+    pub fn stop_trace(&self) -> crate::trace::Trace {
+        self.registry.trace().stop()
     }
 
     /// What the pool did so far; see [`Stats`].

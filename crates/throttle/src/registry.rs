@@ -7,6 +7,7 @@ use crate::placement::Placement;
 use crate::sleep::{state::State, Parker, Sleep, Wake};
 use crate::stats::{Collector, Counters};
 use crate::sync::{fence, lock, Arc, AtomicUsize, Mutex, Ordering};
+use crate::trace::Tracer;
 use crate::worker::Participant;
 use crossbeam_utils::CachePadded;
 use std::collections::VecDeque;
@@ -58,6 +59,32 @@ impl SharedQueue {
     }
 }
 
+/// Where `find_work` found a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// The thread's own deque or spawn queue.
+    Own,
+    /// Worker `i`'s deque or spawn queue (a steal).
+    From(usize),
+    /// The injector: outside callers' forks and spawns (counted as a steal).
+    Injector,
+}
+
+impl Taken {
+    /// Taken from someone else (the stats' "steals").
+    pub(crate) fn stolen(self) -> bool {
+        self != Taken::Own
+    }
+
+    /// The victim's track index in a trace (`None` for the injector).
+    pub(crate) fn victim(self) -> Option<u32> {
+        match self {
+            Taken::From(i) => Some(i as u32),
+            _ => None,
+        }
+    }
+}
+
 /// Everything the pool's threads share.
 #[derive(Debug)]
 pub(crate) struct Registry {
@@ -86,10 +113,20 @@ pub(crate) struct Registry {
 impl Registry {
     /// A registry for `threads` workers, and the owner ends of their deques (one per worker, in
     /// index order, to be moved to the worker threads).
+    #[cfg(loom)]
     pub(crate) fn new(threads: usize, stats: bool) -> (Registry, Vec<Worker<JobRef>>) {
+        Registry::with_trace_capacity(threads, stats, crate::trace::DEFAULT_CAPACITY)
+    }
+
+    /// [`Registry::new`] with trace rings of `capacity` events per thread.
+    pub(crate) fn with_trace_capacity(
+        threads: usize,
+        stats: bool,
+        capacity: usize,
+    ) -> (Registry, Vec<Worker<JobRef>>) {
         let deques: Vec<Worker<JobRef>> = (0..threads).map(|_| Worker::new()).collect();
         let registry = Registry {
-            sleep: Sleep::new(threads),
+            sleep: Sleep::with_tracer(threads, Tracer::new(threads, capacity)),
             stealers: deques
                 .iter()
                 .map(|d| CachePadded::new(d.stealer()))
@@ -107,6 +144,12 @@ impl Registry {
 
     pub(crate) fn threads(&self) -> usize {
         self.threads
+    }
+
+    /// The pool's timeline recorder.
+    #[inline(always)]
+    pub(crate) fn trace(&self) -> &Tracer {
+        &self.sleep.trace
     }
 
     /// The queue a participant publishes spawns into: its own, or the injector for outside
@@ -165,13 +208,13 @@ impl Registry {
         me: Option<usize>,
         own: Option<&Worker<JobRef>>,
         seed: u64,
-    ) -> Option<(JobRef, bool)> {
+    ) -> Option<(JobRef, Taken)> {
         if let Some(job) = own.and_then(Worker::pop) {
-            return Some((job, false));
+            return Some((job, Taken::Own));
         }
         if let Some(i) = me {
             if let Some(job) = self.mail[i].pop(false) {
-                return Some((job, false));
+                return Some((job, Taken::Own));
             }
         }
         let queued = self.queued.load(Ordering::SeqCst) > 0;
@@ -185,7 +228,7 @@ impl Registry {
         if queued {
             if let Some(i) = me {
                 if let Some(job) = taken(self.queues[i].pop(true)) {
-                    return Some((job, false));
+                    return Some((job, Taken::Own));
                 }
             }
         }
@@ -196,7 +239,7 @@ impl Registry {
             if v == n {
                 if queued {
                     if let Some(job) = taken(self.injector.pop(false)) {
-                        return Some((job, true));
+                        return Some((job, Taken::Injector));
                     }
                 }
                 continue;
@@ -205,11 +248,11 @@ impl Registry {
                 continue;
             }
             if let Some(job) = self.stealers[v].steal() {
-                return Some((job, true));
+                return Some((job, Taken::From(v)));
             }
             if queued {
                 if let Some(job) = taken(self.queues[v].pop(false)) {
-                    return Some((job, true));
+                    return Some((job, Taken::From(v)));
                 }
             }
         }
@@ -292,7 +335,7 @@ pub(crate) fn worker_main(
             }
         }
         match me.search() {
-            Some((job, stolen)) => {
+            Some((job, taken)) => {
                 let before = sleep.transition_from_searching();
                 if before.searching() == 1 && registry.has_work() {
                     // We were the last searcher and more work waits: pass the baton.
@@ -302,7 +345,7 @@ pub(crate) fn worker_main(
                     // The limit fell while we searched: wait for a slot with the job in hand.
                     me.pause_for_limit();
                 }
-                me.execute_found(job, stolen);
+                me.execute_found(job, taken);
                 if sleep.over_limit() && sleep.yield_if_over_limit() {
                     searching = false;
                     continue;

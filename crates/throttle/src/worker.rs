@@ -12,10 +12,11 @@ use crate::deque::Worker;
 use crate::job::JobRef;
 use crate::latch::JobLatch;
 use crate::placement::Placement;
-use crate::registry::Registry;
+use crate::registry::{Registry, Taken};
 use crate::sleep::{Parker, Wake};
 use crate::stats::Counters;
 use crate::sync::{spin_over, Arc};
+use crate::trace::{EventKind, Span, TraceSlot, Tracer};
 use std::cell::Cell;
 use std::ptr;
 use std::time::Instant;
@@ -59,6 +60,8 @@ pub(crate) struct Participant {
     plain_set: Cell<u32>,
     /// Where a worker sleeps (see placement.rs); `None` for outside callers or when disabled.
     placement: Option<Placement>,
+    /// The ring this thread records its timeline in (trace/); written only by this thread.
+    track: TraceSlot,
 }
 
 /// One fork in this many is made shareable even when the thread has forks in reserve. The
@@ -135,6 +138,19 @@ pub(crate) fn flush_current() {
 /// [`flush_current`] at the end of a scope spawn, counting that spawn as one task: a spawn is
 /// counted when it *finishes*, so the count is completed work (what the adaptive controller
 /// learns from), and in the same add as the forks it made.
+/// Records a wake-up made by the calling thread (`Sleep` tags the woken thread's parker with
+/// `flow`): in the caller's own ring if it takes part in the pool of `tracer`, else on the pool
+/// track.
+pub(crate) fn record_wake(tracer: &Tracer, flow: u64) {
+    let kind = EventKind::Wake { flow };
+    Participant::with_current(|p| match p {
+        Some(p) if ptr::eq(p.registry().trace(), tracer) && p.track != TraceSlot::None => {
+            tracer.record_at(p.track, Instant::now(), kind);
+        }
+        _ => tracer.record_pool(kind),
+    });
+}
+
 pub(crate) fn flush_current_and_count_spawn() {
     Participant::with_current(|p| {
         if let Some(p) = p {
@@ -165,7 +181,60 @@ impl Participant {
             plain_left: Cell::new(0),
             plain_set: Cell::new(0),
             placement: None,
+            track: match index {
+                Some(i) => TraceSlot::Worker(i),
+                None => registry.trace().claim_caller(),
+            },
         }
+    }
+
+    /// The pool's recorder if a recording is on (one relaxed load).
+    #[inline(always)]
+    fn tracing(&self) -> Option<&Tracer> {
+        let t = self.registry().trace();
+        if t.on() {
+            Some(t)
+        } else {
+            None
+        }
+    }
+
+    /// Records `kind` now on this thread's track, if a recording is on.
+    #[inline]
+    pub(crate) fn trace(&self, kind: EventKind) {
+        if let Some(t) = self.tracing() {
+            t.record_at(self.track, Instant::now(), kind);
+        }
+    }
+
+    /// Records a span that already happened, `[from, now)`, ended by this thread's last
+    /// wake-up if one was tagged.
+    fn trace_span_since(&self, span: Span, from: Instant) {
+        if let Some(t) = self.tracing() {
+            t.record_at(self.track, from, EventKind::Begin { span, site: None });
+            let flow = self.parker.take_flow();
+            t.record_at(self.track, Instant::now(), EventKind::End { span, flow });
+        }
+    }
+
+    /// Starts the `Call` span of an outside caller at `site`; it ends when the participant drops.
+    pub(crate) fn trace_call(&self, site: &'static std::panic::Location<'static>) {
+        if let Some(t) = self.tracing() {
+            let site = Some(t.site(site));
+            t.record_at(
+                self.track,
+                Instant::now(),
+                EventKind::Begin {
+                    span: Span::Call,
+                    site,
+                },
+            );
+        }
+    }
+
+    /// Records an outside caller's wait for its first slot (`Pool::install` and friends).
+    pub(crate) fn trace_limit_wait_since(&self, from: Instant) {
+        self.trace_span_since(Span::LimitWait, from);
     }
 
     /// Steers this worker's wake-ups (see placement.rs).
@@ -222,7 +291,7 @@ impl Participant {
         {
             let _at_home = home.enter();
             while let Some((job, _)) = home_registry.take_mail(home.index.expect("a worker")) {
-                home.execute_found(job, false);
+                home.execute_found(job, Taken::Own);
             }
         }
         if !same_pool {
@@ -336,6 +405,7 @@ impl Participant {
                 registry.sleep.load()
             }
         };
+        self.trace(EventKind::Share);
         self.rebudget();
         // A task boundary: yield our slot if the pool is over its limit (the fork stays
         // stealable meanwhile).
@@ -386,6 +456,7 @@ impl Participant {
             let t0 = Instant::now();
             registry.wait_for_slot(&self.parker);
             self.add_limit_wait(t0);
+            self.trace_span_since(Span::LimitWait, t0);
             self.begin_busy();
         }
     }
@@ -415,13 +486,13 @@ impl Participant {
         x
     }
 
-    pub(crate) fn find_work(&self) -> Option<(JobRef, bool)> {
+    pub(crate) fn find_work(&self) -> Option<(JobRef, Taken)> {
         self.registry()
             .find_work(self.index, self.deque.as_ref(), self.next_seed())
     }
 
     /// Looks for work, spinning with growing pauses, for about [`SEARCH_SPIN`].
-    pub(crate) fn search(&self) -> Option<(JobRef, bool)> {
+    pub(crate) fn search(&self) -> Option<(JobRef, Taken)> {
         let start = Instant::now();
         let mut round = 0u32;
         loop {
@@ -443,10 +514,11 @@ impl Participant {
     }
 
     /// Runs a job found in a queue, with the bookkeeping of a task boundary.
-    pub(crate) fn execute_found(&self, job: JobRef, stolen: bool) {
-        if stolen && self.registry().stats.enabled {
+    pub(crate) fn execute_found(&self, job: JobRef, taken: Taken) {
+        if taken.stolen() && self.registry().stats.enabled {
             Counters::add(&self.counters().steals, 1);
         }
+        self.trace_run_begin(taken);
         let track = self.index.is_some();
         if track {
             self.begin_busy();
@@ -458,12 +530,44 @@ impl Participant {
             self.end_busy();
         }
         self.flush();
+        self.trace(EventKind::End {
+            span: Span::Run,
+            flow: None,
+        });
+    }
+
+    /// Records the start of a found job's run (and the steal, if it was one).
+    #[inline]
+    fn trace_run_begin(&self, taken: Taken) {
+        if let Some(t) = self.tracing() {
+            let now = Instant::now();
+            if taken.stolen() {
+                let from = taken.victim();
+                t.record_at(self.track, now, EventKind::Steal { from });
+            }
+            let kind = EventKind::Begin {
+                span: Span::Run,
+                site: None,
+            };
+            t.record_at(self.track, now, kind);
+        }
     }
 
     /// Waits until `latch` is set, running other work of this pool meanwhile (never while a
     /// panic unwinds: callers catch panics first). Holds a run slot on entry and on return;
     /// gives it back while asleep, and while the pool is over its limit.
     pub(crate) fn wait_until(&self, latch: &JobLatch) {
+        if latch.probe() {
+            return;
+        }
+        let span = Span::JoinWait;
+        self.trace(EventKind::Begin { span, site: None });
+        self.wait_until_set(latch);
+        self.trace(EventKind::End { span, flow: None });
+    }
+
+    /// The loop of [`Participant::wait_until`].
+    fn wait_until_set(&self, latch: &JobLatch) {
         let registry = self.registry();
         while !latch.probe() {
             let start = Instant::now();
@@ -494,17 +598,22 @@ impl Participant {
                     break None;
                 }
             };
-            if let Some((job, stolen)) = found {
+            if let Some((job, taken)) = found {
                 // A task boundary: honour a lowered limit before running more.
                 if registry.sleep.over_limit() {
                     self.pause_for_limit();
                 }
                 self.flush();
-                if stolen && registry.stats.enabled {
+                if taken.stolen() && registry.stats.enabled {
                     Counters::add(&self.counters().steals, 1);
                 }
+                self.trace_run_begin(taken);
                 // SAFETY: as in `execute_found`.
                 unsafe { job.execute() };
+                self.trace(EventKind::End {
+                    span: Span::Run,
+                    flow: None,
+                });
                 continue;
             }
             // Nothing to help with: sleep until the latch is set, without a slot. Publishers
@@ -516,11 +625,14 @@ impl Participant {
             // The thread's mail (a broadcast's share for it, here or in its home pool when it is
             // away) also ends the sleep: its poster unparks this thread after posting.
             if latch.probe() || !(registry.has_work() || home_has_mail()) {
+                let t0 = Instant::now();
                 latch.wait_asleep(&self.parker, home_has_mail);
+                self.trace_span_since(Span::JoinSleep, t0);
             }
             let t0 = Instant::now();
             if registry.wait_for_slot(&self.parker) {
                 self.add_limit_wait(t0);
+                self.trace_span_since(Span::LimitWait, t0);
             }
             self.begin_busy();
         }
@@ -538,8 +650,11 @@ impl Participant {
     /// Starts a stretch of busy time (stats).
     pub(crate) fn begin_busy(&self) {
         if self.registry().stats.enabled && self.busy_since.get().is_none() {
-            self.busy_since
-                .set(Some(self.registry().stats.busy_changed(1)));
+            let now = self.registry().stats.busy_changed(1);
+            self.busy_since.set(Some(now));
+            if let Some(t) = self.tracing() {
+                t.record_at(self.track, now, EventKind::Busy);
+            }
         }
     }
 
@@ -547,6 +662,9 @@ impl Participant {
     pub(crate) fn end_busy(&self) {
         if let Some(since) = self.busy_since.take() {
             let now = self.registry().stats.busy_changed(-1);
+            if let Some(t) = self.tracing() {
+                t.record_at(self.track, now, EventKind::Idle);
+            }
             Counters::add(
                 &self.counters().busy_ns,
                 now.saturating_duration_since(since).as_nanos() as u64,
@@ -568,6 +686,7 @@ impl Participant {
         if n > 0 && self.registry().stats.enabled {
             Counters::add(&self.counters().tasks, n);
             Counters::add(&self.counters().shared, pushed);
+            self.trace(EventKind::Tasks { n });
         }
     }
 
@@ -588,12 +707,18 @@ impl Participant {
             Counters::add(&self.counters().parks, 1);
         }
         let saved = self.placement.as_ref().and_then(Placement::before_sleep);
+        let span = Span::Sleep;
+        self.trace(EventKind::Begin { span, site: None });
         let wake = registry.sleep.sleep_idle(
             &self.parker,
             searching,
             || registry.has_work(),
             || self.has_mail(),
         );
+        if let Some(t) = self.tracing() {
+            let flow = self.parker.take_flow();
+            t.record_at(self.track, Instant::now(), EventKind::End { span, flow });
+        }
         if let (Some(p), Some(saved)) = (&self.placement, saved) {
             p.after_wake(saved);
         }
@@ -605,6 +730,11 @@ impl Drop for Participant {
     fn drop(&mut self) {
         self.flush();
         self.end_busy();
+        if self.index.is_none() {
+            let span = Span::Call;
+            self.trace(EventKind::End { span, flow: None });
+            self.registry().trace().release_caller(self.track);
+        }
     }
 }
 

@@ -110,7 +110,7 @@ fn nesting_a_b_a_does_not_deadlock() {
             .map(|i| a.install(|| b.install(|| a.install(|| i))))
             .sum::<usize>()
     });
-    assert_eq!(r, (0..100).sum());
+    assert_eq!(r, (0..100).sum::<usize>());
 }
 
 #[test]

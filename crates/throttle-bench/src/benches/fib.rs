@@ -8,11 +8,11 @@ use super::{peers, Settings};
 use crate::harness::{check, run_interleaved, time, Case, Report};
 
 /// `n` of the full run, as in issue 2.
-const N: u32 = 32;
+pub(super) const N: u32 = 32;
 /// `n` under `--quick`.
-const QUICK_N: u32 = 25;
+pub(super) const QUICK_N: u32 = 25;
 
-fn fib_throttle(n: u32) -> u64 {
+pub(super) fn fib_throttle(n: u32) -> u64 {
     if n < 2 {
         return u64::from(n);
     }

@@ -12,8 +12,8 @@ use super::{peers, Settings};
 use crate::harness::{run_interleaved, time, Case, Report};
 
 /// Meshes × vertices per mesh, as in issue 2.
-const MESHES: usize = 2_000;
-const VERTICES: usize = 200;
+pub(super) const MESHES: usize = 2_000;
+pub(super) const VERTICES: usize = 200;
 /// Frames of the full run, as in issue 2.
 const FRAMES: usize = 1_000;
 /// Frames under `--quick`.

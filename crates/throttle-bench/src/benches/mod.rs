@@ -16,6 +16,7 @@ mod placement;
 mod seed_throttle;
 mod sort;
 mod stats_overhead;
+mod trace;
 mod tree_sum;
 
 use anyhow::Result;
@@ -115,6 +116,16 @@ pub const ALL: &[Bench] = &[
         name: "stats_overhead",
         group: "stats_overhead",
         run: stats_overhead::run,
+    },
+    Bench {
+        name: "trace_off",
+        group: "trace",
+        run: trace::run_off,
+    },
+    Bench {
+        name: "trace_on",
+        group: "trace",
+        run: trace::run_on,
     },
     Bench {
         name: "limit_response",

@@ -10,6 +10,7 @@
 use std::fmt::Write as _;
 
 mod bar;
+pub mod timeline;
 
 pub use bar::stack;
 

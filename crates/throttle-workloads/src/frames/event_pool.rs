@@ -11,8 +11,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::{JoinHandle, Thread};
 
 use super::job::{keep_first, spawn_helpers, FrameJob, Panic};
+use super::trace::{begin, end, rec, wake, LocalTrack, TraceHub};
 use super::FrameScheduler;
 use crate::Error;
+use throttle::trace::{EventKind, Span, Trace};
 
 /// How many times a waiting thread checks its flag before parking. Frames
 /// follow each other closely in a game loop, so a short spin usually catches
@@ -26,6 +28,7 @@ const SPINS: u32 = 2_000;
 pub struct EventPool {
     shared: Arc<Shared>,
     helpers: Vec<JoinHandle<()>>,
+    local: LocalTrack,
 }
 
 struct Shared {
@@ -38,6 +41,13 @@ struct Shared {
     pending: AtomicUsize,
     shutdown: AtomicBool,
     panic: Mutex<Option<Panic>>,
+    trace: TraceHub,
+    /// While recording: this frame's wake-up of each helper (by share), written before the
+    /// epoch's Release increment.
+    flows: Vec<AtomicU64>,
+    /// While recording: `epoch << 32 | flow` of the last helper's wake-up of the caller (the
+    /// epoch tells a late write from an earlier frame apart).
+    done_flow: AtomicU64,
 }
 
 struct Slot {
@@ -106,8 +116,12 @@ impl EventPool {
                 pending: AtomicUsize::new(0),
                 shutdown: AtomicBool::new(false),
                 panic: Mutex::new(None),
+                trace: TraceHub::default(),
+                flows: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+                done_flow: AtomicU64::new(0),
             }),
             helpers: Vec::with_capacity(threads - 1),
+            local: LocalTrack::default(),
         };
         // On a failed spawn, `pool` drops and stops the helpers already started.
         spawn_helpers(
@@ -123,10 +137,16 @@ impl EventPool {
 
 fn helper(shared: &Shared, share: usize, shares: usize) {
     let mut seen = 0;
+    let mut local = LocalTrack::default();
     loop {
+        // The wait spins for a few microseconds, then parks: drawn as asleep.
+        rec(shared.trace.get(share, &mut local), begin(Span::Sleep));
         // Acquire pairs with the Release increment in `for_each`/`drop`.
         wait_until(|| shared.epoch.load(Ordering::Acquire) != seen);
         seen = shared.epoch.load(Ordering::Acquire);
+        let t = shared.trace.get(share, &mut local);
+        let flow = shared.flows[share].load(Ordering::Relaxed);
+        rec(t, end(Span::Sleep, flow));
         if shared.shutdown.load(Ordering::Acquire) {
             return;
         }
@@ -138,13 +158,21 @@ fn helper(shared: &Shared, share: usize, shares: usize) {
             (slot.job, slot.caller.clone())
         };
         if let Some(job) = job {
+            rec(t, begin(Span::Run));
+            rec(t, EventKind::Busy);
             if let Err(payload) = job.run_share(share, shares) {
                 let mut panic = shared.panic.lock().unwrap_or_else(|p| p.into_inner());
                 panic.get_or_insert(payload);
             }
+            rec(t, EventKind::Idle);
+            rec(t, end(Span::Run, 0));
         }
         // Release pairs with the caller's Acquire load of `pending`.
         if shared.pending.fetch_sub(1, Ordering::Release) == 1 {
+            let flow = wake(t);
+            if flow != 0 {
+                shared.done_flow.store(seen << 32 | flow, Ordering::Relaxed);
+            }
             if let Some(caller) = caller {
                 caller.unpark();
             }
@@ -161,6 +189,17 @@ impl FrameScheduler for EventPool {
         self.helpers.len() + 1
     }
 
+    fn start_trace(&mut self) -> bool {
+        self.shared
+            .trace
+            .start("event_pool", "event-pool", self.helpers.len() + 1);
+        true
+    }
+
+    fn stop_trace(&mut self) -> Option<Trace> {
+        self.shared.trace.stop()
+    }
+
     fn for_each(&mut self, n: usize, f: &(dyn Fn(usize) + Sync)) {
         let shares = self.threads();
         // SAFETY: this call waits until `pending == 0` (every helper is done
@@ -175,15 +214,33 @@ impl FrameScheduler for EventPool {
             slot.caller = Some(std::thread::current());
         }
         shared.pending.store(shares - 1, Ordering::Relaxed);
-        // Release publishes the slot and `pending`; pairs with the helpers'
+        let t = shared.trace.get(0, &mut self.local);
+        rec(t, begin(Span::Call));
+        for (s, f) in shared.flows.iter().enumerate().skip(1) {
+            // One unpark per helper: one transition each.
+            f.store(if s < shares { wake(t) } else { 0 }, Ordering::Relaxed);
+        }
+        // Release publishes the slot and `pending` (and the flows); pairs with the helpers'
         // Acquire loads of `epoch`.
-        shared.epoch.fetch_add(1, Ordering::Release);
+        let epoch = shared.epoch.fetch_add(1, Ordering::Release) + 1;
         for helper in &self.helpers {
             helper.thread().unpark();
         }
+        rec(t, EventKind::Busy);
         let mine = job.run_share(0, shares);
+        rec(t, EventKind::Idle);
+        // The caller spins, then parks: a join wait.
+        rec(t, begin(Span::JoinWait));
         // Acquire pairs with the helpers' Release decrements.
         wait_until(|| shared.pending.load(Ordering::Acquire) == 0);
+        let done = shared.done_flow.load(Ordering::Relaxed);
+        let flow = if done >> 32 == epoch {
+            done & 0xffff_ffff
+        } else {
+            0
+        };
+        rec(t, end(Span::JoinWait, flow));
+        rec(t, end(Span::Call, 0));
         let mut panic = shared.panic.lock().unwrap_or_else(|p| p.into_inner());
         keep_first(&mut panic, mine);
         if let Some(payload) = panic.take() {

@@ -6,8 +6,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use super::job::{keep_first, spawn_helpers, FrameJob, Panic};
+use super::trace::{begin, end, rec, wake, LocalTrack, TraceHub};
 use super::FrameScheduler;
 use crate::Error;
+use throttle::trace::{EventKind, Span, Trace};
 
 /// How many chunks per thread a frame is cut into: enough that a slow thread
 /// does not hold up the frame, few enough that the queue lock is taken
@@ -22,6 +24,7 @@ const CHUNKS_PER_THREAD: usize = 4;
 pub struct LockedQueuePool {
     shared: Arc<Shared>,
     helpers: Vec<JoinHandle<()>>,
+    local: LocalTrack,
 }
 
 #[derive(Debug, Default)]
@@ -29,6 +32,7 @@ struct Shared {
     state: Mutex<State>,
     work: Condvar,
     done: Condvar,
+    trace: TraceHub,
 }
 
 #[derive(Default)]
@@ -39,6 +43,10 @@ struct State {
     unfinished: usize,
     panic: Option<Panic>,
     shutdown: bool,
+    /// While recording: this frame's wake-up of each helper (by share).
+    flows: Vec<u64>,
+    /// While recording: the wake-up of the caller by the thread that finished the last chunk.
+    done_flow: u64,
 }
 
 impl std::fmt::Debug for State {
@@ -58,15 +66,28 @@ impl Shared {
     }
 
     /// Pops and runs chunks until the queue is empty; returns the guard.
-    fn drain<'a>(&'a self, mut state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+    fn drain<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        share: usize,
+        local: &mut LocalTrack,
+    ) -> MutexGuard<'a, State> {
         while let Some(range) = state.queue.pop_front() {
             let Some(job) = state.job else { break };
             drop(state);
+            let t = self.trace.get(share, local);
+            rec(t, begin(Span::Run));
+            rec(t, EventKind::Busy);
             let result = job.run_range(range.start, range.end);
+            rec(t, EventKind::Idle);
+            rec(t, end(Span::Run, 0));
             state = self.lock();
             keep_first(&mut state.panic, result);
             state.unfinished -= 1;
             if state.unfinished == 0 {
+                if share != 0 {
+                    state.done_flow = wake(t);
+                }
                 self.done.notify_all();
             }
         }
@@ -97,6 +118,7 @@ impl LockedQueuePool {
         let mut pool = LockedQueuePool {
             shared: Arc::default(),
             helpers: Vec::with_capacity(threads - 1),
+            local: LocalTrack::default(),
         };
         // On a failed spawn, `pool` drops and stops the helpers already started.
         spawn_helpers(
@@ -104,20 +126,24 @@ impl LockedQueuePool {
             "locked-queue",
             threads,
             &pool.shared,
-            |s, _, _| helper(s),
+            |s, share, _| helper(s, share),
         )?;
         Ok(pool)
     }
 }
 
-fn helper(shared: &Shared) {
+fn helper(shared: &Shared, share: usize) {
+    let mut local = LocalTrack::default();
     let mut state = shared.lock();
     loop {
-        state = shared.drain(state);
+        state = shared.drain(state, share, &mut local);
         if state.shutdown {
             return;
         }
+        rec(shared.trace.get(share, &mut local), begin(Span::Sleep));
         state = shared.work.wait(state).unwrap_or_else(|p| p.into_inner());
+        let flow = state.flows.get(share).copied().unwrap_or(0);
+        rec(shared.trace.get(share, &mut local), end(Span::Sleep, flow));
     }
 }
 
@@ -130,6 +156,17 @@ impl FrameScheduler for LockedQueuePool {
         self.helpers.len() + 1
     }
 
+    fn start_trace(&mut self) -> bool {
+        self.shared
+            .trace
+            .start("locked_queue", "locked-queue", self.helpers.len() + 1);
+        true
+    }
+
+    fn stop_trace(&mut self) -> Option<Trace> {
+        self.shared.trace.stop()
+    }
+
     fn for_each(&mut self, n: usize, f: &(dyn Fn(usize) + Sync)) {
         if n == 0 {
             return;
@@ -140,21 +177,37 @@ impl FrameScheduler for LockedQueuePool {
         // panic; threads copy the job only while a chunk of this frame is
         // queued.
         let job = unsafe { FrameJob::new(f, n) };
+        let shares = self.threads();
+        let t = self.shared.trace.get(0, &mut self.local);
+        rec(t, begin(Span::Call));
         let mut state = self.shared.lock();
+        state.done_flow = 0;
+        // notify_all wakes every waiting helper: one transition each.
+        if t.is_some() {
+            state.flows = (0..shares)
+                .map(|s| if s == 0 { 0 } else { wake(t) })
+                .collect();
+        }
         state.job = Some(job);
         state
             .queue
             .extend((0..chunks).map(|c| c * n / chunks..(c + 1) * n / chunks));
         state.unfinished = chunks;
         self.shared.work.notify_all();
-        state = self.shared.drain(state);
-        while state.unfinished > 0 {
-            state = self
-                .shared
-                .done
-                .wait(state)
-                .unwrap_or_else(|p| p.into_inner());
+        state = self.shared.drain(state, 0, &mut self.local);
+        let t = self.shared.trace.get(0, &mut self.local);
+        if state.unfinished > 0 {
+            rec(t, begin(Span::JoinSleep));
+            while state.unfinished > 0 {
+                state = self
+                    .shared
+                    .done
+                    .wait(state)
+                    .unwrap_or_else(|p| p.into_inner());
+            }
+            rec(t, end(Span::JoinSleep, state.done_flow));
         }
+        rec(t, end(Span::Call, 0));
         state.job = None;
         let panic = state.panic.take();
         drop(state);

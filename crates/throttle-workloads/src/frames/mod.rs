@@ -40,6 +40,7 @@ mod scene;
 mod serial;
 mod spawn;
 mod throttle_pool;
+mod trace;
 
 pub use event_pool::EventPool;
 pub use locked_queue::LockedQueuePool;
@@ -61,6 +62,17 @@ pub trait FrameScheduler: Send {
     /// calls have finished. A panic in `f` reaches the caller after every
     /// thread has stopped using `f`.
     fn for_each(&mut self, n: usize, f: &(dyn Fn(usize) + Sync));
+
+    /// Starts recording a timeline of what every thread does (see [`throttle::trace`]).
+    /// Returns false if this scheduler cannot record one (the default).
+    fn start_trace(&mut self) -> bool {
+        false
+    }
+
+    /// Stops the recording started by [`FrameScheduler::start_trace`] and returns it.
+    fn stop_trace(&mut self) -> Option<throttle::trace::Trace> {
+        None
+    }
 }
 
 /// Runs `frames` frames of `scene` on `sched`: each frame is one

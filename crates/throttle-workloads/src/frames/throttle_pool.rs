@@ -55,4 +55,13 @@ impl FrameScheduler for ThrottlePool {
     fn for_each(&mut self, n: usize, f: &(dyn Fn(usize) + Sync)) {
         self.pool.for_range(0..n, f);
     }
+
+    fn start_trace(&mut self) -> bool {
+        self.pool.start_trace();
+        true
+    }
+
+    fn stop_trace(&mut self) -> Option<throttle::trace::Trace> {
+        Some(self.pool.stop_trace())
+    }
 }

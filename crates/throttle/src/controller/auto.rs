@@ -282,6 +282,12 @@ fn drive(
         waited = 0;
         prev = now;
         let d = ctl.step(&sample);
+        registry
+            .trace()
+            .record_pool(crate::trace::EventKind::Controller {
+                k: d.k as u32,
+                reason: d.reason,
+            });
         // `old_k` is the effective limit: under a jobserver it can be below the controller's
         // choice (too few tokens), and then the sample is attributed to the `k` that ran.
         if d.k != old_k {

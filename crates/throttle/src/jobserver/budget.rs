@@ -10,6 +10,7 @@
 use super::{Jobserver, Token};
 use crate::registry::Registry;
 use crate::sync::{lock, Arc, Mutex};
+use crate::trace::EventKind;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -157,6 +158,9 @@ fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
             Ok(Some(t)) => {
                 tokens.push(t);
                 shared.held.store(tokens.len(), Ordering::Relaxed);
+                registry.trace().record_pool(EventKind::TokenAcquire {
+                    held: tokens.len() as u32,
+                });
                 shared.apply(registry);
             }
             Ok(None) => {}
@@ -190,6 +194,9 @@ fn release_one(
 ) {
     let Some(t) = tokens.pop() else { return };
     shared.held.store(tokens.len(), Ordering::Relaxed);
+    registry.trace().record_pool(EventKind::TokenRelease {
+        held: tokens.len() as u32,
+    });
     shared.apply(registry);
     let mut pause = Duration::from_micros(20);
     loop {

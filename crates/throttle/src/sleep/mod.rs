@@ -20,6 +20,7 @@ pub(crate) use parker::Parker;
 use state::{State, ONE_ACTIVE, ONE_SEARCHING, ONE_SLEEPING};
 
 use crate::sync::{fence, lock, Arc, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::trace::{EventKind, Tracer};
 use crossbeam_utils::CachePadded;
 use std::collections::VecDeque;
 
@@ -51,17 +52,37 @@ pub(crate) struct Sleep {
     limit_waiting: AtomicUsize,
     /// Set once at shutdown; read under the idle lock.
     exiting: Mutex<bool>,
+    /// The timeline recorder (here so that wakers can tag their wake-ups; see `trace/`).
+    pub(crate) trace: Tracer,
 }
 
 impl Sleep {
     /// A fresh protocol state with `limit` slots.
+    #[cfg(test)]
     pub(crate) fn new(limit: usize) -> Sleep {
+        Sleep::with_tracer(limit, Tracer::new(0, 1))
+    }
+
+    /// A fresh protocol state with `limit` slots and the pool's recorder.
+    pub(crate) fn with_tracer(limit: usize, trace: Tracer) -> Sleep {
         Sleep {
             state: CachePadded::new(AtomicU64::new(State::with_limit(limit).0)),
             idle: Mutex::new(Vec::new()),
             limit_queue: Mutex::new(VecDeque::new()),
             limit_waiting: AtomicUsize::new(0),
             exiting: Mutex::new(false),
+            trace,
+        }
+    }
+
+    /// While recording, tags the wake-up of `target` with a flow id and records it on the
+    /// waker's track (see `trace/README.md`). One relaxed load when not recording.
+    #[inline]
+    fn trace_wake(&self, target: &Parker) {
+        if self.trace.on() {
+            let flow = self.trace.next_flow();
+            target.set_flow(flow);
+            crate::worker::record_wake(&self.trace, flow);
         }
     }
 
@@ -205,6 +226,7 @@ impl Sleep {
             // `wait_for_slot`; the queue itself is guarded by the lock we hold.
             self.limit_waiting.fetch_sub(1, Ordering::SeqCst);
             drop(queue);
+            self.trace_wake(&waiter);
             waiter.wake();
         }
     }
@@ -213,6 +235,7 @@ impl Sleep {
     /// idle workers for queued work is the caller's job ([`Sleep::notify_work`]).
     pub(crate) fn set_limit(&self, limit: usize) {
         let _ = self.update(|s| Some(s.with_new_limit(limit)));
+        self.trace.record_pool(EventKind::Limit { k: limit as u32 });
         self.serve_limit_queue();
     }
 
@@ -257,6 +280,7 @@ impl Sleep {
             .unwrap_or(idle.len() - 1);
         let sleeper = idle.remove(pos);
         drop(idle);
+        self.trace_wake(&sleeper);
         sleeper.wake();
         true
     }

@@ -1,6 +1,6 @@
 //! A per-thread wait flag: the handle a thread sleeps on and another thread wakes it through.
 
-use crate::sync::{current_thread, park, AtomicBool, Ordering, Thread};
+use crate::sync::{current_thread, park, AtomicBool, AtomicU64, Ordering, Thread};
 
 /// One thread's "I am waiting to be handed something" flag plus its OS thread handle.
 ///
@@ -20,6 +20,10 @@ pub(crate) struct Parker {
     thread: Thread,
     /// The CPU this thread sleeps on, if its sleeps are steered (see `placement.rs`).
     home: Option<usize>,
+    /// The flow id of the wake-up that ends the current wait, while a trace records (0: none).
+    /// Written by the waker before `wake` (whose Release store publishes it), read by the owner
+    /// after its wait (see `trace/README.md`).
+    flow: AtomicU64,
 }
 
 impl Parker {
@@ -35,6 +39,7 @@ impl Parker {
             moved_to_queue: AtomicBool::new(false),
             thread: current_thread(),
             home,
+            flow: AtomicU64::new(0),
         }
     }
 
@@ -87,6 +92,19 @@ impl Parker {
         // Release pairs with the Acquire load in `wait`.
         self.waiting.store(false, Ordering::Release);
         self.thread.unpark();
+    }
+
+    /// Tags the coming wake-up with a trace flow id (call before [`Parker::wake`]).
+    pub(crate) fn set_flow(&self, flow: u64) {
+        self.flow.store(flow, Ordering::Relaxed);
+    }
+
+    /// The flow id of the wake-up that ended the owner's last wait, if a trace tagged it.
+    pub(crate) fn take_flow(&self) -> Option<u64> {
+        match self.flow.swap(0, Ordering::Relaxed) {
+            0 => None,
+            f => Some(f),
+        }
     }
 
     /// Unparks the owner thread without touching the flag (for latches, which carry their own state).

@@ -1,0 +1,244 @@
+//! `throttle frames --trace FILE.json --timeline FILE.svg` driven as a real binary: one file per
+//! scheduler that can record (its name before the extension), JSON that parses with matched
+//! slices, SVG pictures with their legend, bad flags as one line with exit status 2, and the
+//! pictures rendered in headless Chromium.
+//!
+//! The Chromium test needs the Debian package `chromium`; it is marked `#[ignore = ...]` so
+//! `cargo test` lists it with the reason, and `.ci/run` installs Chromium and runs it with
+//! `--include-ignored`. No test asserts anything about timing.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const TRACED: [&str; 4] = ["mutex_pool", "event_pool", "locked_queue", "throttle"];
+
+fn workdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "throttle-timeline-test-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs a small `frames` with both outputs into `dir`; returns the base paths.
+fn traced_frames(dir: &Path) -> (PathBuf, PathBuf) {
+    let (json, svg) = (dir.join("t.json"), dir.join("t.svg"));
+    let out = Command::cargo_bin("throttle")
+        .expect("binary")
+        .args([
+            "frames",
+            "--quick",
+            "--threads",
+            "2",
+            "--meshes",
+            "200",
+            "--vertices",
+            "50",
+            "--frames",
+            "20",
+            "--reps",
+            "1",
+            "--trace-frames",
+            "5",
+            "--trace",
+        ])
+        .arg(&json)
+        .arg("--timeline")
+        .arg(&svg)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let stdout = text(&out.stdout);
+    for name in TRACED {
+        assert!(
+            stdout.contains(&format!("Timeline of {name} (5 frames recorded")),
+            "no finding for {name}:\n{stdout}"
+        );
+    }
+    (json, svg)
+}
+
+fn per_scheduler(base: &Path, name: &str) -> PathBuf {
+    let ext = base.extension().unwrap().to_str().unwrap();
+    base.with_file_name(format!("t.{name}.{ext}"))
+}
+
+#[test]
+fn frames_writes_a_trace_and_a_timeline_per_scheduler() {
+    let dir = workdir("files");
+    let (json, svg) = traced_frames(&dir);
+    assert!(
+        !json.exists() && !svg.exists(),
+        "no file without a scheduler name"
+    );
+    for name in TRACED {
+        let doc: Value = serde_json::from_str(
+            &std::fs::read_to_string(per_scheduler(&json, name)).expect("trace written"),
+        )
+        .expect("valid JSON");
+        assert_eq!(doc["otherData"]["scheduler"], name);
+        let events = doc["traceEvents"].as_array().expect("traceEvents");
+        // Every B has its E on its thread, properly nested.
+        let mut open: HashMap<u64, Vec<&str>> = HashMap::new();
+        let mut slices = 0;
+        for e in events {
+            let tid = e["tid"].as_u64().unwrap();
+            match e["ph"].as_str().unwrap() {
+                "B" => {
+                    let n = e["name"].as_str().unwrap();
+                    slices += 1;
+                    open.entry(tid).or_default().push(n);
+                }
+                "E" => assert_eq!(
+                    open.get_mut(&tid).and_then(|s| s.pop()),
+                    e["name"].as_str(),
+                    "{name}: E without its B"
+                ),
+                _ => {}
+            }
+        }
+        assert!(
+            open.values().all(|s| s.is_empty()),
+            "{name}: unclosed slices"
+        );
+        // Which thread ran what depends on the schedule (a tiny frame may run entirely on the
+        // caller), so only that something was drawn is checked.
+        assert!(slices > 0, "{name}: no slices");
+        let threads = events
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+            .count();
+        assert!(threads >= 2, "{name}: {threads} named threads");
+        assert!(events
+            .iter()
+            .any(|e| e["ph"] == "C" && e["name"] == "concurrency"));
+        // Every arrow that starts ends (whether any wake-up happened depends on the schedule).
+        let count = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count();
+        assert_eq!(count("s"), count("f"), "{name}: unpaired flow events");
+
+        let picture = std::fs::read_to_string(per_scheduler(&svg, name)).expect("SVG written");
+        assert!(picture.starts_with("<svg") && picture.trim_end().ends_with("</svg>"));
+        let title = format!("{name}: what each thread did over 5 frames");
+        for needle in [
+            title.as_str(),
+            "busy threads",
+            "time since the recording started (",
+            "wake-up: waker → woken",
+            "own call (caller",
+        ] {
+            assert!(picture.contains(needle), "{name}: no {needle:?}");
+        }
+    }
+}
+
+#[test]
+fn bad_trace_flags_are_one_line_and_exit_2() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["frames", "--trace-frames", "0"],
+            &["'0'", "--trace-frames"],
+        ),
+        (
+            &["frames", "--trace-frames", "x"],
+            &["'x'", "--trace-frames"],
+        ),
+        (
+            &["frames", "--trace", "/nonexistent-dir/t.json"],
+            &["--trace", "/nonexistent-dir/t.mutex_pool.json"],
+        ),
+        (
+            &["frames", "--timeline", "/nonexistent-dir/t.svg"],
+            &["--timeline", "/nonexistent-dir/t.mutex_pool.svg"],
+        ),
+    ];
+    for (args, needles) in cases {
+        let out = Command::cargo_bin("throttle")
+            .expect("binary")
+            .args(*args)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        for n in *needles {
+            assert!(err.contains(n), "{args:?}: {n:?} not in {err}");
+        }
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}
+
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && &bytes[12..16] == b"IHDR");
+    (
+        u32::from_be_bytes(bytes[16..20].try_into().expect("4 bytes")),
+        u32::from_be_bytes(bytes[20..24].try_into().expect("4 bytes")),
+    )
+}
+
+#[test]
+#[ignore = "needs chromium (Debian chromium); .ci/run installs it and runs this with --include-ignored"]
+fn timelines_render_in_headless_chromium() {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join("chromium").is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "`chromium` is not on PATH: apt-get install -y chromium"
+    );
+    let dir = workdir("chromium");
+    let (_, svg) = traced_frames(&dir);
+    for name in TRACED {
+        let file = per_scheduler(&svg, name);
+        let shot = dir.join(format!("{name}.png"));
+        let out = StdCommand::new("chromium")
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--hide-scrollbars",
+                "--enable-logging=stderr",
+                "--v=0",
+                "--window-size=1150,600",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                dir.join(format!("profile-{name}")).display()
+            ))
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg(format!("file://{}", file.display()))
+            .output()
+            .expect("chromium runs");
+        let log = text(&out.stderr);
+        let problems: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains(":CONSOLE") || l.contains("error on line"))
+            .collect();
+        assert!(problems.is_empty(), "{name}: {problems:?}");
+        let bytes = std::fs::read(&shot).expect("screenshot written");
+        assert_eq!(png_size(&bytes), (1150, 600));
+        // A blank white page compresses to a few kB; the picture's lanes and text do not.
+        assert!(
+            bytes.len() > 20_000,
+            "{name}: the screenshot looks blank ({} bytes)",
+            bytes.len()
+        );
+        eprintln!("screenshot: {}", shot.display());
+    }
+}
