@@ -1,6 +1,18 @@
-//! "If any at all" (seed 001, point A): per call site of `for_range` / `map_reduce`, remember
-//! what a call cost run in parallel and run serially, and run it on the calling thread alone
-//! when that is cheaper (a job too short to pay for waking threads).
+//! "If any at all" (seed 001, point A): per call site of `for_range` / `map_reduce` and of the
+//! parallel iterators' consumers (`sum`, `collect`, `for_each`, ...), remember what a call cost
+//! run in parallel and run serially, and run it on the calling thread alone when that is
+//! cheaper (a job too short to pay for waking threads).
+//!
+//! Where the memory is consulted: `Pool::for_range` / `Pool::map_reduce` when that pool is in
+//! auto mode; the free `for_range` and the iterators' consumers when called from outside any
+//! pool while the global pool is in auto mode (inside a pool's task or `install` they run as
+//! plain pool work, without memory). An iterator's call site is the user's line that calls the
+//! consumer: `#[track_caller]` runs from the consumer methods of `ParallelIterator`,
+//! `IndexedParallelIterator`, `FromParallelIterator::from_par_iter` and
+//! `ParallelExtend::par_extend` down to `iter::plumbing::bridge_len`; a path that loses it
+//! (the location is then inside `src/iter/`) is not remembered. Its serial way drives the same
+//! consumer as a single leaf (no split), so results and order are the sequential ones; its
+//! cost is measured per unit of the producer's length, as `for_range`'s per index.
 //!
 //! The memory is a small fixed table per pool, keyed by the caller's source location
 //! (`#[track_caller]`). Each slot keeps the mean time per index of the two ways to run the

@@ -768,7 +768,17 @@ impl Pool {
     /// itself; it takes no run slot.
     #[track_caller]
     fn remembered<R>(&self, len: usize, run: impl FnOnce(Way) -> R) -> R {
-        let site = std::panic::Location::caller();
+        self.remembered_at(std::panic::Location::caller(), len, run)
+    }
+
+    /// [`remembered`](Pool::remembered) for a call site taken by the caller (the parallel
+    /// iterators' consumers, `iter/plumbing.rs`).
+    pub(crate) fn remembered_at<R>(
+        &self,
+        site: &'static std::panic::Location<'static>,
+        len: usize,
+        run: impl FnOnce(Way) -> R,
+    ) -> R {
         let (way, timed) = self.sites.choose(site);
         if !timed {
             return run(way);
@@ -777,6 +787,12 @@ impl Pool {
         let r = run(way);
         self.sites.record(site, way, len, start.elapsed());
         r
+    }
+
+    /// Whether data-parallel calls consult their call site's memory: in auto mode only (a
+    /// relaxed load, may lag a concurrent switch by a call).
+    pub(crate) fn remembers_call_sites(&self) -> bool {
+        self.auto.is_on_fast()
     }
 
     /// Whether the pool chooses its own concurrency.

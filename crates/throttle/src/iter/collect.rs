@@ -37,12 +37,14 @@ pub trait FromParallelIterator<T: Send>: Sized {
     /// let v = Vec::from_par_iter((0..4u32).into_par_iter());
     /// assert_eq!(v, [0, 1, 2, 3]);
     /// ```
+    #[track_caller]
     fn from_par_iter<I>(iter: I) -> Self
     where
         I: IntoParallelIterator<Item = T>;
 }
 
 /// The items of `iter` as a list of `Vec`s, in order.
+#[track_caller]
 pub(crate) fn collect_chunks<I: ParallelIterator>(iter: I) -> LinkedList<Vec<I::Item>> {
     bridge(iter, &CollectChunks)
 }

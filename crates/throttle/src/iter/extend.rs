@@ -26,6 +26,7 @@ pub trait ParallelExtend<T: Send> {
     /// seen.par_extend([3u32, 1, 3].par_iter().copied());
     /// assert_eq!(seen.len(), 2);
     /// ```
+    #[track_caller]
     fn par_extend<I>(&mut self, iter: I)
     where
         I: IntoParallelIterator<Item = T>;

@@ -160,6 +160,7 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
     /// assert_eq!(v.par_iter().position_any(|&x| x == 8), Some(1));
     /// assert_eq!(v.par_iter().position_any(|&x| x == 9), None);
     /// ```
+    #[track_caller]
     fn position_any<P>(self, predicate: P) -> Option<usize>
     where
         P: Fn(Self::Item) -> bool + Sync + Send,
@@ -176,6 +177,7 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
     /// let v = [3, 8, 5, 8];
     /// assert_eq!(v.par_iter().position_first(|&x| x == 8), Some(1));
     /// ```
+    #[track_caller]
     fn position_first<P>(self, predicate: P) -> Option<usize>
     where
         P: Fn(Self::Item) -> bool + Sync + Send,

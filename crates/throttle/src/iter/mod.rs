@@ -14,6 +14,13 @@
 //! `collect` keeps the order and `find_first` finds the first. A panic in any closure reaches the
 //! caller after the other pieces stopped, and items not consumed are dropped, none twice.
 //!
+//! Called from outside any pool while the global pool is in auto mode
+//! ([`Pool::set_concurrency_auto`](crate::Pool::set_concurrency_auto)), a consumer (`sum`,
+//! `collect`, `for_each`, ...) remembers per call site what its runs cost, like
+//! [`Pool::for_range`](crate::Pool::for_range), and runs a job too short to pay for threads on
+//! the calling thread alone, as one sequential piece (same result, same order). Inside a pool
+//! it is plain pool work.
+//!
 //! # Examples
 //! ```
 //! use throttle::prelude::*;

@@ -45,6 +45,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// (0..100u64).into_par_iter().for_each(|i| { total.fetch_add(i, Ordering::Relaxed); });
     /// assert_eq!(total.into_inner(), 4950);
     /// ```
+    #[track_caller]
     fn for_each<F>(self, f: F)
     where
         F: Fn(Self::Item) + Sync + Send,
@@ -66,6 +67,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// });
     /// assert_eq!(out, ["0", "1", "2", "3"]);
     /// ```
+    #[track_caller]
     fn for_each_init<INIT, S, F>(self, init: INIT, f: F)
     where
         INIT: Fn() -> S + Sync + Send,
@@ -342,6 +344,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     ///     .reduce(String::new, |a, b| a + &b);
     /// assert_eq!(s, "abc");
     /// ```
+    #[track_caller]
     fn reduce<ID, OP>(self, identity: ID, op: OP) -> Self::Item
     where
         ID: Fn() -> Self::Item + Sync + Send,
@@ -364,6 +367,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// assert_eq!((1..5u32).into_par_iter().reduce_with(|a, b| a * b), Some(24));
     /// assert_eq!((0..0u32).into_par_iter().reduce_with(|a, b| a * b), None);
     /// ```
+    #[track_caller]
     fn reduce_with<OP>(self, op: OP) -> Option<Self::Item>
     where
         OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
@@ -380,6 +384,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let v = vec![0.5f64; 1000];
     /// assert_eq!(v.par_iter().sum::<f64>(), 500.0);
     /// ```
+    #[track_caller]
     fn sum<S>(self) -> S
     where
         S: Send + std::iter::Sum<Self::Item> + std::iter::Sum<S>,
@@ -394,6 +399,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// use throttle::prelude::*;
     /// assert_eq!((1..=10u64).collect::<Vec<_>>().par_iter().product::<u64>(), 3_628_800);
     /// ```
+    #[track_caller]
     fn product<P>(self) -> P
     where
         P: Send + std::iter::Product<Self::Item> + std::iter::Product<P>,
@@ -408,6 +414,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// use throttle::prelude::*;
     /// assert_eq!((0..1000u32).into_par_iter().filter(|x| x % 3 == 0).count(), 334);
     /// ```
+    #[track_caller]
     fn count(self) -> usize {
         bridge(self, &Count)
     }
@@ -419,6 +426,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// use throttle::prelude::*;
     /// assert_eq!([4, 2, 9].par_iter().min(), Some(&2));
     /// ```
+    #[track_caller]
     fn min(self) -> Option<Self::Item>
     where
         Self::Item: Ord,
@@ -433,6 +441,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// use throttle::prelude::*;
     /// assert_eq!([4, 2, 9].par_iter().max(), Some(&9));
     /// ```
+    #[track_caller]
     fn max(self) -> Option<Self::Item>
     where
         Self::Item: Ord,
@@ -448,6 +457,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let m = [2.5f64, -1.0, 3.0].par_iter().min_by(|a, b| a.total_cmp(b));
     /// assert_eq!(m, Some(&-1.0));
     /// ```
+    #[track_caller]
     fn min_by<F>(self, compare: F) -> Option<Self::Item>
     where
         F: Fn(&Self::Item, &Self::Item) -> Ordering + Sync + Send,
@@ -469,6 +479,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let m = [2.5f64, -1.0, 3.0].par_iter().max_by(|a, b| a.total_cmp(b));
     /// assert_eq!(m, Some(&3.0));
     /// ```
+    #[track_caller]
     fn max_by<F>(self, compare: F) -> Option<Self::Item>
     where
         F: Fn(&Self::Item, &Self::Item) -> Ordering + Sync + Send,
@@ -490,6 +501,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let w = ["ccc", "a", "bb"].par_iter().min_by_key(|s| s.len());
     /// assert_eq!(w, Some(&"a"));
     /// ```
+    #[track_caller]
     fn min_by_key<K, F>(self, key: F) -> Option<Self::Item>
     where
         K: Ord,
@@ -506,6 +518,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let w = ["ccc", "a", "bb"].par_iter().max_by_key(|s| s.len());
     /// assert_eq!(w, Some(&"ccc"));
     /// ```
+    #[track_caller]
     fn max_by_key<K, F>(self, key: F) -> Option<Self::Item>
     where
         K: Ord,
@@ -521,6 +534,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// use throttle::prelude::*;
     /// assert!((0..1000u32).into_par_iter().any(|x| x == 777));
     /// ```
+    #[track_caller]
     fn any<F>(self, predicate: F) -> bool
     where
         F: Fn(Self::Item) -> bool + Sync + Send,
@@ -535,6 +549,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// use throttle::prelude::*;
     /// assert!((0..1000u32).into_par_iter().all(|x| x < 1000));
     /// ```
+    #[track_caller]
     fn all<F>(self, predicate: F) -> bool
     where
         F: Fn(Self::Item) -> bool + Sync + Send,
@@ -551,6 +566,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let hit = (0..1000u32).into_par_iter().find_any(|x| x % 100 == 99);
     /// assert!(matches!(hit, Some(x) if x % 100 == 99));
     /// ```
+    #[track_caller]
     fn find_any<F>(self, predicate: F) -> Option<Self::Item>
     where
         F: Fn(&Self::Item) -> bool + Sync + Send,
@@ -566,6 +582,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let hit = (0..1000u32).into_par_iter().find_first(|x| x % 100 == 99);
     /// assert_eq!(hit, Some(99));
     /// ```
+    #[track_caller]
     fn find_first<F>(self, predicate: F) -> Option<Self::Item>
     where
         F: Fn(&Self::Item) -> bool + Sync + Send,
@@ -581,6 +598,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let n = ["x", "7", "y"].par_iter().find_map_any(|s| s.parse::<u8>().ok());
     /// assert_eq!(n, Some(7));
     /// ```
+    #[track_caller]
     fn find_map_any<F, R>(self, f: F) -> Option<R>
     where
         F: Fn(Self::Item) -> Option<R> + Sync + Send,
@@ -603,6 +621,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let n = ["x", "7", "8"].par_iter().find_map_first(|s| s.parse::<u8>().ok());
     /// assert_eq!(n, Some(7));
     /// ```
+    #[track_caller]
     fn find_map_first<F, R>(self, f: F) -> Option<R>
     where
         F: Fn(Self::Item) -> Option<R> + Sync + Send,
@@ -707,6 +726,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     ///     .collect();
     /// assert_eq!(r, Ok(vec![1, 2]));
     /// ```
+    #[track_caller]
     fn collect<C>(self) -> C
     where
         C: FromParallelIterator<Self::Item>,
@@ -722,6 +742,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let (a, b): (Vec<u32>, Vec<char>) = [(1, 'a'), (2, 'b')].par_iter().copied().unzip();
     /// assert_eq!((a, b), (vec![1, 2], vec!['a', 'b']));
     /// ```
+    #[track_caller]
     fn unzip<A, B, FromA, FromB>(self) -> (FromA, FromB)
     where
         Self: ParallelIterator<Item = (A, B)>,
@@ -745,6 +766,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let (even, odd): (Vec<u32>, Vec<u32>) = (0..6u32).into_par_iter().partition(|x| x % 2 == 0);
     /// assert_eq!((even, odd), (vec![0, 2, 4], vec![1, 3, 5]));
     /// ```
+    #[track_caller]
     fn partition<A, B, F>(self, predicate: F) -> (A, B)
     where
         A: Default + Extend<Self::Item>,

@@ -145,6 +145,7 @@ pub(crate) trait Consumer<T>: Sync {
 }
 
 /// Runs `producer` into `consumer` on the current pool (or the global pool).
+#[track_caller]
 pub(crate) fn bridge<P, C>(producer: P, consumer: &C) -> C::Result
 where
     P: Producer,
@@ -157,12 +158,41 @@ where
 /// [`bridge`] for a producer of `len` units. Pieces get their lengths by this function's own
 /// arithmetic (not by asking them), so the ranges handed to `Consumer::consume` are disjoint
 /// even if a producer miscounts, which is what lets `collect` write in place soundly.
+///
+/// "If any at all" (issue 9): called from outside any pool while the global pool is in auto
+/// mode, the run consults the memory of its call site (the user's line that called the
+/// consumer, `#[track_caller]` from the public consumer methods down to here), exactly as
+/// the free `for_range` does: a site whose runs are too short to pay for threads runs as one
+/// leaf on the calling thread (same consumer, no split, so order and results are the
+/// sequential ones), others run in the pool as before.
+#[track_caller]
 pub(crate) fn bridge_len<P, C>(producer: P, len: usize, consumer: &C) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
 {
+    let site = std::panic::Location::caller();
+    if !runtime::in_any_pool() && user_site(site) {
+        let pool = crate::global::global();
+        if pool.remembers_call_sites() {
+            return pool.remembered_at(site, len, |way| match way {
+                crate::callsite::Way::Serial => consumer.consume(0, len, producer.into_seq()),
+                crate::callsite::Way::Parallel => {
+                    runtime::in_pool(|| bridge_in_pool(producer, len, consumer))
+                }
+            });
+        }
+    }
     runtime::in_pool(|| bridge_in_pool(producer, len, consumer))
+}
+
+/// Whether `site` is a user's line rather than this module's: a consumer path that does not
+/// carry `#[track_caller]` all the way would otherwise lump every call through it into one
+/// site; such calls are not remembered (they run in the pool, as without memory).
+fn user_site(site: &std::panic::Location<'_>) -> bool {
+    let here = file!();
+    let dir = here.strip_suffix("plumbing.rs").unwrap_or(here);
+    !site.file().starts_with(dir)
 }
 
 fn bridge_in_pool<P, C>(producer: P, len: usize, consumer: &C) -> C::Result

@@ -45,10 +45,15 @@ where
     })
 }
 
+/// Whether the calling thread takes part in a pool (a worker, or inside `install`).
+pub(crate) fn in_any_pool() -> bool {
+    Participant::with_current(|p| p.is_some())
+}
+
 /// Runs `op` as a participant of the current pool: here if the thread already takes part in a
 /// pool, else through the global pool's `install`.
 pub(crate) fn in_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
-    if Participant::with_current(|p| p.is_some()) {
+    if in_any_pool() {
         op()
     } else {
         crate::global::global().install(op)

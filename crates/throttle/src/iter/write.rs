@@ -83,6 +83,7 @@ impl<T: Send> Consumer<T> for Target<T> {
 /// # Panics
 /// If the producer broke its promise (after dropping what it wrote), or resumes a closure's
 /// panic.
+#[track_caller]
 pub(crate) fn collect_exact<P>(producer: P, len: usize) -> Vec<P::Item>
 where
     P: Producer,

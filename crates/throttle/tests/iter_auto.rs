@@ -1,0 +1,140 @@
+//! "If any at all" for the parallel iterators (issue 9): called from outside any pool while
+//! the global pool is in auto mode, a consumer (`sum`, `collect`, `for_each`, ...) remembers
+//! per call site what its runs cost and runs a job too short to pay for threads on the
+//! calling thread alone. Its own process: the global pool is per process, and the checks read
+//! the global pool's counters, so everything runs in one test.
+
+use std::time::Duration;
+use throttle::prelude::*;
+
+/// Time the global pool spent on work: its outside callers' and its workers' busy time. A run
+/// on the calling thread alone leaves it unchanged.
+fn pool_busy() -> Duration {
+    let s = throttle::global_pool().unwrap().stats();
+    s.busy_outside + s.busy_per_worker.iter().sum::<Duration>()
+}
+
+/// Some tens of ns of arithmetic per item; below 2^40.
+fn heavy(x: u64) -> u64 {
+    let mut h = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    for _ in 0..16 {
+        h ^= h << 13;
+        h ^= h >> 7;
+        h ^= h << 17;
+    }
+    // Small enough that the long sum cannot overflow (debug builds check).
+    h >> 24
+}
+
+fn tiny_sum(v: &[u64]) -> u64 {
+    v.par_iter().sum()
+}
+
+fn long_sum(n: u64) -> u64 {
+    (0..n).into_par_iter().map(heavy).sum()
+}
+
+#[test]
+fn consumers_remember_their_call_sites_in_auto_mode() {
+    throttle::Pool::builder().threads(2).build_global().unwrap();
+    let pool = throttle::global_pool().unwrap();
+
+    // Fixed mode: no memory, every call runs in the pool, even a tiny one.
+    let v: Vec<u64> = (0..4).collect();
+    for _ in 0..100 {
+        let before = pool_busy();
+        assert_eq!(tiny_sum(&v), 6);
+        assert!(pool_busy() > before, "fixed mode ran a call serially");
+    }
+
+    pool.set_concurrency_auto().unwrap();
+
+    // (1) and (3): two call sites, interleaved; the tiny one learns to run serially, the long
+    // one (over 1 ms a call: threads always pay there) keeps running in the pool.
+    const LONG: u64 = 200_000;
+    let long_want: u64 = (0..LONG).map(heavy).sum();
+    let (mut tiny_serial, mut long_in_pool) = (0, 0);
+    for call in 0..200 {
+        let before = pool_busy();
+        assert_eq!(tiny_sum(&v), 6);
+        if call >= 136 && pool_busy() == before {
+            tiny_serial += 1;
+        }
+        if call % 20 == 0 {
+            let before = pool_busy();
+            assert_eq!(long_sum(LONG), long_want);
+            if pool_busy() > before + Duration::from_micros(500) {
+                long_in_pool += 1;
+            }
+        }
+    }
+    // 64 tiny calls observed; a few explore the pool.
+    assert!(
+        tiny_serial >= 48,
+        "{tiny_serial} of 64 tiny calls ran serially"
+    );
+    assert_eq!(long_in_pool, 10, "the long site ran serially");
+
+    // (2) Results equal the sequential iterator's, whichever way each call runs, for
+    // consumers whose results depend on order; and `collect` (through FromParallelIterator)
+    // carries its call site too: it ends up serial as well.
+    let words: Vec<String> = (0..9).map(|i| format!("w{i}")).collect();
+    let mut collect_serial = 0;
+    for call in 0..200 {
+        let before = pool_busy();
+        let got: Vec<String> = words.par_iter().map(|w| w.to_uppercase()).collect();
+        if call >= 136 && pool_busy() == before {
+            collect_serial += 1;
+        }
+        let want: Vec<String> = words.iter().map(|w| w.to_uppercase()).collect();
+        assert_eq!(got, want);
+        let n = call % 40;
+        let xs: Vec<u64> = (0..n as u64).map(|x| heavy(x) % 100).collect();
+        assert_eq!(
+            xs.par_iter().position_first(|&x| x > 50),
+            xs.iter().position(|&x| x > 50)
+        );
+        assert_eq!(
+            xs.par_iter().copied().find_first(|&x| x % 7 == 0),
+            xs.iter().copied().find(|&x| x % 7 == 0)
+        );
+        assert_eq!(
+            xs.par_iter()
+                .map(|x| x.to_string())
+                .reduce(String::new, |a, b| a + &b),
+            xs.iter().map(|x| x.to_string()).collect::<String>()
+        );
+        assert_eq!(
+            xs.par_iter().copied().max_by_key(|x| x / 10),
+            xs.iter().copied().max_by_key(|x| x / 10)
+        );
+        assert_eq!(xs.par_iter().filter(|&&x| x > 30).count(), {
+            xs.iter().filter(|&&x| x > 30).count()
+        });
+        let mut out = vec![0u64; n];
+        out.par_iter_mut()
+            .zip(xs.par_iter())
+            .for_each(|(o, x)| *o = x * 2);
+        assert_eq!(out, xs.iter().map(|x| x * 2).collect::<Vec<_>>());
+        let (even, odd): (Vec<u64>, Vec<u64>) = xs.par_iter().partition(|&&x| x % 2 == 0);
+        assert_eq!(
+            (even, odd),
+            xs.iter().partition::<Vec<u64>, _>(|&&x| x % 2 == 0)
+        );
+    }
+    assert!(
+        collect_serial >= 48,
+        "{collect_serial} of 64 tiny collects ran serially"
+    );
+
+    // Inside a pool the consumers do not consult the memory (as the free `for_range`): the
+    // call is plain pool work there.
+    let local = throttle::Pool::builder()
+        .threads(2)
+        .auto_concurrency()
+        .build()
+        .unwrap();
+    for _ in 0..50 {
+        assert_eq!(local.install(|| tiny_sum(&v)), 6);
+    }
+}
