@@ -649,6 +649,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let o = v[..3].par_iter().try_for_each(|&x| (x > 0).then_some(()));
     /// assert_eq!(o, Some(()));
     /// ```
+    #[track_caller]
     fn try_for_each<F, R>(self, f: F) -> R
     where
         F: Fn(Self::Item) -> R + Sync + Send,
@@ -678,6 +679,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let checked: Option<u8> = [200u8, 50, 10].par_iter().map(|&x| Some(x)).try_reduce(|| 0, |a, b| a.checked_add(b));
     /// assert_eq!(checked, None);
     /// ```
+    #[track_caller]
     fn try_reduce<T, ID, OP>(self, identity: ID, op: OP) -> Self::Item
     where
         Self::Item: Try<Output = T>,
