@@ -348,9 +348,11 @@ fn recommend(
     {
         out.push(rec.sentence.clone());
         // Oversubscription: all 64 tasks at once against the recommendation, same mode.
+        // (Nothing to compare when the recommendation is itself "no limit".)
         let pair = section
             .row(&rec.series, 0)
-            .zip(section.row(&rec.series, rec.level));
+            .zip(section.row(&rec.series, rec.level))
+            .filter(|_| rec.level != 0);
         if let Some((free, chosen)) = pair {
             let overlap = free.wall.min <= chosen.wall.max && chosen.wall.min <= free.wall.max;
             out.push(format!(

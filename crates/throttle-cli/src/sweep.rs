@@ -422,16 +422,46 @@ pub fn recommend(section: &Section, cpus: usize) -> Option<Recommendation> {
     } else {
         format!(" (this machine has {cpus} usable CPUs)")
     };
+    // Level 0 is "no limit": say what it means rather than "run 0 tasks at once".
+    let how = if pick.level == 0 {
+        "run with no limit (every task at once)".to_string()
+    } else {
+        format!("run {} tasks at once", pick.label)
+    };
     Some(Recommendation {
         level: pick.level,
         series: pick.series.clone(),
         sentence: format!(
-            "Recommendation: run {} tasks at once{cores}; in {} mode that took {}, {why}.",
-            pick.label,
+            "Recommendation: {how}{cores}; in {} mode that took {}, {why}.",
             pick.series,
             units::secs(pick.wall.median)
         ),
     })
+}
+
+/// Why the sweep's times cannot overrule the CPU count, if they cannot: other programs kept
+/// CPUs busy during it, or a speedup above what the CPUs can give shows that its one-at-a-time
+/// baseline was slowed down.
+fn disturbed_because(section: &Section, cpus: usize, outside: Option<f64>) -> Option<String> {
+    if let Some(x) = outside.filter(|&x| crate::load::is_disturbing(x, cpus)) {
+        return Some(format!("other programs kept {x:.2} CPUs busy during it"));
+    }
+    let over = section
+        .rows
+        .iter()
+        .filter(|r| r.efficiency.is_some_and(|e| e > 1.05))
+        .max_by(|a, b| {
+            a.speedup
+                .unwrap_or(0.0)
+                .total_cmp(&b.speedup.unwrap_or(0.0))
+        })?;
+    Some(format!(
+        "its {:.2}× speedup at {} ({} mode) is more than {cpus} CPUs can give, so its \
+         one-at-a-time baseline was slowed down",
+        over.speedup.unwrap_or(0.0),
+        over.label,
+        over.series
+    ))
 }
 
 /// [`recommend`], unless other programs disturbed the sweep (see [`crate::load`]): then a
@@ -442,22 +472,24 @@ pub fn recommend_under(
     outside: Option<f64>,
 ) -> Option<Recommendation> {
     let rec = recommend(section, cpus)?;
-    let disturbed = outside.filter(|&x| crate::load::is_disturbing(x, cpus));
+    let disturbed = disturbed_because(section, cpus, outside);
     let best = section.rows.iter().find(|r| r.best);
     match (disturbed, section.row(&rec.series, cpus as u64), best) {
-        (Some(x), Some(at_cpus), Some(best)) if rec.level != cpus as u64 => Some(Recommendation {
-            level: cpus as u64,
-            series: rec.series.clone(),
-            sentence: format!(
-                "Recommendation: run {cpus} tasks at once = the {cpus} usable CPUs. The sweep was \
-                 fastest at {} ({} mode: {}; {} at {cpus}), but other programs kept {x:.2} CPUs \
-                 busy during it, so that measurement cannot overrule the CPU count.",
-                best.label,
-                best.series,
-                units::secs(best.wall.median),
-                units::secs(at_cpus.wall.median),
-            ),
-        }),
+        (Some(why), Some(at_cpus), Some(best)) if rec.level != cpus as u64 => {
+            Some(Recommendation {
+                level: cpus as u64,
+                series: rec.series.clone(),
+                sentence: format!(
+                    "Recommendation: run {cpus} tasks at once = the {cpus} usable CPUs. The sweep \
+                     was fastest at {} ({} mode: {}; {} at {cpus}), but {why}, so that \
+                     measurement cannot overrule the CPU count.",
+                    best.label,
+                    best.series,
+                    units::secs(best.wall.median),
+                    units::secs(at_cpus.wall.median),
+                ),
+            })
+        }
         _ => Some(rec),
     }
 }
@@ -558,6 +590,27 @@ mod tests {
         assert_eq!(
             recommend_under(&noisy, 2, Some(0.0)).expect("rec").level,
             32
+        );
+    }
+
+    #[test]
+    fn no_limit_fastest_on_a_slowed_baseline_still_recommends_the_cpus() {
+        // As in a CI run under load: "no limit" (level 0) fastest, 3.8× over level 1 on 2 CPUs.
+        let s = section(&[(1, 780), (2, 400), (4, 390), (0, 205)]);
+        let rec = recommend(&s, 2).expect("rec");
+        assert_eq!(rec.level, 0);
+        assert!(
+            rec.sentence.contains("run with no limit") && !rec.sentence.contains("run 0"),
+            "{}",
+            rec.sentence
+        );
+        // No outside load was seen, but the speedup itself shows the baseline was slowed.
+        let rec = recommend_under(&s, 2, Some(0.0)).expect("rec");
+        assert_eq!(rec.level, 2, "{}", rec.sentence);
+        assert!(
+            rec.sentence.contains("more than 2 CPUs can give"),
+            "{}",
+            rec.sentence
         );
     }
 
