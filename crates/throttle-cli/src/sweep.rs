@@ -456,7 +456,7 @@ fn disturbed_because(section: &Section, cpus: usize, outside: Option<f64>) -> Op
                 .total_cmp(&b.speedup.unwrap_or(0.0))
         })?;
     Some(format!(
-        "its {:.2}× speedup at {} ({} mode) is more than {cpus} CPUs can give, so its \
+        "its {:.2}× speedup at {} ({} mode) is more than {cpus} CPUs can give: its \
          one-at-a-time baseline was slowed down",
         over.speedup.unwrap_or(0.0),
         over.label,
