@@ -50,9 +50,20 @@ fn consumers_remember_their_call_sites_in_auto_mode() {
     pool.set_concurrency_auto().unwrap();
 
     // (1) and (3): two call sites, interleaved; the tiny one learns to run serially, the long
-    // one (over 1 ms a call: threads always pay there) keeps running in the pool.
-    const LONG: u64 = 200_000;
-    let long_want: u64 = (0..LONG).map(heavy).sum();
+    // one (over 1 ms a call: threads always pay there) keeps running in the pool. "Long" is
+    // sized on this machine: the compiler vectorizes `heavy`, so a fixed length can take well
+    // under 1 ms on a fast core, and then the site rightly explores the serial way. Sized so
+    // that a serial run takes at least 8 ms: split over the pool's 2 threads, a call still
+    // takes over 1 ms.
+    let mut long = 1u64 << 16;
+    let long_want = loop {
+        let t = std::time::Instant::now();
+        let want: u64 = (0..long).map(heavy).sum();
+        if t.elapsed() >= Duration::from_millis(8) {
+            break want;
+        }
+        long *= 2;
+    };
     let (mut tiny_serial, mut long_in_pool) = (0, 0);
     for call in 0..200 {
         let before = pool_busy();
@@ -62,7 +73,7 @@ fn consumers_remember_their_call_sites_in_auto_mode() {
         }
         if call % 20 == 0 {
             let before = pool_busy();
-            assert_eq!(long_sum(LONG), long_want);
+            assert_eq!(long_sum(long), long_want);
             if pool_busy() > before + Duration::from_micros(500) {
                 long_in_pool += 1;
             }
