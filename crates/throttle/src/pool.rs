@@ -699,7 +699,9 @@ impl Pool {
 
     /// What the pool did so far; see [`Stats`].
     pub fn stats(&self) -> Stats {
-        self.registry.stats.snapshot()
+        let mut s = self.registry.stats.snapshot();
+        (s.controller_decisions, s.controller_last) = self.auto.decisions();
+        s
     }
 }
 

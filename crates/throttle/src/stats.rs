@@ -51,6 +51,12 @@ pub struct Stats {
     /// Changes of the limit made by the adaptive controller (auto mode; see
     /// [`Pool::set_concurrency_auto`](crate::Pool::set_concurrency_auto)).
     pub controller_changes: u64,
+    /// Decisions of the adaptive controller other than "hold" (each is an entry of
+    /// [`Pool::controller_log`](crate::Pool::controller_log), which keeps the last 1024).
+    pub controller_decisions: u64,
+    /// The controller's latest decision: when, from which `k` to which, why, and the
+    /// throughput it measured. In [`Stats::since`], the later snapshot's.
+    pub controller_last: Option<crate::controller::ControllerEvent>,
 }
 
 impl Stats {
@@ -100,6 +106,10 @@ impl Stats {
             controller_changes: self
                 .controller_changes
                 .saturating_sub(earlier.controller_changes),
+            controller_decisions: self
+                .controller_decisions
+                .saturating_sub(earlier.controller_decisions),
+            controller_last: self.controller_last,
         }
     }
 }

@@ -73,6 +73,20 @@ fn auto_mode_decides_logs_and_counts() {
         "{counted} vs {changes}"
     );
     assert!((1..=4).contains(&pool.concurrency()));
+
+    // Back to a fixed limit (the controller thread is joined): the decisions in `stats()` are
+    // exactly the log's, and the last one is the log's last.
+    pool.set_concurrency(2).unwrap();
+    let (log, s) = (pool.controller_log(), pool.stats());
+    assert_eq!(s.controller_decisions, log.len() as u64);
+    assert_eq!(s.controller_last, log.last().copied());
+    assert_eq!(
+        s.controller_changes,
+        log.iter().filter(|e| e.old_k != e.new_k).count() as u64
+    );
+    let later = pool.stats().since(&s);
+    assert_eq!(later.controller_decisions, 0);
+    assert_eq!(later.controller_last, s.controller_last);
 }
 
 #[test]

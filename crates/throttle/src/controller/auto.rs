@@ -63,8 +63,26 @@ pub(crate) struct AutoSlot {
     running: StdMutex<Option<Running>>,
     /// Mirrors `running.is_some()` for the loops' per-call check (one relaxed load).
     on: std::sync::atomic::AtomicBool,
-    log: std::sync::Arc<StdMutex<VecDeque<ControllerEvent>>>,
+    log: std::sync::Arc<StdMutex<Log>>,
     born: Instant,
+}
+
+/// The decisions kept, and how many were made in all (the kept ones are the last
+/// [`LOG_CAPACITY`]).
+#[derive(Debug, Default)]
+struct Log {
+    events: VecDeque<ControllerEvent>,
+    total: u64,
+}
+
+impl Log {
+    fn push(&mut self, e: ControllerEvent) {
+        if self.events.len() == LOG_CAPACITY {
+            self.events.pop_front();
+        }
+        self.events.push_back(e);
+        self.total += 1;
+    }
 }
 
 #[derive(Debug)]
@@ -165,7 +183,13 @@ impl AutoSlot {
     }
 
     pub(crate) fn log(&self) -> Vec<ControllerEvent> {
-        lock(&self.log).iter().copied().collect()
+        lock(&self.log).events.iter().copied().collect()
+    }
+
+    /// Decisions made in all (not "hold"), and the latest of them.
+    pub(crate) fn decisions(&self) -> (u64, Option<ControllerEvent>) {
+        let log = lock(&self.log);
+        (log.total, log.events.back().copied())
     }
 }
 
@@ -261,7 +285,7 @@ fn drive(
     registry: &Registry,
     interval: Duration,
     stop: &Stop,
-    log: &StdMutex<VecDeque<ControllerEvent>>,
+    log: &StdMutex<Log>,
     born: Instant,
     set_limit: &SetLimit,
 ) {
@@ -301,11 +325,7 @@ fn drive(
             prev = Reading::take(registry);
         }
         if d.k != old_k || !matches!(d.reason, Reason::Hold | Reason::Idle) {
-            let mut log = lock(log);
-            if log.len() == LOG_CAPACITY {
-                log.pop_front();
-            }
-            log.push_back(ControllerEvent {
+            lock(log).push(ControllerEvent {
                 at: born.elapsed(),
                 old_k,
                 new_k: d.k,
