@@ -106,17 +106,43 @@ fn export_is_valid_json_with_matched_slices_names_flows_and_counters() {
     assert!(trace.sites.iter().any(|s| s.contains("trace.rs")));
 }
 
+/// Runs `f` while every worker of `pool` is held inside a broadcast operation. A worker counts
+/// a park in the stats a few instructions (and an affinity syscall) before it records its
+/// sleep in the trace, and adds its task counts at flushes; a window edge drawn while a worker
+/// is between the two would split one record from the other. Held workers are between none:
+/// each finished its bookkeeping before it took the operation, and does none until released.
+fn with_workers_held<R>(pool: &Pool, f: impl FnOnce() -> R) -> R {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let (arrived, release) = (AtomicUsize::new(0), AtomicBool::new(false));
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            pool.broadcast(|_| {
+                arrived.fetch_add(1, Ordering::SeqCst);
+                while !release.load(Ordering::SeqCst) {
+                    std::thread::yield_now();
+                }
+            })
+        });
+        while arrived.load(Ordering::SeqCst) < pool.threads() {
+            std::thread::yield_now();
+        }
+        let r = f();
+        release.store(true, Ordering::SeqCst);
+        r
+    })
+}
+
 #[test]
 fn counts_agree_with_stats_over_the_same_window() {
     let pool = Pool::new(2).unwrap();
-    pool.install(|| fib(15)); // warm up; the workers go back to sleep
-    std::thread::sleep(Duration::from_millis(20));
-    pool.start_trace();
-    let before = pool.stats();
+    pool.install(|| fib(15)); // warm up
+    let before = with_workers_held(&pool, || {
+        pool.start_trace();
+        pool.stats()
+    });
     pool.install(|| fib(24));
     frames(&pool, 10);
-    let d = pool.stats().since(&before);
-    let trace = pool.stop_trace();
+    let (d, trace) = with_workers_held(&pool, || (pool.stats().since(&before), pool.stop_trace()));
     assert_eq!(trace.dropped(), 0);
     // Tasks are counted where the stats count them (at the same flushes).
     assert_eq!(trace.tasks(), d.tasks, "tasks");
