@@ -81,8 +81,21 @@ fn export_is_valid_json_with_matched_slices_names_flows_and_counters() {
         .build()
         .unwrap();
     pool.start_trace();
+    let before = pool.stats();
     assert_eq!(pool.install(|| fib(22)), 17711);
     frames(&pool, 20);
+    // The wake-up arrows below need a worker that slept and was woken. The frames' pauses let
+    // the workers sleep on a quiet machine; on a loaded one (tests run in parallel) a worker
+    // may still be spinning when the next frame comes, so frames with longer pauses follow
+    // until the stats count a wake-up (each has its Wake event:
+    // `counts_agree_with_stats_over_the_same_window`).
+    for _ in 0..1000 {
+        if pool.stats().wakeups > before.wakeups {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+        frames(&pool, 1);
+    }
     let trace = pool.stop_trace();
     let doc = json_of(&trace);
     assert!(check_pairs(&doc) > 0, "no slices at all");
@@ -97,7 +110,15 @@ fn export_is_valid_json_with_matched_slices_names_flows_and_counters() {
     let has = |ph: &str, name: &str| events.iter().any(|e| e["ph"] == ph && e["name"] == name);
     assert!(has("C", "concurrency") && has("C", "limit"));
     // Workers slept between the frames, and someone woke them: a wake-up flow starts and ends.
-    assert!(has("s", "wake") && has("f", "wake"), "no wake-up arrows");
+    assert!(
+        has("s", "wake") && has("f", "wake"),
+        "no wake-up arrows: {} wake-ups matched in the trace, {} Wake events, {} dropped, \
+         {} wake-ups in the stats",
+        trace.wakeups().len(),
+        trace.count(|k| matches!(k, EventKind::Wake { .. })),
+        trace.dropped(),
+        pool.stats().wakeups - before.wakeups,
+    );
     let starts = events.iter().filter(|e| e["ph"] == "s").count();
     let finishes = events.iter().filter(|e| e["ph"] == "f").count();
     assert_eq!(starts, finishes, "every flow that starts finishes");
