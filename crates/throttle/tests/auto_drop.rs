@@ -8,6 +8,22 @@ fn threads_of_this_process() -> usize {
         .count()
 }
 
+/// The thread count once it reaches `want`, or after 5 s whatever it is. A joined thread has
+/// run to its end, but the kernel lists it in `/proc/self/task` until it has reaped it, a
+/// moment after `pthread_join` returned (seen once in 130 runs under load): a leaked thread
+/// stays listed for good.
+#[cfg(target_os = "linux")]
+fn settles_at(want: usize) -> usize {
+    for _ in 0..500 {
+        let n = threads_of_this_process();
+        if n == want {
+            return n;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    threads_of_this_process()
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn dropping_an_auto_pool_joins_the_controller() {
@@ -22,18 +38,18 @@ fn dropping_an_auto_pool_joins_the_controller() {
             std::hint::black_box(i);
         });
         assert_eq!(
-            threads_of_this_process(),
+            settles_at(before + 4),
             before + 4,
             "3 workers + the controller"
         );
         pool.set_concurrency(2).unwrap();
         assert_eq!(
-            threads_of_this_process(),
+            settles_at(before + 3),
             before + 3,
             "fixed: the controller is gone"
         );
         pool.set_concurrency_auto().unwrap();
         drop(pool);
-        assert_eq!(threads_of_this_process(), before);
+        assert_eq!(settles_at(before), before, "dropped: no thread left");
     }
 }
