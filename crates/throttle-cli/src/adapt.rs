@@ -651,6 +651,8 @@ fn jobs(threads: usize, secs: f64) -> anyhow::Result<()> {
         "target: at every length auto ≥ 0.95 × max(serial, all threads): worst {worst:.3}: {}\n",
         met(worst >= 0.95)
     );
+    print_k_over_time(&auto.controller_log(), auto.concurrency());
+    println!();
     Ok(())
 }
 

@@ -121,6 +121,9 @@ pub enum Reason {
     ThroughputShift,
     /// The run-queue wait (CPU contention from outside the pool) moved: scan again.
     LoadShift,
+    /// Mid-scan, the pool has been idle for [`Config::idle_best_after`] intervals: the best
+    /// `k` measured so far is put in force until work returns (the scan then goes on).
+    IdleBest,
 }
 
 impl fmt::Display for Reason {
@@ -134,6 +137,7 @@ impl fmt::Display for Reason {
             Reason::Idle => "idle",
             Reason::ThroughputShift => "throughput-shift",
             Reason::LoadShift => "load-shift",
+            Reason::IdleBest => "idle-best",
         })
     }
 }
@@ -182,6 +186,15 @@ pub struct Config {
     pub load_threshold: f64,
     /// Intervals with utilisation below this are idle and teach nothing. 0.05.
     pub idle_utilisation: f64,
+    /// Not settled, after this many idle intervals in a row the best `k` measured so far
+    /// replaces the scan point in force (the top if none was measured). 5 (a quarter second
+    /// at the default interval): a scan point is a question about the work, and with no work
+    /// it gets no answer; meanwhile it is the limit anyone who calls the pool gets, and what
+    /// the call-site memory measures the parallel way at. Without this, a pool whose callers
+    /// had learned to run serially stayed at the scan's `k = 1` for good: its loops then
+    /// measured as slow in parallel as serially, so they stayed serial, and the pool idle
+    /// (seen with `throttle adapt --workloads jobs`).
+    pub idle_best_after: u32,
     /// Samples per scan point. 1 when the scan has many points (their fit averages the
     /// noise); 3 for a pool of at most 3 threads, whose two or three points cannot be fitted
     /// and so must be averaged one by one (the median of 3 also drops one outlier).
@@ -202,6 +215,7 @@ impl Config {
             shift_intervals: 3,
             load_threshold: 0.25,
             idle_utilisation: 0.05,
+            idle_best_after: 5,
             scan_repeats: if max_k <= 3 { 3 } else { 1 },
         }
     }
@@ -259,6 +273,8 @@ pub struct Controller {
     cfg: Config,
     k: usize,
     phase: Phase,
+    /// Idle intervals in a row.
+    idle_run: u32,
 }
 
 /// A fitted USL curve: `X(k) = k / (a + b·k + c·k²)`.
@@ -359,6 +375,7 @@ impl Controller {
             k: cfg.max_k,
             cfg,
             phase: Phase::Scan { points: Vec::new() },
+            idle_run: 0,
         }
     }
 
@@ -416,8 +433,24 @@ impl Controller {
     pub fn step(&mut self, s: &Sample) -> Decision {
         let x = s.rate();
         if s.utilisation() < self.cfg.idle_utilisation || x <= 0.0 {
+            self.idle_run = self.idle_run.saturating_add(1);
+            if self.idle_run == self.cfg.idle_best_after {
+                let best = match &self.phase {
+                    Phase::Settled(_) => None,
+                    Phase::Scan { points } | Phase::Verify { points, .. } if points.is_empty() => {
+                        Some(self.cfg.max_k)
+                    }
+                    Phase::Scan { points } | Phase::Verify { points, .. } => {
+                        Some(best_mean(points).0)
+                    }
+                };
+                if let Some(best) = best.filter(|&b| b != self.k) {
+                    return self.decide(best, Reason::IdleBest);
+                }
+            }
             return self.decide(self.k, Reason::Idle);
         }
+        self.idle_run = 0;
         let phase = std::mem::replace(&mut self.phase, Phase::Scan { points: Vec::new() });
         match phase {
             Phase::Scan { mut points } => {
@@ -797,6 +830,61 @@ mod tests {
                 c.step(&idle),
                 Decision {
                     k: 8,
+                    reason: Reason::Idle
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_scan_left_idle_puts_its_best_k_in_force_and_goes_on_when_work_returns() {
+        let cfg = Config::new(8);
+        let after = cfg.idle_best_after;
+        let mut c = Controller::new(cfg);
+        let idle = |k| Sample {
+            k,
+            interval: T,
+            work: 0.0,
+            busy: Duration::ZERO,
+            runq_wait: Duration::ZERO,
+        };
+        // A scalable curve: the scan measures 8, then asks for 4.
+        let x = |k: usize| 100.0 * k as f64;
+        let d = c.step(&Sample::throughput(8, x(8), T));
+        assert_eq!((d.k, d.reason), (4, Reason::Scan));
+        // The work stops: the scan point stays for a few intervals, then the best k measured
+        // (8) is put in force, once.
+        for _ in 1..after {
+            assert_eq!(
+                c.step(&idle(4)),
+                Decision {
+                    k: 4,
+                    reason: Reason::Idle
+                }
+            );
+        }
+        assert_eq!(
+            c.step(&idle(4)),
+            Decision {
+                k: 8,
+                reason: Reason::IdleBest
+            }
+        );
+        for _ in 0..3 * after {
+            assert_eq!(c.step(&idle(8)).reason, Reason::Idle);
+        }
+        assert_eq!(c.k(), 8);
+        // Work returns: the scan goes on from its points (8 measured twice now) and settles on
+        // the top of the scalable curve.
+        run(&mut c, &x, 20);
+        assert_eq!(c.k(), 8);
+        let log_k = c.k();
+        // Settled: however long it is idle, the choice stays.
+        for _ in 0..3 * after {
+            assert_eq!(
+                c.step(&idle(log_k)),
+                Decision {
+                    k: log_k,
                     reason: Reason::Idle
                 }
             );

@@ -16,7 +16,7 @@ const CONTROLLER: u8 = 23;
 const TOKEN_ACQUIRE: u8 = 24;
 const TOKEN_RELEASE: u8 = 25;
 
-const REASONS: [Reason; 8] = [
+const REASONS: [Reason; 9] = [
     Reason::Scan,
     Reason::Fit,
     Reason::Verified,
@@ -25,6 +25,7 @@ const REASONS: [Reason; 8] = [
     Reason::Idle,
     Reason::ThroughputShift,
     Reason::LoadShift,
+    Reason::IdleBest,
 ];
 
 impl EventKind {
