@@ -259,6 +259,11 @@ impl Registry {
         None
     }
 
+    /// Jobs in the shared queues and the injector (a relaxed snapshot, for `Pool`'s `Debug`).
+    pub(crate) fn queued(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
     /// True if worker `index` has mail (a relaxed hint; see `post` for the handshake).
     #[inline]
     pub(crate) fn has_mail(&self, index: usize) -> bool {

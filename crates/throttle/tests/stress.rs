@@ -232,6 +232,8 @@ fn random_nesting_across_three_pools_with_broadcasts() {
 
 fn three_pools(broadcast: bool) {
     let done = AtomicBool::new(false);
+    // Trees finished by the four threads: the watchdog's measure of progress.
+    let trees = AtomicU64::new(0);
     let pools = [
         Pool::new(1).unwrap(),
         Pool::new(2).unwrap(),
@@ -239,45 +241,94 @@ fn three_pools(broadcast: bool) {
     ];
     let pools = &pools;
     std::thread::scope(|s| {
-        s.spawn(|| {
-            for _ in 0..3000 {
-                if done.load(Ordering::SeqCst) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            eprintln!("random_nesting_across_three_pools: hung for 5 minutes");
-            std::process::abort();
-        });
-        let workers: Vec<_> = (0..4u64)
+        s.spawn(|| watchdog(&done, &trees, pools));
+        let trees = &trees;
+        let threads: Vec<_> = (0..4u64)
             .map(|t| {
                 std::thread::Builder::new()
                     .stack_size(throttle::DEFAULT_STACK_SIZE)
-                    .spawn_scoped(s, move || {
-                        let counter = AtomicU64::new(0);
-                        let cx = Ctx {
-                            counter: &counter,
-                            pools,
-                            max_depth: 4,
-                            broadcast,
-                        };
-                        let mut seed = mix(0xC0FF_EE00, t);
-                        let mut expected = 0;
-                        for _ in 0..1000 {
-                            let budget = 1 + seed % 2000;
-                            let pool = &pools[(seed % 3) as usize];
-                            assert_eq!(pool.install(|| random_tasks(budget, seed, &cx, 0)), budget);
-                            expected += budget;
-                            seed = mix(seed, 7);
-                        }
-                        assert_eq!(counter.load(Ordering::Relaxed), expected);
-                    })
+                    .spawn_scoped(s, move || run_trees(t, pools, broadcast, trees))
                     .unwrap()
             })
             .collect();
-        for w in workers {
-            w.join().unwrap();
-        }
+        // Every thread is joined before the watchdog is stopped: a panic in one thread must
+        // not leave another one's hang unwatched (nor can it stop the watchdog early).
+        let results: Vec<_> = threads.into_iter().map(|t| t.join()).collect();
         done.store(true, Ordering::SeqCst);
+        for r in results {
+            if let Err(payload) = r {
+                std::panic::resume_unwind(payload);
+            }
+        }
     });
+}
+
+/// Thread `t`'s 1000 random trees, each in a random pool. A panic's message is also written to
+/// stderr directly: libtest captures it otherwise, and would lose it if the watchdog then aborts.
+fn run_trees(t: u64, pools: &[Pool], broadcast: bool, trees: &AtomicU64) {
+    let run = || {
+        let counter = AtomicU64::new(0);
+        let cx = Ctx {
+            counter: &counter,
+            pools,
+            max_depth: 4,
+            broadcast,
+        };
+        let mut seed = mix(0xC0FF_EE00, t);
+        let mut expected = 0;
+        for _ in 0..1000 {
+            let budget = 1 + seed % 2000;
+            let pool = &pools[(seed % 3) as usize];
+            assert_eq!(pool.install(|| random_tasks(budget, seed, &cx, 0)), budget);
+            expected += budget;
+            trees.fetch_add(1, Ordering::Relaxed);
+            seed = mix(seed, 7);
+        }
+        assert_eq!(counter.load(Ordering::Relaxed), expected);
+    };
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        use std::io::Write;
+        let msg = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(not a string)");
+        let _ = writeln!(std::io::stderr(), "three pools, thread {t} panicked: {msg}");
+        std::panic::resume_unwind(payload);
+    }
+}
+
+/// Aborts the process if no tree finished for 5 minutes (3000 naps of 100 ms): a hang. It
+/// watches progress, not the run's length: under a heavy load from other builds a run takes
+/// minutes (121 s in a debug build at a load average of 23 on 2 CPUs, against 15 s when quiet),
+/// while trees still finish several times a second.
+///
+/// Its report is written to stderr directly: `eprintln!` output of a test's threads goes to
+/// libtest's capture buffer, which an abort never prints (so an earlier watchdog, which used
+/// `eprintln!`, aborted without a word). The report gives each pool's slot counts (`Pool`'s
+/// `Debug`), so that a hang shows who holds, waits for or sleeps without a slot.
+fn watchdog(done: &AtomicBool, trees: &AtomicU64, pools: &[Pool]) {
+    use std::io::Write;
+    let mut last = trees.load(Ordering::Relaxed);
+    let mut naps_since = 0;
+    while !done.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = trees.load(Ordering::Relaxed);
+        if now != last {
+            (last, naps_since) = (now, 0);
+            continue;
+        }
+        naps_since += 1;
+        if naps_since == 3000 {
+            let mut report = format!(
+                "random_nesting_across_three_pools: no tree finished for 5 minutes \
+                 ({last} of 4000 done), a hang\n"
+            );
+            for (i, pool) in pools.iter().enumerate() {
+                report += &format!("  pool {i}: {pool:?}\n");
+            }
+            let _ = std::io::stderr().write_all(report.as_bytes());
+            std::process::abort();
+        }
+    }
 }
