@@ -169,6 +169,7 @@ mod registry;
 mod scope;
 mod semaphore;
 mod sleep;
+mod stack;
 mod stats;
 mod sync;
 pub mod trace;

@@ -813,11 +813,24 @@ impl Pool {
     }
 }
 
+/// The pool's size and limit, and a relaxed snapshot of who holds, waits for or sleeps without a
+/// run slot (sleep/README.md): enough to see in a hung test's report where each thread is.
 impl fmt::Debug for Pool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let registry = &*self.registry;
+        let state = registry.sleep.load();
+        let mail: Vec<usize> = (0..self.threads())
+            .filter(|&i| registry.has_mail(i))
+            .collect();
         f.debug_struct("Pool")
             .field("threads", &self.threads())
-            .field("concurrency", &self.concurrency())
+            .field("concurrency", &state.limit())
+            .field("active", &state.active())
+            .field("searching", &state.searching())
+            .field("sleeping", &state.sleeping())
+            .field("waiting_for_slot", &registry.sleep.limit_waiting())
+            .field("queued", &registry.queued())
+            .field("mail_for", &mail)
             .finish()
     }
 }

@@ -128,6 +128,11 @@ impl Sleep {
         self.limit_waiting.load(Ordering::Relaxed) > 0
     }
 
+    /// How many threads wait in the limit queue (a relaxed snapshot, for `Pool`'s `Debug`).
+    pub(crate) fn limit_waiting(&self) -> usize {
+        self.limit_waiting.load(Ordering::Relaxed)
+    }
+
     /// Takes a run slot if one is free, whoever waits.
     fn take_slot(&self) -> bool {
         self.update(|s| s.has_free_slot().then_some(State(s.0 + ONE_ACTIVE)))
