@@ -278,20 +278,22 @@ fn findings(section: &Section, machine: &Machine, tasks: usize) -> Vec<String> {
         topo.logical_cpus
     ));
     // A peak inside the noise is a plateau: say which levels cannot be told apart from it.
-    let tolerance = spread(best).max(1.0);
+    let tolerance = Tolerance::of(section, best);
     let plateau: Vec<&str> = section
         .rows
         .iter()
         .filter(|r| r.series == best.series)
-        .filter(|r| r.wall.median <= best.wall.median * (1.0 + tolerance / 100.0))
+        .filter(|r| tolerance.admits(r, best))
         .map(|r| r.label.as_str())
         .collect();
     if plateau.len() > 1 {
         out.push(format!(
-            "In {} mode the levels {} are all within {tolerance:.1} % of that (the run-to-run \
-             spread), so read the peak as a plateau, not a single best level.",
+            "In {} mode the levels {} are all within {:.1} % of that ({}), so read the peak as a \
+             plateau, not a single best level.",
             best.series,
-            plateau.join(", ")
+            plateau.join(", "),
+            tolerance.fraction * 100.0,
+            tolerance.why
         ));
     }
 
@@ -386,19 +388,99 @@ pub struct Recommendation {
     pub sentence: String,
 }
 
-/// The smallest level whose wall time is within the run-to-run spread of the fastest row of the
-/// same series (at least 1 %): more concurrency than that buys nothing measurable. Levels at or
-/// above the usable CPUs are preferred when the CPU count itself is on the plateau, so a noisy
-/// baseline cannot talk the recommendation into 32 threads on 2 CPUs.
+/// Repetitions from which a row's own min–max spread is taken as the run-to-run noise: one
+/// repetition has no spread at all, and two give a single difference.
+const MIN_REPS_FOR_SPREAD: usize = 3;
+
+/// The least difference a sweep trusts when its repetitions are too few to measure the noise:
+/// 5 %, the deviation below which `scan` calls a run noise rather than an outlier
+/// (`scan::stats::MIN_OUTLIER_DEVIATION`). With the 1 % floor that a measured spread gets,
+/// `throttle report --quick`, left one repetition by its budget, recommended 8 tasks at once on
+/// a 2-CPU machine because of noise alone. To see this host's noise, run `throttle sweep --reps 1`
+/// a few times and compare the rows at and above the CPU count, which the work makes equal.
+const FEW_REPS_TOLERANCE: f64 = 0.05;
+
+/// How much slower than the fastest row a level may be and still count as just as fast, and
+/// where that margin comes from.
+#[derive(Debug, Clone)]
+struct Tolerance {
+    /// A fraction of the fastest wall time.
+    fraction: f64,
+    /// Where `fraction` comes from, as a phrase that can stand in parentheses.
+    why: String,
+}
+
+impl Tolerance {
+    /// The tolerance for rows of `best`'s series. With [`MIN_REPS_FOR_SPREAD`] repetitions or
+    /// more it is the fastest row's min–max spread (at least 1 %). With fewer, that spread is
+    /// not a measurement of the noise (one repetition has none), so it is at least
+    /// [`FEW_REPS_TOLERANCE`].
+    ///
+    /// (The range of the levels that keep every CPU busy, equal work and so equal times on a
+    /// quiet machine, is no such margin for one repetition: it contains the fastest row, so it
+    /// always admits the slowest of them.)
+    fn of(section: &Section, best: &Row) -> Tolerance {
+        let reps = section
+            .rows
+            .iter()
+            .filter(|r| r.series == best.series)
+            .map(|r| r.wall.count)
+            .min()
+            .unwrap_or(0);
+        let spread = (best.wall.max - best.wall.min) / best.wall.median;
+        if reps >= MIN_REPS_FOR_SPREAD {
+            return if spread >= 0.01 {
+                Tolerance {
+                    fraction: spread,
+                    why: "the run-to-run spread".to_string(),
+                }
+            } else {
+                Tolerance {
+                    fraction: 0.01,
+                    why: "the run-to-run spread, taken as at least 1 %".to_string(),
+                }
+            };
+        }
+        let runs = if reps == 1 {
+            "1 repetition".to_string()
+        } else {
+            format!("{reps} repetitions")
+        };
+        if spread > FEW_REPS_TOLERANCE {
+            Tolerance {
+                fraction: spread,
+                why: format!("the spread of {runs}"),
+            }
+        } else {
+            Tolerance {
+                fraction: FEW_REPS_TOLERANCE,
+                why: format!(
+                    "the least difference trusted from {runs}: fewer than \
+                     {MIN_REPS_FOR_SPREAD} cannot measure the run-to-run spread"
+                ),
+            }
+        }
+    }
+
+    /// True if `row` is within the tolerance of `best`.
+    fn admits(&self, row: &Row, best: &Row) -> bool {
+        row.wall.median <= best.wall.median * (1.0 + self.fraction)
+    }
+}
+
+/// The smallest level whose wall time is within the [`Tolerance`] of the fastest row of the
+/// same series: more concurrency than that buys nothing measurable. The usable CPU count is
+/// preferred whenever it is within the tolerance, so a level away from it must win by more than
+/// the tolerance: a noisy baseline or a single lucky run cannot talk the recommendation into 8
+/// or 32 threads on 2 CPUs.
 pub fn recommend(section: &Section, cpus: usize) -> Option<Recommendation> {
     let best = section.rows.iter().find(|r| r.best)?;
-    let spread = |r: &Row| (r.wall.max - r.wall.min) / r.wall.median;
-    let tolerance = spread(best).max(0.01);
+    let tolerance = Tolerance::of(section, best);
     let mut plateau: Vec<&Row> = section
         .rows
         .iter()
         .filter(|r| r.series == best.series && r.level != 0)
-        .filter(|r| r.wall.median <= best.wall.median * (1.0 + tolerance))
+        .filter(|r| tolerance.admits(r, best))
         .collect();
     plateau.sort_by_key(|r| r.level);
     let pick = plateau
@@ -411,10 +493,11 @@ pub fn recommend(section: &Section, cpus: usize) -> Option<Recommendation> {
         "the fastest level measured".to_string()
     } else {
         format!(
-            "within {:.1} % of the fastest ({} at {}), the run-to-run spread",
-            tolerance * 100.0,
+            "within {:.1} % of the fastest ({} at {}), {}",
+            tolerance.fraction * 100.0,
             units::secs(best.wall.median),
-            best.label
+            best.label,
+            tolerance.why
         )
     };
     let cores = if pick.level == cpus as u64 {
@@ -543,20 +626,96 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    /// A pool-mode sweep of 64 tasks on 2 CPUs, one repetition per level (wall times in ms).
     fn section(walls_ms: &[(u64, u64)]) -> Section {
+        let runs: Vec<(u64, Vec<u64>)> = walls_ms.iter().map(|&(l, ms)| (l, vec![ms])).collect();
+        section_of_runs(&runs)
+    }
+
+    /// As [`section`], with every repetition's wall time per level.
+    fn section_of_runs(runs_ms: &[(u64, Vec<u64>)]) -> Section {
         let mut s = Section::new("sweep", "t", "mode", "concurrent tasks", true);
-        for &(level, ms) in walls_ms {
-            let sample = Sample {
-                wall: Duration::from_millis(ms),
-                ..Sample::default()
-            };
-            let row = Row::from_samples("pool", level, &level.to_string(), level as f64, &[sample])
-                .expect("row");
+        for (level, runs) in runs_ms {
+            let samples: Vec<Sample> = runs
+                .iter()
+                .map(|&ms| Sample {
+                    wall: Duration::from_millis(ms),
+                    ..Sample::default()
+                })
+                .collect();
+            // As the sweep does: "no limit" sits at the task count.
+            let x = if *level == 0 { 64.0 } else { *level as f64 };
+            let row =
+                Row::from_samples("pool", *level, &level.to_string(), x, &samples).expect("row");
             s.rows.push(row);
         }
         s.fill_speedup(1, |l| (l as f64).clamp(1.0, 2.0));
         s.mark_best();
         s
+    }
+
+    /// The seed's levels with one repetition each on 2 CPUs: level 1 at 2 s and every level
+    /// that keeps both CPUs busy near 1 s, `at_cpus` at 2 and `at_8` at 8.
+    fn one_rep_sweep(at_cpus: u64, at_8: u64) -> Section {
+        section(&[
+            (1, 2000),
+            (2, at_cpus),
+            (3, 1014),
+            (4, 1016),
+            (5, 1013),
+            (6, 1012),
+            (8, at_8),
+            (16, 1011),
+            (32, 1013),
+            (64, 1020),
+            (0, 1018),
+        ])
+    }
+
+    #[test]
+    fn one_repetition_of_noise_does_not_recommend_oversubscription() {
+        // As in `report --quick` on 2 CPUs with one repetition: 8 tasks at once happened to be
+        // 1.5 % faster than 2. One run cannot tell 1.5 % from noise, so the CPU count stands.
+        let s = one_rep_sweep(1015, 1000);
+        let rec = recommend(&s, 2).expect("rec");
+        assert_eq!(rec.level, 2, "{}", rec.sentence);
+        assert!(
+            rec.sentence.contains("= the 2 usable CPUs")
+                && rec.sentence.contains("within 5.0 % of the fastest")
+                && rec
+                    .sentence
+                    .contains("from 1 repetition: fewer than 3 cannot measure"),
+            "{}",
+            rec.sentence
+        );
+        assert_eq!(recommend_under(&s, 2, Some(0.0)).expect("rec").level, 2);
+        // The plateau finding gives the same margin and the same reason.
+        let plateau = findings(&s, &Machine::example(2, 2), 64)
+            .into_iter()
+            .find(|f| f.contains("plateau"))
+            .expect("a plateau finding");
+        assert!(plateau.contains("within 5.0 %") && plateau.contains("1 repetition"));
+
+        // A CPU count that is slower than every other busy level by more than that margin is
+        // overruled, by the smallest level that is within it.
+        let rec = recommend(&one_rep_sweep(1200, 1000), 2).expect("rec");
+        assert_eq!(rec.level, 3, "{}", rec.sentence);
+    }
+
+    #[test]
+    fn a_measured_spread_still_lets_a_clear_winner_away_from_the_cpus_win() {
+        // Three repetitions each with a 1 % spread: level 8 beats 2 by 3 %, beyond the spread.
+        let runs: Vec<(u64, Vec<u64>)> = [(1, 2000), (2, 1030), (8, 1000)]
+            .into_iter()
+            .map(|(l, ms)| (l, vec![ms, ms + 5, ms + 10]))
+            .collect();
+        let rec = recommend(&section_of_runs(&runs), 2).expect("rec");
+        assert_eq!(rec.level, 8, "{}", rec.sentence);
+        assert!(
+            rec.sentence.contains("the fastest level measured"),
+            "{}",
+            rec.sentence
+        );
     }
 
     #[test]

@@ -1,19 +1,14 @@
 //! `throttle adapt` driven as a user would: the simulated table, a short real run of the steady
 //! workload, and a bad flag value rejected with exit status 2. No timing is asserted.
 
-use assert_cmd::Command;
+mod common;
 
-fn throttle() -> Command {
-    let mut cmd = Command::cargo_bin("throttle").expect("the throttle binary is built");
-    cmd.env("NO_COLOR", "1");
-    cmd
-}
+use common::{assert_success, assert_usage_error, throttle, workdir};
 
 #[test]
 fn sim_prints_every_plant_and_no_change_after_settling() {
     let out = throttle().args(["adapt", "--sim"]).output().unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = assert_success(&out);
     for cores in ["8 cores", "64 cores", "256 cores"] {
         assert_eq!(text.matches(cores).count(), 3, "{text}");
     }
@@ -37,12 +32,7 @@ fn a_quick_steady_run_reports_what_it_chose() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = assert_success(&out);
     assert!(text.contains("== steady"), "{text}");
     assert!(text.contains("changes of k after settling"), "{text}");
 }
@@ -53,15 +43,12 @@ fn zero_threads_is_a_usage_error() {
         .args(["adapt", "--threads", "0"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("--threads"), "{err}");
+    assert_usage_error(&out, &["--threads"]);
 }
 
 #[test]
 fn plot_writes_k_and_throughput_figures_with_labelled_axes() {
-    let dir = std::env::temp_dir().join(format!("throttle-adapt-plot-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = workdir("plot");
     let svg = dir.join("adapt.svg");
     let out = throttle()
         .args([
@@ -76,11 +63,7 @@ fn plot_writes_k_and_throughput_figures_with_labelled_axes() {
         .arg(&svg)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg"), "{text}");
     assert!(text.contains("steady: the concurrency limit k auto mode chose, over time"));
@@ -98,8 +81,5 @@ fn an_unwritable_plot_path_is_a_usage_error_before_any_run() {
         .args(["adapt", "--plot", "/nonexistent-dir/x.svg"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("--plot"), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_usage_error(&out, &["--plot"]);
 }

@@ -1,26 +1,21 @@
 //! The `throttle` binary driven as a user would: every experiment in a small, quick configuration,
 //! its table, JSON, CSV and SVG checked; bad input rejected with one line and exit status 2.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn throttle() -> Command {
-    let mut cmd = Command::cargo_bin("throttle").expect("the throttle binary is built");
-    cmd.env("NO_COLOR", "1");
-    cmd
-}
+use common::{assert_usage_error, bin, read_json, text, throttle};
 
+/// A file `name` in one directory this process's tests share (not wiped: tests run in
+/// parallel and each writes its own names).
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("throttle-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir.join(name)
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn run_ok(args: &[&str]) -> Output {
@@ -32,11 +27,6 @@ fn run_ok(args: &[&str]) -> Output {
         text(&out.stderr)
     );
     out
-}
-
-fn read_json(path: &Path) -> Value {
-    let body = std::fs::read_to_string(path).expect("JSON written");
-    serde_json::from_str(&body).expect("valid JSON")
 }
 
 /// A minimal well-formedness check: every opened tag is closed in order.
@@ -459,12 +449,7 @@ fn bad_input_is_one_line_and_exit_2() {
     ];
     for (args, needles) in cases {
         let out = throttle().args(*args).output().expect("runs");
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
-        for n in *needles {
-            assert!(stderr.contains(n), "{args:?}: {n:?} not in {stderr}");
-        }
+        let stderr = assert_usage_error(&out, needles);
         assert!(!stderr.contains("panicked"), "{stderr}");
         assert!(
             out.stdout.is_empty(),
@@ -578,10 +563,9 @@ fn binary_is_not_documented_over_the_library() {
 /// Runs `throttle ARGS` under coreutils' `timeout -s SIGNAL`, which signals the process and
 /// then its whole process group: the echo must not count as a second Ctrl-C.
 fn interrupted_by_timeout(signal: &str, args: &[&str]) -> Output {
-    let bin = assert_cmd::cargo::cargo_bin("throttle");
     std::process::Command::new("timeout")
         .args(["--preserve-status", "-s", signal, "2"])
-        .arg(bin)
+        .arg(bin())
         .args(args)
         .output()
         .expect("timeout runs")
@@ -665,8 +649,7 @@ fn help_explains_the_seeds() {
 #[test]
 fn ctrl_c_saves_partial_results() {
     let json = temp("partial.json");
-    let bin = assert_cmd::cargo::cargo_bin("throttle");
-    let child = std::process::Command::new(bin)
+    let child = std::process::Command::new(bin())
         .args([
             "sweep", "--levels", "1,2,0", "--tasks", "8", "--chunk", "200000", "--reps", "1000",
         ])

@@ -5,25 +5,16 @@
 //! `cargo test` lists it with the reason, and `.ci/run` installs Chromium and runs it with
 //! `--include-ignored`. No test asserts anything about timing.
 
-use std::path::{Path, PathBuf};
-use std::process::Command as StdCommand;
+mod common;
 
-use assert_cmd::Command;
+use std::path::Path;
+
 use serde_json::Value;
 
-fn workdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "throttle-report-test-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use common::{
+    assert_success, assert_usage_error, bin, chromium, png_size, read_json, require, text,
+    throttle, workdir,
+};
 
 const SEEDS: [&str; 5] = ["seed-000", "seed-001", "seed-002", "seed-003", "seed-004"];
 
@@ -39,28 +30,19 @@ fn section<'a>(page: &'a str, id: &str) -> &'a str {
 /// Runs a small report (the shortest budget) into `dir`; returns the page and the JSON.
 fn small_report(dir: &Path) -> (String, Value) {
     let (html, json) = (dir.join("page.html"), dir.join("page.json"));
-    let out = Command::cargo_bin("throttle")
-        .expect("binary")
+    let out = throttle()
         .args(["report", "--budget", "5", "--html"])
         .arg(&html)
         .arg("--json")
         .arg(&json)
         .output()
         .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    let stdout = text(&out.stdout);
+    let stdout = assert_success(&out);
     assert!(stdout.contains("Recommendation:"), "{stdout}");
     assert!(stdout.contains("page.html"), "{stdout}");
     assert!(text(&out.stderr).contains("[4/4]"), "progress is shown");
     let page = std::fs::read_to_string(&html).expect("page written");
-    let doc = serde_json::from_str(&std::fs::read_to_string(&json).expect("json written"))
-        .expect("valid JSON");
-    (page, doc)
+    (page, read_json(&json))
 }
 
 #[test]
@@ -126,9 +108,9 @@ fn report_writes_a_self_contained_page_and_json() {
 fn report_interrupted_by_timeout_writes_partial_page() {
     let dir = workdir("partial");
     let (html, json) = (dir.join("p.html"), dir.join("p.json"));
-    let out = StdCommand::new("timeout")
+    let out = std::process::Command::new("timeout")
         .args(["--preserve-status", "-s", "INT", "3"])
-        .arg(assert_cmd::cargo::cargo_bin("throttle"))
+        .arg(bin())
         .args(["report", "--html"])
         .arg(&html)
         .arg("--json")
@@ -141,63 +123,24 @@ fn report_interrupted_by_timeout_writes_partial_page() {
     for id in SEEDS {
         section(&page, id);
     }
-    let doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("valid");
-    assert_eq!(doc["partial"], true);
+    assert_eq!(read_json(&json)["partial"], true);
 }
 
 #[test]
 fn report_bad_budget_is_a_usage_error() {
     for bad in ["0", "-1", "1e300", "x"] {
-        let out = Command::cargo_bin("throttle")
-            .expect("binary")
+        let out = throttle()
             .args(["report", "--budget", bad])
             .output()
             .expect("runs");
-        assert_eq!(out.status.code(), Some(2));
-        let err = text(&out.stderr);
-        assert!(err.contains("--budget") && err.contains(bad), "{err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert_usage_error(&out, &["--budget", bad]);
     }
-}
-
-fn chromium(profile: &Path) -> StdCommand {
-    let mut cmd = StdCommand::new("chromium");
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
-        "--enable-logging=stderr",
-        "--v=0",
-    ])
-    .arg(format!("--user-data-dir={}", profile.display()));
-    cmd
-}
-
-fn png_size(bytes: &[u8]) -> (u32, u32) {
-    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && &bytes[12..16] == b"IHDR");
-    (
-        u32::from_be_bytes(bytes[16..20].try_into().expect("4 bytes")),
-        u32::from_be_bytes(bytes[20..24].try_into().expect("4 bytes")),
-    )
 }
 
 #[test]
 #[ignore = "needs chromium (Debian chromium); .ci/run installs it and runs this with --include-ignored"]
 fn report_page_in_headless_chromium() {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join("chromium").is_file()))
-        .unwrap_or(false);
-    assert!(
-        found,
-        "`chromium` is not on PATH: apt-get install -y chromium"
-    );
+    require("chromium", "chromium");
     let dir = workdir("chromium");
     let (page, _) = small_report(&dir);
 

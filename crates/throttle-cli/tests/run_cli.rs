@@ -4,29 +4,11 @@
 //! throttle programs as their recipes and check, from every process's task log, that at no
 //! instant more than N tasks ran machine-wide (they need the tools: `.ci/run` installs them).
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+mod common;
 
-use assert_cmd::Command;
+use std::path::Path;
 
-fn throttle() -> Command {
-    Command::cargo_bin("throttle").expect("the throttle binary is built")
-}
-
-fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("throttle")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("throttle-run-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
+use common::{assert_usage_error, bin, text, throttle, workdir};
 
 /// The most tasks running at once in a `__tasks` log (all processes together), and how many
 /// processes wrote to it.
@@ -56,26 +38,17 @@ fn max_running(log: &Path) -> (usize, usize) {
     (max as usize, pids.len())
 }
 
-fn one_line_exit_2(out: &Output, needles: &[&str]) {
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    for n in needles {
-        assert!(err.contains(n), "{n:?} missing in {err}");
-    }
-}
-
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let run = |args: &[&str]| throttle().arg("run").args(args).output().unwrap();
-    one_line_exit_2(&run(&["-j", "0", "--", "true"]), &["'0'", "--jobs"]);
-    one_line_exit_2(&run(&["-j", "abc", "--", "true"]), &["'abc'", "--jobs"]);
-    one_line_exit_2(&run(&["-j", "2"]), &["missing the command"]);
-    one_line_exit_2(
+    assert_usage_error(&run(&["-j", "0", "--", "true"]), &["'0'", "--jobs"]);
+    assert_usage_error(&run(&["-j", "abc", "--", "true"]), &["'abc'", "--jobs"]);
+    assert_usage_error(&run(&["-j", "2"]), &["missing the command"]);
+    assert_usage_error(
         &run(&["--jobserver-style", "sock", "--", "true"]),
         &["'sock'", "--jobserver-style"],
     );
-    one_line_exit_2(
+    assert_usage_error(
         &run(&["-j", "2", "--", "/nonexistent/cmd"]),
         &["'/nonexistent/cmd'", "CMD"],
     );
@@ -122,7 +95,7 @@ fn exports_the_jobserver_passes_the_status_and_cleans_up() {
 
 #[test]
 fn a_client_killed_holding_tokens_gives_them_back() {
-    let dir = temp_dir("kill");
+    let dir = workdir("kill");
     let log = dir.join("log");
     // A throttle program holding tokens (4 threads of busy work) is killed with SIGKILL.
     let script = format!(
@@ -166,7 +139,7 @@ fn max_running_lenient(log: &Path) -> (usize, usize) {
 #[test]
 #[ignore = "needs GNU make 4.3 (Debian's make); .ci/run installs it"]
 fn make_4_3_with_recursion_stays_within_the_budget() {
-    let dir = temp_dir("make");
+    let dir = workdir("make");
     let log = dir.join("log");
     let t = bin();
     std::fs::write(
@@ -214,7 +187,7 @@ fn make_4_3_with_recursion_stays_within_the_budget() {
 #[test]
 #[ignore = "needs ninja >= 1.13 (pip install ninja); .ci/run installs it"]
 fn ninja_1_13_under_the_fifo_stays_within_the_budget() {
-    let dir = temp_dir("ninja");
+    let dir = workdir("ninja");
     let log = dir.join("log");
     let mut build = format!(
         "rule t\n  command = {t} __tasks --tasks 6 --micros 4000 --log {log} && touch $out\n",
@@ -265,7 +238,7 @@ fn status_and_resize_from_inside_the_command_tree() {
         .env_remove("THROTTLE_JOBSERVER_SOCKET")
         .output()
         .unwrap();
-    one_line_exit_2(&out, &["--socket"]);
+    assert_usage_error(&out, &["--socket"]);
 }
 
 /// A throttle program (`__pool`: the global pool, which joins the jobserver in `MAKEFLAGS` by
@@ -275,7 +248,7 @@ fn status_and_resize_from_inside_the_command_tree() {
 /// is a jobserver with no free token: the pool joins it and runs on its implicit slot.
 #[test]
 fn unusable_makeflags_give_one_warning_line_and_never_hang() {
-    let dir = temp_dir("bad-makeflags");
+    let dir = workdir("bad-makeflags");
     let plain = dir.join("plain");
     std::fs::write(&plain, b"++").unwrap();
     let fifo = dir.join("fifo");
@@ -334,7 +307,7 @@ fn unusable_makeflags_give_one_warning_line_and_never_hang() {
 
 #[test]
 fn procs_budget_quick_exports_every_format() {
-    let dir = temp_dir("procs-budget");
+    let dir = workdir("procs-budget");
     let (json, csv, svg) = (dir.join("r.json"), dir.join("r.csv"), dir.join("r.svg"));
     let out = throttle()
         .args([
@@ -399,7 +372,7 @@ fn procs_budget_quick_exports_every_format() {
 
 #[test]
 fn procs_budget_sigterm_keeps_partial_results() {
-    let dir = temp_dir("procs-budget-term");
+    let dir = workdir("procs-budget-term");
     let json = dir.join("r.json");
     let child = std::process::Command::new(bin())
         .args([

@@ -8,32 +8,16 @@
 //! Run with `--include-ignored` and a package missing, such a test fails and says what to install.
 //! Inputs are small and runs few; no test asserts anything about timing.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-use serde_json::Value;
 
-/// Fails (never skips) when `program` is missing, naming the package to install.
-fn require(program: &str, package: &str) {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
-        .unwrap_or(false);
-    assert!(
-        found,
-        "`{program}` is not on PATH: install it with `apt-get install -y {package}` (CI installs it)"
-    );
-}
-
-/// A fresh directory for one test's files.
-fn workdir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("throttle-scan-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{
+    assert_usage_error, bin, chromium, png_size, read_json, require, text, throttle, workdir,
+};
 
 /// 1 MiB of mildly compressible bytes (an LCG stream with repeats), so compressors do real work.
 fn input(dir: &Path) -> PathBuf {
@@ -51,14 +35,6 @@ fn input(dir: &Path) -> PathBuf {
     let path = dir.join("input.bin");
     std::fs::write(&path, data).unwrap();
     path
-}
-
-fn throttle() -> Command {
-    Command::cargo_bin("throttle").unwrap()
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// Lines of words (a few MiB), so `sort` has real work.
@@ -299,7 +275,7 @@ fn pigz_scan_csv_and_adaptive_runs() {
 #[test]
 fn procs_mode_runs_concurrent_copies() {
     // The project's own CPU-bound kernel as the copy, so this runs on every machine.
-    let spin = assert_cmd::cargo::cargo_bin("throttle");
+    let spin = bin();
     let dir = workdir("procs");
     let json = dir.join("k.json");
     throttle()
@@ -372,10 +348,7 @@ fn bad_input_is_one_line_and_exit_2() {
     ];
     for (args, needle) in cases {
         let out = throttle().arg("scan").args(*args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(needle), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert_usage_error(&out, &[*needle]);
         assert!(out.stdout.is_empty(), "{args:?}: nothing should run");
     }
 }
@@ -478,19 +451,7 @@ fn help_documents_scan() {
 
 /// Headless Chromium screenshot of a blank page of the same size, for comparison.
 fn chromium_screenshot(url: &str, png: &Path, profile: &Path) {
-    let out = StdCommand::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
+    let out = chromium(profile)
         .arg(format!("--screenshot={}", png.display()))
         .arg("--window-size=1200,1600")
         .arg(url)
@@ -499,20 +460,8 @@ fn chromium_screenshot(url: &str, png: &Path, profile: &Path) {
     assert!(
         png.is_file(),
         "chromium wrote no screenshot for {url}: {}",
-        String::from_utf8_lossy(&out.stderr)
+        text(&out.stderr)
     );
-}
-
-/// Width and height from a PNG's IHDR chunk (bytes 16..24), checking the signature.
-fn png_size(bytes: &[u8]) -> (u32, u32) {
-    assert!(
-        bytes.len() > 24 && bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
-        "not a PNG"
-    );
-    assert_eq!(&bytes[12..16], b"IHDR");
-    let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
-    let h = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
-    (w, h)
 }
 
 #[test]
@@ -536,23 +485,12 @@ fn html_report_renders_in_headless_chromium() {
         .success();
     let url = format!("file://{}", html.display());
 
-    let dom = StdCommand::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            dir.join("profile-dom").display()
-        ))
+    let dom = chromium(&dir.join("profile-dom"))
         .arg("--dump-dom")
         .arg(&url)
         .output()
         .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&dom.stdout);
+    let dom = text(&dom.stdout);
     assert!(
         dom.contains("<svg"),
         "the SVG plot is not in the rendered DOM:\n{dom}"
@@ -588,8 +526,7 @@ fn html_report_renders_in_headless_chromium() {
 fn ctrl_c_exports_partial_results() {
     let dir = workdir("interrupt");
     let json = dir.join("i.json");
-    let bin = assert_cmd::cargo::cargo_bin("throttle");
-    let child = StdCommand::new(bin)
+    let child = StdCommand::new(bin())
         .args([
             "scan",
             "-L",
@@ -616,12 +553,7 @@ fn ctrl_c_exports_partial_results() {
         .unwrap();
     assert!(killed.success());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
     let j = read_json(&json);
     assert_eq!(j["partial"], true);
     let runs: usize = j["results"]
@@ -659,7 +591,7 @@ fn procs_past_the_cpu_count_name_the_cpus_in_the_model() {
         .arg("--export-json")
         .arg(&json)
         .arg("--")
-        .arg(assert_cmd::cargo::cargo_bin("throttle"))
+        .arg(bin())
         .args(["__spin", "--iterations", "50000000"])
         .assert()
         .success();

@@ -7,34 +7,24 @@
 //! `cargo test` lists it with the reason, and `.ci/run` installs Chromium and runs it with
 //! `--include-ignored`. No test asserts anything about timing.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command as StdCommand;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
+use common::{
+    assert_success, assert_usage_error, chromium, png_size, read_json, require, text, throttle,
+    workdir,
+};
+
 const TRACED: [&str; 4] = ["mutex_pool", "event_pool", "locked_queue", "throttle"];
-
-fn workdir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "throttle-timeline-test-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// Runs a small `frames` with both outputs into `dir`; returns the base paths.
 fn traced_frames(dir: &Path) -> (PathBuf, PathBuf) {
     let (json, svg) = (dir.join("t.json"), dir.join("t.svg"));
-    let out = Command::cargo_bin("throttle")
-        .expect("binary")
+    let out = throttle()
         .args([
             "frames",
             "--quick",
@@ -57,13 +47,7 @@ fn traced_frames(dir: &Path) -> (PathBuf, PathBuf) {
         .arg(&svg)
         .output()
         .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    let stdout = text(&out.stdout);
+    let stdout = assert_success(&out);
     for name in TRACED {
         assert!(
             stdout.contains(&format!("Timeline of {name} (5 frames recorded")),
@@ -87,10 +71,7 @@ fn frames_writes_a_trace_and_a_timeline_per_scheduler() {
         "no file without a scheduler name"
     );
     for name in TRACED {
-        let doc: Value = serde_json::from_str(
-            &std::fs::read_to_string(per_scheduler(&json, name)).expect("trace written"),
-        )
-        .expect("valid JSON");
+        let doc: Value = read_json(&per_scheduler(&json, name));
         assert_eq!(doc["otherData"]["scheduler"], name);
         let events = doc["traceEvents"].as_array().expect("traceEvents");
         // Every B has its E on its thread, properly nested.
@@ -167,60 +148,22 @@ fn bad_trace_flags_are_one_line_and_exit_2() {
         ),
     ];
     for (args, needles) in cases {
-        let out = Command::cargo_bin("throttle")
-            .expect("binary")
-            .args(*args)
-            .output()
-            .expect("runs");
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = text(&out.stderr);
-        for n in *needles {
-            assert!(err.contains(n), "{args:?}: {n:?} not in {err}");
-        }
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        let out = throttle().args(*args).output().expect("runs");
+        assert_usage_error(&out, needles);
     }
-}
-
-fn png_size(bytes: &[u8]) -> (u32, u32) {
-    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && &bytes[12..16] == b"IHDR");
-    (
-        u32::from_be_bytes(bytes[16..20].try_into().expect("4 bytes")),
-        u32::from_be_bytes(bytes[20..24].try_into().expect("4 bytes")),
-    )
 }
 
 #[test]
 #[ignore = "needs chromium (Debian chromium); .ci/run installs it and runs this with --include-ignored"]
 fn timelines_render_in_headless_chromium() {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join("chromium").is_file()))
-        .unwrap_or(false);
-    assert!(
-        found,
-        "`chromium` is not on PATH: apt-get install -y chromium"
-    );
+    require("chromium", "chromium");
     let dir = workdir("chromium");
     let (_, svg) = traced_frames(&dir);
     for name in TRACED {
         let file = per_scheduler(&svg, name);
         let shot = dir.join(format!("{name}.png"));
-        let out = StdCommand::new("chromium")
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--hide-scrollbars",
-                "--enable-logging=stderr",
-                "--v=0",
-                "--window-size=1150,600",
-            ])
-            .arg(format!(
-                "--user-data-dir={}",
-                dir.join(format!("profile-{name}")).display()
-            ))
+        let out = chromium(&dir.join(format!("profile-{name}")))
+            .arg("--window-size=1150,600")
             .arg(format!("--screenshot={}", shot.display()))
             .arg(format!("file://{}", file.display()))
             .output()

@@ -218,7 +218,7 @@ impl Registry {
             return Some((job, Taken::Own));
         }
         if let Some(i) = me {
-            if let Some(job) = self.mail[i].pop(false) {
+            if let Some(job) = self.take_mail(i) {
                 return Some((job, Taken::Own));
             }
         }
@@ -285,9 +285,10 @@ impl Registry {
         !self.mail[index].is_empty()
     }
 
-    /// Takes the oldest job in worker `index`'s mailbox.
-    pub(crate) fn take_mail(&self, index: usize) -> Option<(JobRef, bool)> {
-        self.mail[index].pop(false).map(|job| (job, false))
+    /// Takes the oldest job in worker `index`'s mailbox. Mail is always the worker's own work
+    /// (posted to it alone), never a steal.
+    pub(crate) fn take_mail(&self, index: usize) -> Option<JobRef> {
+        self.mail[index].pop(false)
     }
 
     /// Registers worker `index`'s parker; from here on `post` can wake it. The worker looks for

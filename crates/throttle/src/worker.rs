@@ -290,7 +290,7 @@ impl Participant {
         }
         {
             let _at_home = home.enter();
-            while let Some((job, _)) = home_registry.take_mail(home.index.expect("a worker")) {
+            while let Some(job) = home_registry.take_mail(home.index.expect("a worker")) {
                 home.execute_found(job, Taken::Own);
             }
         }

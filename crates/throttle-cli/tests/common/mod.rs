@@ -1,0 +1,117 @@
+//! Helpers shared by the CLI's integration tests: each test file says `mod common;`.
+//!
+//! Every file in `tests/` is a crate of its own and uses only some of these, so unused ones are
+//! allowed here rather than warned about in each crate.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Output};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The `throttle` binary as a test runs it (no colours, so output compares as plain text).
+pub fn throttle() -> Command {
+    let mut cmd = Command::cargo_bin("throttle").expect("the throttle binary is built");
+    cmd.env("NO_COLOR", "1");
+    cmd
+}
+
+/// The path of the `throttle` binary, for tests that spawn it themselves (to signal it, or to
+/// run it under `timeout`, make or ninja).
+pub fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("throttle")
+}
+
+/// Output bytes as text (lossy: a test should fail on the content, not on the encoding).
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A fresh, empty directory for one test's files, named after the test crate, this process
+/// and `name`, so parallel tests and runs never share one.
+pub fn workdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "throttle-{}-test-{}-{name}",
+        env!("CARGO_CRATE_NAME"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// The JSON document in `path`.
+pub fn read_json(path: &Path) -> Value {
+    let body = std::fs::read_to_string(path).expect("JSON written");
+    serde_json::from_str(&body).expect("valid JSON")
+}
+
+/// Asserts that the run succeeded (showing its stdout and stderr if not); returns its stdout.
+pub fn assert_success(out: &Output) -> String {
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}\n{}",
+        out.status,
+        text(&out.stderr)
+    );
+    stdout
+}
+
+/// Bad usage as the CLI reports it: exit status 2 and one line on stderr that contains every
+/// one of `needles` (the flag and the bad value). Returns that stderr.
+pub fn assert_usage_error(out: &Output, needles: &[&str]) -> String {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{n:?} missing in {err}");
+    }
+    err
+}
+
+/// Fails (never skips) when `program` is missing, naming the Debian package to install.
+pub fn require(program: &str, package: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "`{program}` is not on PATH: install it with `apt-get install -y {package}` (CI installs it)"
+    );
+}
+
+/// Headless Chromium with its own profile in `profile`, no network chatter, and its console
+/// messages logged to stderr (lines with `:CONSOLE`). Callers add the window size, the action
+/// (`--dump-dom`, `--screenshot=...`) and the URL.
+pub fn chromium(profile: &Path) -> StdCommand {
+    let mut cmd = StdCommand::new("chromium");
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        "--enable-logging=stderr",
+        "--v=0",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    cmd
+}
+
+/// Width and height from a PNG's IHDR chunk (bytes 16..24), checking the signature.
+pub fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert!(
+        bytes.len() > 24 && bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "not a PNG"
+    );
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let w = u32::from_be_bytes(bytes[16..20].try_into().expect("4 bytes"));
+    let h = u32::from_be_bytes(bytes[20..24].try_into().expect("4 bytes"));
+    (w, h)
+}
