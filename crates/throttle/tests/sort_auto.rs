@@ -124,7 +124,7 @@ fn sorts_remember_their_call_sites_in_auto_mode() {
     assert_eq!(long_in_pool, 10, "the long sort ran serially");
 
     // (2) Every sort method equals the standard library's sort, whichever way each call runs:
-    // sizes 0..40 (serial after a while) and a few around the parallel threshold.
+    // sizes 0..48 (serial after a while) and two above the parallel threshold.
     for call in 0..200u64 {
         let n = match call % 50 {
             0 => 5000,
