@@ -1,18 +1,26 @@
-//! "If any at all" (seed 001, point A): per call site of `for_range` / `map_reduce` and of the
-//! parallel iterators' consumers (`sum`, `collect`, `for_each`, ...), remember what a call cost
-//! run in parallel and run serially, and run it on the calling thread alone when that is
-//! cheaper (a job too short to pay for waking threads).
+//! "If any at all" (seed 001, point A): per call site of `for_range` / `map_reduce`, of the
+//! parallel iterators' consumers (`sum`, `collect`, `for_each`, ...) and of the parallel sorts
+//! (`par_sort*`, `par_sort_unstable*`), remember what a call cost run in parallel and run
+//! serially, and run it on the calling thread alone when that is cheaper (a job too short to
+//! pay for waking threads).
 //!
 //! Where the memory is consulted: `Pool::for_range` / `Pool::map_reduce` when that pool is in
-//! auto mode; the free `for_range` and the iterators' consumers when called from outside any
-//! pool while the global pool is in auto mode (inside a pool's task or `install` they run as
-//! plain pool work, without memory). An iterator's call site is the user's line that calls the
+//! auto mode; the free `for_range`, the iterators' consumers and the sorts when called from
+//! outside any pool while the global pool is in auto mode (inside a pool's task or `install`
+//! they run as plain pool work, without memory; `iter::runtime::remembered` is the one place
+//! the iterator layer decides this). An iterator's call site is the user's line that calls the
 //! consumer: `#[track_caller]` runs from the consumer methods of `ParallelIterator`,
 //! `IndexedParallelIterator`, `FromParallelIterator::from_par_iter` and
 //! `ParallelExtend::par_extend` down to `iter::plumbing::bridge_len`; a path that loses it
 //! (the location is then inside `src/iter/`) is not remembered. Its serial way drives the same
 //! consumer as a single leaf (no split), so results and order are the sequential ones; its
-//! cost is measured per unit of the producer's length, as `for_range`'s per index.
+//! cost is measured per unit of the producer's length, as `for_range`'s per index. A sort's
+//! call site is the line that calls the `ParallelSliceMut` sort method (`#[track_caller]` down
+//! to `iter::sort::par_sort`); its serial way is the standard library's sort of the same kind
+//! (`sort_by` for the stable sorts, so the result is the same either way; `sort_unstable_by`
+//! for the unstable ones), and its cost is measured per item of the slice. (A sort costs
+//! `n log n`, so the mean per item holds for a site that sorts slices of about one size; a
+//! site whose sizes vary widely is steered by its recent sizes.)
 //!
 //! The memory is a small fixed table per pool, keyed by the caller's source location
 //! (`#[track_caller]`). Each slot keeps the mean time per index of the two ways to run the

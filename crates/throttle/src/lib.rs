@@ -85,9 +85,9 @@
 //! controller that measures the pool every 50 ms (completed tasks, busy time, the workers'
 //! run-queue wait), scans `k` from the top down, fits a scalability curve, settles on the
 //! smallest `k` that gets the throughput, and then stays still until the throughput shifts.
-//! In auto mode, `for_range`, `map_reduce` and the parallel iterators' consumers also remember
-//! per call site whether a call is too short to pay for threads, and then run it on the calling
-//! thread alone.
+//! In auto mode, `for_range`, `map_reduce`, the parallel iterators' consumers and the parallel
+//! sorts also remember per call site whether a call is too short to pay for threads, and then
+//! run it on the calling thread alone.
 //! [`Pool::controller_log`] shows the decisions; [`set_concurrency`](Pool::set_concurrency)
 //! returns to a fixed limit. The controller itself is a pure state machine,
 //! [`controller::Controller`], testable without threads (see `src/controller/README.md`).

@@ -18,8 +18,9 @@
 //! ([`Pool::set_concurrency_auto`](crate::Pool::set_concurrency_auto)), a consumer (`sum`,
 //! `collect`, `for_each`, ...) remembers per call site what its runs cost, like
 //! [`Pool::for_range`](crate::Pool::for_range), and runs a job too short to pay for threads on
-//! the calling thread alone, as one sequential piece (same result, same order). Inside a pool
-//! it is plain pool work.
+//! the calling thread alone, as one sequential piece (same result, same order). The `par_sort`
+//! family does the same with the standard library's sort of the same kind. Inside a pool it is
+//! plain pool work.
 //!
 //! # Examples
 //! ```

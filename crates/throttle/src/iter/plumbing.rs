@@ -171,28 +171,10 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
-    let site = std::panic::Location::caller();
-    if !runtime::in_any_pool() && user_site(site) {
-        let pool = crate::global::global();
-        if pool.remembers_call_sites() {
-            return pool.remembered_at(site, len, |way| match way {
-                crate::callsite::Way::Serial => consumer.consume(0, len, producer.into_seq()),
-                crate::callsite::Way::Parallel => {
-                    runtime::in_pool(|| bridge_in_pool(producer, len, consumer))
-                }
-            });
-        }
-    }
-    runtime::in_pool(|| bridge_in_pool(producer, len, consumer))
-}
-
-/// Whether `site` is a user's line rather than this module's: a consumer path that does not
-/// carry `#[track_caller]` all the way would otherwise lump every call through it into one
-/// site; such calls are not remembered (they run in the pool, as without memory).
-fn user_site(site: &std::panic::Location<'_>) -> bool {
-    let here = file!();
-    let dir = here.strip_suffix("plumbing.rs").unwrap_or(here);
-    !site.file().starts_with(dir)
+    runtime::remembered(std::panic::Location::caller(), len, |way| match way {
+        crate::callsite::Way::Serial => consumer.consume(0, len, producer.into_seq()),
+        crate::callsite::Way::Parallel => bridge_in_pool(producer, len, consumer),
+    })
 }
 
 fn bridge_in_pool<P, C>(producer: P, len: usize, consumer: &C) -> C::Result

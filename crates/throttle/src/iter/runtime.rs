@@ -10,9 +10,14 @@
 //! - [`in_pool`]: runs a computation as a participant of the current pool, entering the global
 //!   pool from outside any pool, so that even an iterator too short to split runs under a
 //!   pool's limit.
+//! - [`remembered`]: [`in_pool`] for a data-parallel call (an iterator's consumer, a sort) that
+//!   consults its call site's memory in auto mode ("if any at all", `src/callsite.rs`) and may
+//!   run on the calling thread alone instead.
 
+use crate::callsite::Way;
 use crate::join::join_shareable;
 use crate::worker::Participant;
+use std::panic::Location;
 
 /// Honours a lowered limit, then says whether some thread is hungry while no work is queued.
 /// One relaxed load when nothing is going on; `false` outside any pool.
@@ -58,4 +63,38 @@ pub(crate) fn in_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
     } else {
         crate::global::global().install(op)
     }
+}
+
+/// "If any at all" (issue 9) for the iterator layer: a data-parallel call of `len` units (items,
+/// or the producer's units), made at `site`, runs `run(Way::Serial)` on the calling thread or
+/// `run(Way::Parallel)` in the pool, the way the site's memory says is cheaper, and the cost
+/// per unit is recorded. That only from outside any pool while the global pool is in auto mode,
+/// as the free `for_range`; otherwise (inside a pool's task or `install`, a fixed-mode global
+/// pool, or a site inside this module: see [`user_site`]) it is `in_pool(|| run(Parallel))`.
+///
+/// `run(Way::Serial)` must compute what `run(Way::Parallel)` does, sequentially.
+pub(crate) fn remembered<R: Send>(
+    site: &'static Location<'static>,
+    len: usize,
+    run: impl FnOnce(Way) -> R + Send,
+) -> R {
+    if !in_any_pool() && user_site(site) {
+        let pool = crate::global::global();
+        if pool.remembers_call_sites() {
+            return pool.remembered_at(site, len, |way| match way {
+                Way::Serial => run(Way::Serial),
+                Way::Parallel => pool.install(|| run(Way::Parallel)),
+            });
+        }
+    }
+    in_pool(|| run(Way::Parallel))
+}
+
+/// Whether `site` is a user's line rather than this module's: a path that does not carry
+/// `#[track_caller]` all the way from the public method would otherwise lump every call through
+/// it into one site; such calls are not remembered (they run in the pool, as without memory).
+fn user_site(site: &Location<'_>) -> bool {
+    let here = file!();
+    let dir = here.strip_suffix("runtime.rs").unwrap_or(here);
+    !site.file().starts_with(dir)
 }

@@ -216,6 +216,14 @@ impl<T: Sync> ParallelSlice<T> for [T] {
 /// Parallel views and sorts of a mutable slice; implemented for `[T]`, so also for arrays and
 /// `Vec`s. The stable sorts are in-place merges of pieces sorted in parallel, the unstable ones
 /// a parallel quicksort: see `src/iter/sort.rs`.
+///
+/// Called from outside any pool while the global pool is in auto mode
+/// ([`Pool::set_concurrency_auto`](crate::Pool::set_concurrency_auto)), a sort remembers per
+/// call site (the line that calls `par_sort*`) what its sorts cost per item, like the
+/// iterators' consumers, and runs a sort too short to pay for threads on the calling thread
+/// alone, as the standard library's sort of the same kind (`sort_by` for the stable sorts, so
+/// the result is the same; `sort_unstable_by` for the unstable ones). Inside a pool it is plain
+/// pool work.
 pub trait ParallelSliceMut<T: Send> {
     /// Parallel iterator over mutable pieces of `size` items (the last may be shorter).
     ///
@@ -322,6 +330,7 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
         ChunksMut { slice: self, size }
     }
 
+    #[track_caller]
     fn par_sort(&mut self)
     where
         T: Ord,
@@ -329,6 +338,7 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
         super::sort::par_sort(self, &T::cmp, true);
     }
 
+    #[track_caller]
     fn par_sort_by<F>(&mut self, compare: F)
     where
         F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
@@ -336,6 +346,7 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
         super::sort::par_sort(self, &compare, true);
     }
 
+    #[track_caller]
     fn par_sort_by_key<K, F>(&mut self, key: F)
     where
         K: Ord,
@@ -344,6 +355,7 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
         super::sort::par_sort(self, &|a: &T, b: &T| key(a).cmp(&key(b)), true);
     }
 
+    #[track_caller]
     fn par_sort_unstable(&mut self)
     where
         T: Ord,
@@ -351,6 +363,7 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
         super::sort::par_sort(self, &T::cmp, false);
     }
 
+    #[track_caller]
     fn par_sort_unstable_by<F>(&mut self, compare: F)
     where
         F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
@@ -358,6 +371,7 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
         super::sort::par_sort(self, &compare, false);
     }
 
+    #[track_caller]
     fn par_sort_unstable_by_key<K, F>(&mut self, key: F)
     where
         K: Ord,

@@ -13,10 +13,15 @@
 //!   merges two sorted runs in one pass. Ties keep the left run's items first, so the sort stays
 //!   stable.
 //!
+//! - "If any at all" (auto mode, `src/callsite.rs`): called from outside any pool while the
+//!   global pool is in auto mode, a call site whose sorts are too short to pay for threads
+//!   sorts on the calling thread with the standard sort of the same kind (see [`par_sort`]).
+//!
 //! A panicking comparator leaves the slice a permutation of its items (the standard sorts
 //! guarantee it, and rotations and swaps never duplicate), and `join` resumes the panic after
 //! both halves stopped.
 
+use crate::callsite::Way;
 use std::cmp::Ordering;
 
 /// Below this many items a sort runs sequentially: a fork and a merge pass cost more than they
@@ -27,12 +32,24 @@ const MIN_PARALLEL: usize = 4096;
 /// enough that the merge levels above them stay shallow.
 const PIECES_PER_THREAD: usize = 4;
 
+/// Sorts `v` in the current pool (or the global pool). "If any at all" (issue 9): called from
+/// outside any pool while the global pool is in auto mode, the sort consults the memory of its
+/// call site (the user's line that called `par_sort*`, `#[track_caller]` from the public
+/// methods down to here) like the iterators' consumers, with the cost counted per item: a site
+/// whose sorts are too short to pay for threads runs the standard sort on the calling thread
+/// (`sort_by` if `stable`, else `sort_unstable_by`; a stable sort's result is the same either
+/// way).
+#[track_caller]
 pub(crate) fn par_sort<T, F>(v: &mut [T], compare: &F, stable: bool)
 where
     T: Send,
     F: Fn(&T, &T) -> Ordering + Sync,
 {
-    super::runtime::in_pool(|| sort_in_pool(v, compare, stable));
+    let len = v.len();
+    super::runtime::remembered(std::panic::Location::caller(), len, |way| match way {
+        Way::Serial => sort_piece(v, compare, stable),
+        Way::Parallel => sort_in_pool(v, compare, stable),
+    });
 }
 
 fn sort_in_pool<T, F>(v: &mut [T], compare: &F, stable: bool)

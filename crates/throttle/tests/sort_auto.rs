@@ -1,0 +1,177 @@
+//! "If any at all" for the parallel sorts (issue 9): called from outside any pool while the
+//! global pool is in auto mode, a `par_sort*` call site remembers what its sorts cost per item
+//! and runs a sort too short to pay for threads on the calling thread alone, as the standard
+//! library's sort. Its own process: the global pool is per process, and the checks read the
+//! global pool's counters, so everything runs in one test (as `iter_auto.rs`).
+
+use std::time::Duration;
+use throttle::prelude::*;
+
+/// Time the global pool spent on work: its outside callers' and its workers' busy time. A sort
+/// on the calling thread alone leaves it unchanged.
+fn pool_busy() -> Duration {
+    let s = throttle::global_pool().unwrap().stats();
+    s.busy_outside + s.busy_per_worker.iter().sum::<Duration>()
+}
+
+/// `n` pseudo-random numbers (xorshift), reproducible from `seed`.
+fn random(n: usize, mut seed: u64) -> Vec<u64> {
+    (0..n)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        })
+        .collect()
+}
+
+/// Pairs with many equal keys, so that a stable sort's order of equals is checked.
+fn keyed(n: usize, seed: u64) -> Vec<(u8, u32)> {
+    random(n, seed)
+        .into_iter()
+        .enumerate()
+        .map(|(i, x)| ((x % 5) as u8, i as u32))
+        .collect()
+}
+
+/// Each sort below is one call site.
+fn tiny_unstable(v: &mut [u64]) {
+    v.par_sort_unstable();
+}
+
+fn tiny_stable(v: &mut [(u8, u32)]) {
+    v.par_sort_by_key(|p| p.0);
+}
+
+fn long_unstable(v: &mut [u64]) {
+    v.par_sort_unstable();
+}
+
+#[test]
+fn sorts_remember_their_call_sites_in_auto_mode() {
+    throttle::Pool::builder().threads(2).build_global().unwrap();
+    let pool = throttle::global_pool().unwrap();
+
+    // Fixed mode: no memory, every sort runs in the pool, even a tiny one.
+    for call in 0..100 {
+        let mut v = random(8, call + 1);
+        let before = pool_busy();
+        tiny_unstable(&mut v);
+        assert!(pool_busy() > before, "fixed mode ran a sort serially");
+        assert!(v.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    pool.set_concurrency_auto().unwrap();
+
+    // (1) and (3): three call sites, interleaved. The tiny ones (8 items; stable and unstable)
+    // learn to sort serially; the long one keeps sorting in the pool. "Long" is sized on this
+    // machine so that a serial sort takes at least 8 ms: split over the pool's 2 threads, a
+    // call still takes over 1 ms, where threads always pay and the site stops exploring the
+    // serial way.
+    let mut long = 1usize << 16;
+    let (long_input, long_want) = loop {
+        let input = random(long, 0x2545_F491_4F6C_DD1D);
+        let mut want = input.clone();
+        let t = std::time::Instant::now();
+        want.sort_unstable();
+        if t.elapsed() >= Duration::from_millis(8) {
+            break (input, want);
+        }
+        long *= 2;
+    };
+    let (mut unstable_serial, mut stable_serial, mut long_in_pool) = (0, 0, 0);
+    for call in 0..200u64 {
+        let mut v = random(8, call + 1);
+        let mut want = v.clone();
+        want.sort_unstable();
+        let before = pool_busy();
+        tiny_unstable(&mut v);
+        if call >= 136 && pool_busy() == before {
+            unstable_serial += 1;
+        }
+        assert_eq!(v, want);
+
+        let mut v = keyed(8, call + 1);
+        let mut want = v.clone();
+        want.sort_by_key(|p| p.0);
+        let before = pool_busy();
+        tiny_stable(&mut v);
+        if call >= 136 && pool_busy() == before {
+            stable_serial += 1;
+        }
+        assert_eq!(v, want, "a stable sort changed the order of equal keys");
+
+        if call % 20 == 0 {
+            let mut v = long_input.clone();
+            let before = pool_busy();
+            long_unstable(&mut v);
+            if pool_busy() > before + Duration::from_micros(500) {
+                long_in_pool += 1;
+            }
+            assert!(v == long_want, "the long sort sorted wrong");
+        }
+    }
+    // 64 tiny calls observed per site; a few explore the pool.
+    assert!(
+        unstable_serial >= 48,
+        "{unstable_serial} of 64 tiny unstable sorts ran serially"
+    );
+    assert!(
+        stable_serial >= 48,
+        "{stable_serial} of 64 tiny stable sorts ran serially"
+    );
+    assert_eq!(long_in_pool, 10, "the long sort ran serially");
+
+    // (2) Every sort method equals the standard library's sort, whichever way each call runs:
+    // sizes 0..48 (serial after a while) and two above the parallel threshold.
+    for call in 0..200u64 {
+        let n = match call % 50 {
+            0 => 5000,
+            1 => 20_000,
+            k => k as usize - 2,
+        };
+        let seed = call + 7;
+        let input = keyed(n, seed);
+
+        let mut want = input.clone();
+        want.sort_by_key(|p| p.0);
+        let mut got = input.clone();
+        got.par_sort_by_key(|p| p.0);
+        assert_eq!(got, want, "par_sort_by_key, {n} items");
+        let mut got = input.clone();
+        got.par_sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(got, want, "par_sort_by, {n} items");
+
+        let mut want = input.clone();
+        want.sort();
+        let mut got = input.clone();
+        got.par_sort();
+        assert_eq!(got, want, "par_sort, {n} items");
+        // Distinct items (the second field is the index): an unstable sort's result is unique.
+        let mut got = input.clone();
+        got.par_sort_unstable();
+        assert_eq!(got, want, "par_sort_unstable, {n} items");
+        let mut got = input.clone();
+        got.par_sort_unstable_by(|a, b| b.cmp(a));
+        got.reverse();
+        assert_eq!(got, want, "par_sort_unstable_by, {n} items");
+        let mut got = input.clone();
+        got.par_sort_unstable_by_key(|p| (p.0, p.1));
+        assert_eq!(got, want, "par_sort_unstable_by_key, {n} items");
+    }
+
+    // Inside a pool the sorts do not consult the memory: they are plain pool work there.
+    let local = throttle::Pool::builder()
+        .threads(2)
+        .auto_concurrency()
+        .build()
+        .unwrap();
+    for call in 0..50 {
+        let mut v = random(8, call + 1);
+        let mut want = v.clone();
+        want.sort_unstable();
+        local.install(|| tiny_unstable(&mut v));
+        assert_eq!(v, want);
+    }
+}
