@@ -165,16 +165,13 @@ impl CallSites {
         }
     }
 
-    /// Records that a call at `site` of `len` indices ran `way` in `took`. A sample that is
-    /// not `representative` (a parallel run at a `k` the controller is only trying) counts
-    /// only if the site has no measurement of that way yet.
+    /// Records that a call at `site` of `len` indices ran `way` in `took`.
     pub(crate) fn record(
         &self,
         site: &'static Location<'static>,
         way: Way,
         len: usize,
         took: Duration,
-        representative: bool,
     ) {
         let Some(slot) = self.slot(site) else {
             return;
@@ -188,9 +185,6 @@ impl CallSites {
             Way::Parallel => &slot.parallel,
         };
         let old = load(cell);
-        if !representative && old != 0.0 {
-            return;
-        }
         let new = if old == 0.0 {
             per
         } else {
@@ -254,7 +248,7 @@ mod tests {
                 Way::Serial => Duration::from_nanos(500),
                 Way::Parallel => Duration::from_micros(20),
             };
-            t.record(site, w, 100, took, true);
+            t.record(site, w, 100, took);
             ways.push(w);
         }
         let serial = ways[32..].iter().filter(|&&w| w == Way::Serial).count();
@@ -267,7 +261,7 @@ mod tests {
                 Way::Serial => Duration::from_micros(400),
                 Way::Parallel => Duration::from_micros(210),
             };
-            t.record(dear, w, 100, took, true);
+            t.record(dear, w, 100, took);
         }
         let parallel = (0..32).filter(|_| {
             let (w, _) = t.choose(dear);
@@ -276,27 +270,10 @@ mod tests {
                 w,
                 100,
                 Duration::from_micros(if w == Way::Serial { 400 } else { 210 }),
-                true,
             );
             w == Way::Parallel
         });
         assert!(parallel.count() >= 30);
-    }
-
-    #[test]
-    fn samples_at_a_probed_k_only_fill_a_missing_measurement() {
-        let t = CallSites::new();
-        let site = here();
-        let parallel = |t: &CallSites| load(&t.slot(site).unwrap().parallel);
-        // The first parallel measurement is taken even at a probed k: any beats none.
-        t.record(site, Way::Parallel, 10, Duration::from_micros(50), false);
-        let first = parallel(&t);
-        assert!(first > 0.0);
-        // Later probed samples do not move the mean; representative ones do.
-        t.record(site, Way::Parallel, 10, Duration::from_millis(5), false);
-        assert_eq!(parallel(&t), first);
-        t.record(site, Way::Parallel, 10, Duration::from_millis(5), true);
-        assert!(parallel(&t) > first);
     }
 
     #[test]
@@ -307,7 +284,7 @@ mod tests {
             let loc: &'static Location<'static> = Box::leak(Box::new(*here()));
             let _ = i;
             let (w, _) = t.choose(loc);
-            t.record(loc, w, 10, Duration::from_micros(1), true);
+            t.record(loc, w, 10, Duration::from_micros(1));
         }
         assert!(t.used() <= SLOTS);
         assert!(t.used() >= SLOTS / 2, "the table fills up: {}", t.used());

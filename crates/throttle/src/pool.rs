@@ -789,9 +789,9 @@ impl Pool {
         let r = run(way);
         // A parallel run at a scan point below the top measured a `k` nobody chose: it would
         // teach the site that threads do not pay when they would at the controller's answer.
-        // It still gives a site that has no parallel measurement yet its first one.
-        let probing = way == Way::Parallel && self.auto.is_probing_fast();
-        self.sites.record(site, way, len, start.elapsed(), !probing);
+        if way == Way::Serial || !self.auto.is_probing_fast() {
+            self.sites.record(site, way, len, start.elapsed());
+        }
         r
     }
 
