@@ -52,6 +52,13 @@ pub(crate) const EXPLORE_EVERY: u64 = 32;
 const MAX_EXPLORE_PERIOD: u64 = 1 << 16;
 /// Calls in one exploration burst (see `choose`).
 const EXPLORE_BURST: u64 = 4;
+/// Samples a way needs before its mean may stretch the exploration period; until then the
+/// way's cost is the least of its samples. One sample can be a call the kernel preempted
+/// (milliseconds for a 50 ns sort): taken as the way's cost, it made the period the longest
+/// (65 536 calls), and the site never tried that way again in a test run (`tests/sort_auto.rs`,
+/// 2 of 80 runs under load). Three, so that a burst of [`EXPLORE_BURST`] always brings a way
+/// past it.
+const MIN_SAMPLES: u64 = 3;
 /// The chosen way is timed once per this many calls (see `choose`).
 const TIME_EVERY: u64 = 8;
 /// A call that takes longer than this in its cheaper way no longer explores running serially:
@@ -75,6 +82,9 @@ struct Slot {
     parallel: AtomicU64,
     /// Duration of the last parallel call, ns.
     parallel_call_ns: AtomicU64,
+    /// Samples taken of each way (saturating at `MIN_SAMPLES`): see `choose`.
+    serial_n: AtomicU64,
+    parallel_n: AtomicU64,
 }
 
 /// The per-pool table.
@@ -155,8 +165,17 @@ impl CallSites {
         // 1/EXPLORE_EVERY of the time whatever the ratio. A burst, because the parallel way
         // is only as fast as measured when the pool's threads are awake: the first call of a
         // burst wakes them, the mean (weight 1/2 per sample) then follows the warm calls.
-        let period = (EXPLORE_EVERY as f64 * EXPLORE_BURST as f64 * ratio.max(1.0))
-            .min(MAX_EXPLORE_PERIOD as f64) as u64;
+        let worse_samples = match better {
+            Way::Serial => &slot.parallel_n,
+            Way::Parallel => &slot.serial_n,
+        };
+        let period = if worse_samples.load(Ordering::Relaxed) < MIN_SAMPLES {
+            // Too few samples of the other way to trust its mean: try it again soon.
+            2 * EXPLORE_BURST
+        } else {
+            (EXPLORE_EVERY as f64 * EXPLORE_BURST as f64 * ratio.max(1.0))
+                .min(MAX_EXPLORE_PERIOD as f64) as u64
+        };
         let explore = n % period.max(2 * EXPLORE_BURST) < EXPLORE_BURST;
         match (better, explore) {
             (Way::Serial, true) => (Way::Parallel, true),
@@ -180,13 +199,23 @@ impl CallSites {
         // would make both ways look alike.
         let took = took.saturating_sub(clock_cost());
         let per = (took.as_nanos() as f64).max(1.0) / len.max(1) as f64;
-        let cell = match way {
-            Way::Serial => &slot.serial,
-            Way::Parallel => &slot.parallel,
+        let (cell, samples) = match way {
+            Way::Serial => (&slot.serial, &slot.serial_n),
+            Way::Parallel => (&slot.parallel, &slot.parallel_n),
         };
+        // A plain load and store, as `calls`: a lost count only delays trusting a mean.
+        let n = samples.load(Ordering::Relaxed);
+        if n < MIN_SAMPLES {
+            samples.store(n + 1, Ordering::Relaxed);
+        }
         let old = load(cell);
+        // Noise on a shared host is one-sided: preemption makes a call slower, nothing makes it
+        // faster than its work. So a way's first MIN_SAMPLES samples keep their least (one
+        // preempted call cannot set the way's cost); later ones move the mean by NEW_WEIGHT.
         let new = if old == 0.0 {
             per
+        } else if n < MIN_SAMPLES {
+            old.min(per)
         } else {
             old + NEW_WEIGHT * (per - old)
         };
@@ -274,6 +303,34 @@ mod tests {
             w == Way::Parallel
         });
         assert!(parallel.count() >= 30);
+    }
+
+    #[test]
+    fn one_preempted_sample_does_not_lock_a_site_out_of_a_way() {
+        let t = CallSites::new();
+        let site = here();
+        // Serial is cheap (100 ns a call), parallel dear (5 µs), but the first serial call
+        // was preempted for 2 ms: taken alone, parallel looks 400 times cheaper.
+        let mut first_serial = true;
+        let mut ways = Vec::new();
+        for _ in 0..200 {
+            let (w, _) = t.choose(site);
+            let took = match w {
+                Way::Serial if first_serial => {
+                    first_serial = false;
+                    Duration::from_millis(2)
+                }
+                Way::Serial => Duration::from_nanos(100),
+                Way::Parallel => Duration::from_micros(5),
+            };
+            t.record(site, w, 8, took);
+            ways.push(w);
+        }
+        let serial = ways[100..].iter().filter(|&&w| w == Way::Serial).count();
+        assert!(
+            serial >= 90,
+            "{serial} of the last 100 calls serial: {ways:?}"
+        );
     }
 
     #[test]

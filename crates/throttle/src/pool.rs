@@ -787,11 +787,7 @@ impl Pool {
         }
         let start = Instant::now();
         let r = run(way);
-        // A parallel run at a scan point below the top measured a `k` nobody chose: it would
-        // teach the site that threads do not pay when they would at the controller's answer.
-        if way == Way::Serial || !self.auto.is_probing_fast() {
-            self.sites.record(site, way, len, start.elapsed());
-        }
+        self.sites.record(site, way, len, start.elapsed());
         r
     }
 

@@ -70,12 +70,21 @@ fn sorts_remember_their_call_sites_in_auto_mode() {
     // call still takes over 1 ms, where threads always pay and the site stops exploring the
     // serial way.
     let mut long = 1usize << 16;
+    // The least of three timings: preemption on a loaded host only lengthens a run, so the
+    // least is the sort's own time.
     let (long_input, long_want) = loop {
         let input = random(long, 0x2545_F491_4F6C_DD1D);
         let mut want = input.clone();
-        let t = std::time::Instant::now();
-        want.sort_unstable();
-        if t.elapsed() >= Duration::from_millis(8) {
+        let least = (0..3)
+            .map(|_| {
+                want.clone_from(&input);
+                let t = std::time::Instant::now();
+                want.sort_unstable();
+                t.elapsed()
+            })
+            .min()
+            .unwrap();
+        if least >= Duration::from_millis(8) {
             break (input, want);
         }
         long *= 2;

@@ -65,11 +65,6 @@ pub(crate) struct AutoSlot {
     on: std::sync::atomic::AtomicBool,
     log: std::sync::Arc<StdMutex<Log>>,
     born: Instant,
-    /// Whether the limit in force is a scan point below the top (a question the controller is
-    /// asking, not its answer). The call-site memory does not learn from parallel runs made
-    /// then: they measure the parallel way at a `k` nobody chose. Written by the controller
-    /// thread, read with one relaxed load per timed parallel call.
-    probing: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The decisions kept, and how many were made in all (the kept ones are the last
@@ -135,7 +130,6 @@ impl AutoSlot {
             on: std::sync::atomic::AtomicBool::new(false),
             log: Default::default(),
             born: Instant::now(),
-            probing: Default::default(),
         }
     }
 
@@ -165,13 +159,9 @@ impl AutoSlot {
         }
         let stop = std::sync::Arc::new(Stop::default());
         let (s, reg, log, born) = (stop.clone(), registry.clone(), self.log.clone(), self.born);
-        let probing = self.probing.clone();
         let handle = std::thread::Builder::new()
             .name("throttle-controller".into())
-            .spawn(move || {
-                drive(&reg, interval, &s, &log, born, &set_limit, &probing);
-                probing.store(false, std::sync::atomic::Ordering::Relaxed);
-            })?;
+            .spawn(move || drive(&reg, interval, &s, &log, born, &set_limit))?;
         *running = Some(Running { stop, handle });
         self.on.store(true, std::sync::atomic::Ordering::Relaxed);
         Ok(())
@@ -190,11 +180,6 @@ impl AutoSlot {
             // step of the controller).
             let _ = r.handle.join();
         }
-    }
-
-    /// Whether the limit in force is a scan point below the top (may lag by a decision).
-    pub(crate) fn is_probing_fast(&self) -> bool {
-        self.probing.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub(crate) fn log(&self) -> Vec<ControllerEvent> {
@@ -303,7 +288,6 @@ fn drive(
     log: &StdMutex<Log>,
     born: Instant,
     set_limit: &SetLimit,
-    probing: &std::sync::atomic::AtomicBool,
 ) {
     let mut ctl = Controller::new(Config::new(registry.threads()));
     // Cold start: the scan begins at the top (capped by the budget, if any).
@@ -322,11 +306,6 @@ fn drive(
         waited = 0;
         prev = now;
         let d = ctl.step(&sample);
-        if d.reason != Reason::Idle {
-            let below_top = d.k < registry.threads();
-            let asking = matches!(d.reason, Reason::Scan | Reason::Fit);
-            probing.store(asking && below_top, std::sync::atomic::Ordering::Relaxed);
-        }
         registry
             .trace()
             .record_pool(crate::trace::EventKind::Controller {
@@ -335,6 +314,17 @@ fn drive(
             });
         // `old_k` is the effective limit: under a jobserver it can be below the controller's
         // choice (too few tokens), and then the sample is attributed to the `k` that ran.
+        // Logged before the transition below, which a stop may end: every change counted in
+        // the stats is in the log.
+        if d.k != old_k || !matches!(d.reason, Reason::Hold | Reason::Idle) {
+            lock(log).push(ControllerEvent {
+                at: born.elapsed(),
+                old_k,
+                new_k: d.k,
+                reason: d.reason,
+                throughput: sample.rate(),
+            });
+        }
         if d.k != old_k {
             set_limit(d.k);
             registry.stats.count_controller_change();
@@ -344,15 +334,6 @@ fn drive(
                 return;
             }
             prev = Reading::take(registry);
-        }
-        if d.k != old_k || !matches!(d.reason, Reason::Hold | Reason::Idle) {
-            lock(log).push(ControllerEvent {
-                at: born.elapsed(),
-                old_k,
-                new_k: d.k,
-                reason: d.reason,
-                throughput: sample.rate(),
-            });
         }
     }
 }
