@@ -93,6 +93,9 @@ pub(crate) struct CallSites {
     slots: Box<[Slot]>,
 }
 
+/// The most a sample counts for, as a multiple of the mean it updates (see `record`).
+const UP_CLIP: f64 = 2.0;
+
 /// Weight of a new measurement in a site's mean: 1/2, so that one cold first measurement (the
 /// pool's threads asleep) is forgotten within a few calls of that way.
 const NEW_WEIGHT: f64 = 0.5;
@@ -211,13 +214,16 @@ impl CallSites {
         let old = load(cell);
         // Noise on a shared host is one-sided: preemption makes a call slower, nothing makes it
         // faster than its work. So a way's first MIN_SAMPLES samples keep their least (one
-        // preempted call cannot set the way's cost); later ones move the mean by NEW_WEIGHT.
+        // preempted call cannot set the way's cost); later ones move the mean by NEW_WEIGHT,
+        // a sample counting as at most UP_CLIP times the mean: one preempted call then raises
+        // it by half at most, not a thousandfold, and a real rise of the job's cost is still
+        // followed (×1.5 per timed call).
         let new = if old == 0.0 {
             per
         } else if n < MIN_SAMPLES {
             old.min(per)
         } else {
-            old + NEW_WEIGHT * (per - old)
+            old + NEW_WEIGHT * (per.min(UP_CLIP * old) - old)
         };
         // Zero means "not measured": keep a measured mean positive.
         cell.store(new.max(f64::MIN_POSITIVE).to_bits(), Ordering::Relaxed);
@@ -330,6 +336,26 @@ mod tests {
         assert!(
             serial >= 90,
             "{serial} of the last 100 calls serial: {ways:?}"
+        );
+
+        // Later, with the site settled on serial, one more preempted call raises the serial
+        // mean by half at most: parallel (50 times dearer) does not win.
+        t.record(site, Way::Serial, 8, Duration::from_millis(2));
+        let later: Vec<Way> = (0..100)
+            .map(|_| {
+                let (w, _) = t.choose(site);
+                let took = match w {
+                    Way::Serial => Duration::from_nanos(100),
+                    Way::Parallel => Duration::from_micros(5),
+                };
+                t.record(site, w, 8, took);
+                w
+            })
+            .collect();
+        let serial = later.iter().filter(|&&w| w == Way::Serial).count();
+        assert!(
+            serial >= 90,
+            "{serial} of 100 calls serial after an outlier: {later:?}"
         );
     }
 
