@@ -169,7 +169,6 @@ mod registry;
 mod scope;
 mod semaphore;
 mod sleep;
-mod stack;
 mod stats;
 mod sync;
 pub mod trace;

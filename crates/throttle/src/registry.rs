@@ -203,16 +203,11 @@ impl Registry {
     /// Finds a job: the thread's own deque and spawn queue (newest first), then the other
     /// workers' deques and queues and the injector (oldest first: the largest pieces), starting
     /// at a pseudo-random victim. Returns the job and whether it was stolen from someone else.
-    ///
-    /// With `steal` false, only the thread's own deque, mailbox and spawn queue and the
-    /// injector are looked at: what a waiter deep in its stack may still run (see
-    /// `Participant::wait_until` and sleep/README.md, "How deep helping nests").
     pub(crate) fn find_work(
         &self,
         me: Option<usize>,
         own: Option<&Worker<JobRef>>,
         seed: u64,
-        steal: bool,
     ) -> Option<(JobRef, Taken)> {
         if let Some(job) = own.and_then(Worker::pop) {
             return Some((job, Taken::Own));
@@ -236,16 +231,6 @@ impl Registry {
                     return Some((job, Taken::Own));
                 }
             }
-        }
-        if !steal {
-            // Outside callers' forks and spawns: their owners may be waiters that cannot steal
-            // either, so the injector stays open to everyone; newest first, as from an own
-            // deque (the oldest are the largest pieces, which would nest the deepest).
-            return if queued {
-                taken(self.injector.pop(true)).map(|job| (job, Taken::Injector))
-            } else {
-                None
-            };
         }
         let n = self.queues.len();
         let start = (seed % (n as u64 + 1)) as usize;

@@ -488,22 +488,7 @@ impl Participant {
 
     pub(crate) fn find_work(&self) -> Option<(JobRef, Taken)> {
         self.registry()
-            .find_work(self.index, self.deque.as_ref(), self.next_seed(), true)
-    }
-
-    /// [`Participant::find_work`] for a waiter: it steals other workers' forks and spawns only
-    /// while less than half of its stack is in use. Each job it helps with runs on top of its
-    /// frames and may wait and help in turn, so without this the nesting has no bound (it
-    /// reached 3 700 jobs on one thread, sleep/README.md, "How deep helping nests"). Deeper
-    /// down it still runs its own forks, spawns and mail and the injector's jobs, so every job
-    /// that waits for work only it may run, or that only thieves could reach, still gets it.
-    fn find_work_while_waiting(&self) -> Option<(JobRef, Taken)> {
-        self.registry().find_work(
-            self.index,
-            self.deque.as_ref(),
-            self.next_seed(),
-            crate::stack::roomy(),
-        )
+            .find_work(self.index, self.deque.as_ref(), self.next_seed())
     }
 
     /// Looks for work, spinning with growing pauses, for about [`SEARCH_SPIN`].
@@ -591,7 +576,7 @@ impl Participant {
                 if latch.probe() {
                     return;
                 }
-                if let Some(found) = self.find_work_while_waiting() {
+                if let Some(found) = self.find_work() {
                     break Some(found);
                 }
                 if self.run_home_mail_away() {

@@ -147,41 +147,11 @@ fn a_million_random_nested_tasks() {
 }
 
 fn run_stress() {
-    run_stress_in(&Pool::new(4).unwrap());
-}
-
-/// Small stacks for [`random_nested_tasks_on_small_stacks`]: an eighth of the default.
-const SMALL_STACK: usize = 4 << 20;
-
-/// The same trees on small stacks, the workers' and the caller's. Helping runs a stolen job on
-/// top of the waiter's frames, and that job may wait and help in turn: in the test above the
-/// nesting reached 2 500–3 700 jobs on one thread (6.5 MiB of stack in release builds, 18 MiB in
-/// debug builds), which overflowed these stacks (an abort) until a waiter stopped stealing once
-/// half of its stack is used (src/stack.rs).
-#[test]
-fn random_nested_tasks_on_small_stacks() {
-    std::thread::Builder::new()
-        .stack_size(SMALL_STACK)
-        .spawn(|| {
-            let pool = Pool::builder()
-                .threads(4)
-                .stack_size(SMALL_STACK)
-                .build()
-                .unwrap();
-            run_stress_in(&pool);
-        })
-        .unwrap()
-        .join()
-        .unwrap();
-}
-
-/// At least a million random nested tasks (more with THROTTLE_STRESS_TASKS) in `pool`, in
-/// batches under changing limits.
-fn run_stress_in(pool: &Pool) {
     let total: u64 = std::env::var("THROTTLE_STRESS_TASKS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
+    let pool = Pool::new(4).unwrap();
     let counter = AtomicU64::new(0);
     let mut done = 0;
     let mut seed = 0xDEAD_BEEF;
