@@ -484,7 +484,9 @@ impl Pool {
         if self.auto.is_on_fast() {
             let len = range.len();
             return self.remembered(len, move |way| match way {
-                Way::Serial => range.for_each(&f),
+                // In the pool's context (its slot, `current_num_threads`, nested forks), but
+                // one piece: no splitting.
+                Way::Serial => self.in_pool(|_| range.for_each(&f)),
                 Way::Parallel => self.in_pool(|p| for_range_in(p, range, block, &f)),
             });
         }
@@ -538,7 +540,9 @@ impl Pool {
         if self.auto.is_on_fast() {
             let len = range.len();
             return self.remembered(len, move |way| match way {
-                Way::Serial => range.fold(identity(), |acc, i| reduce(acc, map(i))),
+                Way::Serial => {
+                    self.in_pool(|_| range.fold(identity(), |acc, i| reduce(acc, map(i))))
+                }
                 Way::Parallel => {
                     self.in_pool(|p| map_reduce_in(p, range, block, &identity, &map, &reduce))
                 }
@@ -701,6 +705,7 @@ impl Pool {
     pub fn stats(&self) -> Stats {
         let mut s = self.registry.stats.snapshot();
         (s.controller_decisions, s.controller_last) = self.auto.decisions();
+        s.serial_calls = self.sites.serial_calls();
         s
     }
 }
@@ -765,9 +770,10 @@ impl Pool {
     }
 
     /// Auto mode's "if any at all": runs a loop of `len` indices the way its call site's
-    /// memory says is cheaper (serially on the calling thread, or in the pool) and records
-    /// what it cost. A serial run is plain code of the caller, as if it had written the loop
-    /// itself; it takes no run slot.
+    /// memory says is cheaper (serially on the calling thread, or split in the pool) and
+    /// records what it cost. A serial run still runs in the pool's context (`run` enters the
+    /// pool for both ways): it holds a run slot, `current_num_threads()` is this pool's, and a
+    /// `join` inside it forks in this pool.
     #[track_caller]
     fn remembered<R>(&self, len: usize, run: impl FnOnce(Way) -> R) -> R {
         self.remembered_at(std::panic::Location::caller(), len, run)
@@ -782,6 +788,9 @@ impl Pool {
         run: impl FnOnce(Way) -> R,
     ) -> R {
         let (way, timed) = self.sites.choose(site);
+        if way == Way::Serial {
+            self.sites.count_serial();
+        }
         if !timed {
             return run(way);
         }

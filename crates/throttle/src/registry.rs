@@ -28,6 +28,12 @@ impl SharedQueue {
         self.len.load(Ordering::Relaxed) == 0
     }
 
+    /// The number of queued jobs (a relaxed hint; the lock decides).
+    #[inline]
+    pub(crate) fn len_hint(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+
     fn push_back(&self, job: JobRef) {
         let mut q = lock(&self.jobs);
         q.push_back(job);

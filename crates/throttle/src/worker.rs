@@ -13,7 +13,7 @@ use crate::job::JobRef;
 use crate::latch::JobLatch;
 use crate::placement::Placement;
 use crate::registry::{Registry, Taken};
-use crate::sleep::{Parker, Wake};
+use crate::sleep::{Parker, WaitWake, Wake};
 use crate::stats::Counters;
 use crate::sync::{spin_over, Arc};
 use crate::trace::{EventKind, Span, TraceSlot, Tracer};
@@ -58,6 +58,9 @@ pub(crate) struct Participant {
     plain_left: Cell<u32>,
     /// `plain_left` when it was last set.
     plain_set: Cell<u32>,
+    /// The limit was 1 when the countdown was set: nobody else may run, so plain calls need
+    /// no reserve until the next look at the state word.
+    alone: Cell<bool>,
     /// Where a worker sleeps (see placement.rs); `None` for outside callers or when disabled.
     placement: Option<Placement>,
     /// The ring this thread records its timeline in (trace/); written only by this thread.
@@ -180,6 +183,7 @@ impl Participant {
             forks: Cell::new(0),
             plain_left: Cell::new(0),
             plain_set: Cell::new(0),
+            alone: Cell::new(false),
             placement: None,
             track: match index {
                 Some(i) => TraceSlot::Worker(i),
@@ -332,18 +336,19 @@ impl Participant {
         self.registry().stats.counters(self.index)
     }
 
-    /// True if this fork can run as a plain call: the thread already holds enough stealable
-    /// forks for thieves (or nobody else may run), and this is not the one fork in
+    /// True if this fork can run as a plain call: the thread holds at least [`RESERVE`]
+    /// stealable forks *right now* (or nobody else may run), and this is not the one fork in
     /// [`SHARE_EVERY`] that is made shareable anyway. Such a fork skips the limit and hunger
     /// checks, so both take effect at the thread's next shareable fork.
     ///
-    /// A countdown makes this one load, a test and a store: the reserve changes only when a
-    /// shareable fork is pushed or popped, or a thief steals one; the first two recompute the
-    /// countdown ([`Participant::rebudget`]), and a steal at worst leaves the countdown to run out.
+    /// The reserve is read live, at every fork (two loads of the deque's ends): once thieves
+    /// took a thread's older forks, its very next fork is shareable, so a stolen reserve never
+    /// leaves a fork private (`tests/waiting.rs`). The countdown only bounds how many plain
+    /// calls run between two looks at the state word.
     #[inline(always)]
     pub(crate) fn fork_privately(&self) -> bool {
         let n = self.plain_left.get();
-        if n > 0 {
+        if n > 0 && (self.alone.get() || self.reserve() >= RESERVE) {
             self.plain_left.set(n - 1);
             true
         } else {
@@ -351,26 +356,31 @@ impl Participant {
         }
     }
 
-    /// How many of this thread's forks another thread could take right now.
+    /// How many of this thread's forks another thread could take right now: a worker's deque
+    /// length; for an outside caller, its forks in the injector that it has not taken back,
+    /// but at most the injector's live length (a thief that takes one does not tell its owner).
     #[inline]
     fn reserve(&self) -> usize {
         match &self.deque {
             Some(d) => d.len(),
-            None => self.injected.get(),
+            None => self.injected.get().min(self.registry().injector.len_hint()),
         }
     }
 
-    /// Recomputes how many forks may run as plain calls, after the reserve changed.
+    /// Recomputes how many forks may run as plain calls, after a shareable fork was pushed or
+    /// taken back.
     #[inline]
     fn rebudget(&self) {
         self.settle_plain_forks();
-        let n = if self.registry().sleep.load().limit() == 1 {
+        let alone = self.registry().sleep.load().limit() == 1;
+        let n = if alone {
             SHARE_EVERY_ALONE - 1
         } else if self.reserve() >= RESERVE {
             SHARE_EVERY - 1
         } else {
             0
         };
+        self.alone.set(alone);
         self.plain_left.set(n);
         self.plain_set.set(n);
     }
@@ -616,23 +626,36 @@ impl Participant {
                 });
                 continue;
             }
-            // Nothing to help with: sleep until the latch is set, without a slot. Publishers
-            // cannot see latch sleepers, so after giving back the slot (a SeqCst RMW) we look for
-            // work once more (SeqCst loads): work published after our last search is either
-            // seen here, or its publisher saw our free slot and woke an idle worker.
+            // Nothing to help with: sleep without a slot until the latch is set, or until new
+            // work appears. The thread sleeps in the idle list, counted as sleeping, so a
+            // publisher wakes it for new work by the same rule as an idle worker (README.md,
+            // "Waiting threads are sleepers too"); the latch's setter unparks it.
             self.end_busy();
-            registry.release_slot();
-            // The thread's mail (a broadcast's share for it, here or in its home pool when it is
-            // away) also ends the sleep: its poster unparks this thread after posting.
-            if latch.probe() || !(registry.has_work() || home_has_mail()) {
-                let t0 = Instant::now();
-                latch.wait_asleep(&self.parker, home_has_mail);
-                self.trace_span_since(Span::JoinSleep, t0);
+            if registry.stats.enabled {
+                Counters::add(&self.counters().parks, 1);
             }
             let t0 = Instant::now();
-            if registry.wait_for_slot(&self.parker) {
-                self.add_limit_wait(t0);
-                self.trace_span_since(Span::LimitWait, t0);
+            let woke = registry.sleep.sleep_waiting(
+                &self.parker,
+                || latch.register_sleeper(&self.parker),
+                || latch.probe(),
+                || registry.has_work(),
+                home_has_mail,
+            );
+            self.trace_span_since(Span::JoinSleep, t0);
+            match woke {
+                WaitWake::Slot { searching } => {
+                    if searching {
+                        registry.sleep.transition_from_searching();
+                    }
+                }
+                WaitWake::NoSlot => {
+                    let t0 = Instant::now();
+                    if registry.wait_for_slot(&self.parker) {
+                        self.add_limit_wait(t0);
+                        self.trace_span_since(Span::LimitWait, t0);
+                    }
+                }
             }
             self.begin_busy();
         }

@@ -82,7 +82,8 @@ pub(crate) fn remembered<R: Send>(
         let pool = crate::global::global();
         if pool.remembers_call_sites() {
             return pool.remembered_at(site, len, |way| match way {
-                Way::Serial => run(Way::Serial),
+                // Both ways run in the pool's context (its slot, its `current_num_threads`).
+                Way::Serial => pool.install(|| run(Way::Serial)),
                 Way::Parallel => pool.install(|| run(Way::Parallel)),
             });
         }
