@@ -484,9 +484,8 @@ impl Pool {
         if self.auto.is_on_fast() {
             let len = range.len();
             return self.remembered(len, move |way| match way {
-                // In the pool's context (its slot, `current_num_threads`, nested forks), but
-                // one piece: no splitting.
-                Way::Serial => self.in_pool(|_| range.for_each(&f)),
+                // On the calling thread alone, but still belonging to this pool.
+                Way::Serial => crate::global::serial_in(self, || range.for_each(&f)),
                 Way::Parallel => self.in_pool(|p| for_range_in(p, range, block, &f)),
             });
         }
@@ -540,9 +539,9 @@ impl Pool {
         if self.auto.is_on_fast() {
             let len = range.len();
             return self.remembered(len, move |way| match way {
-                Way::Serial => {
-                    self.in_pool(|_| range.fold(identity(), |acc, i| reduce(acc, map(i))))
-                }
+                Way::Serial => crate::global::serial_in(self, || {
+                    range.fold(identity(), |acc, i| reduce(acc, map(i)))
+                }),
                 Way::Parallel => {
                     self.in_pool(|p| map_reduce_in(p, range, block, &identity, &map, &reduce))
                 }
@@ -771,9 +770,9 @@ impl Pool {
 
     /// Auto mode's "if any at all": runs a loop of `len` indices the way its call site's
     /// memory says is cheaper (serially on the calling thread, or split in the pool) and
-    /// records what it cost. A serial run still runs in the pool's context (`run` enters the
-    /// pool for both ways): it holds a run slot, `current_num_threads()` is this pool's, and a
-    /// `join` inside it forks in this pool.
+    /// records what it cost. A serial run is plain code on the calling thread (no run slot,
+    /// no set-up) that still belongs to this pool (`global::serial_in`):
+    /// `current_num_threads()` inside it is this pool's, and a `join` in it forks here.
     #[track_caller]
     fn remembered<R>(&self, len: usize, run: impl FnOnce(Way) -> R) -> R {
         self.remembered_at(std::panic::Location::caller(), len, run)

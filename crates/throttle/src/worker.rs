@@ -65,6 +65,11 @@ pub(crate) struct Participant {
     placement: Option<Placement>,
     /// The ring this thread records its timeline in (trace/); written only by this thread.
     track: TraceSlot,
+    /// The *thread number* this participant holds while it holds a run slot and someone asked
+    /// ([`Participant::thread_index`]); given back before the slot (see `Registry::numbers`).
+    number: Cell<Option<usize>>,
+    /// The number it held last (a caller asks for it again first).
+    last_number: Cell<usize>,
 }
 
 /// One fork in this many is made shareable even when the thread has forks in reserve. The
@@ -189,6 +194,8 @@ impl Participant {
                 Some(i) => TraceSlot::Worker(i),
                 None => registry.trace().claim_caller(),
             },
+            number: Cell::new(None),
+            last_number: Cell::new(index.unwrap_or(0)),
         }
     }
 
@@ -288,6 +295,7 @@ impl Participant {
         let same_pool = self.is_in(home_registry);
         if !same_pool {
             self.flush();
+            self.give_back_number();
             self.end_busy();
             self.registry().release_slot();
             home_registry.wait_for_slot(&home.parker);
@@ -299,6 +307,7 @@ impl Participant {
             }
         }
         if !same_pool {
+            home.give_back_number();
             home_registry.release_slot();
             self.registry().wait_for_slot(&self.parker);
             self.begin_busy();
@@ -326,6 +335,30 @@ impl Participant {
     /// This participant's worker index, or `None` for a caller from outside.
     pub(crate) fn index(&self) -> Option<usize> {
         self.index
+    }
+
+    /// The calling thread's number in `0..threads`, unique among the threads that hold a run
+    /// slot of this pool right now ([`crate::current_thread_index`]). Taken on first use while
+    /// the thread holds its slot (a worker asks for its own index first, a caller for the
+    /// number it had last), and kept until the thread gives back its slot. Must be called
+    /// with a slot held (every caller runs pool code, so it holds one).
+    pub(crate) fn thread_index(&self) -> usize {
+        if let Some(n) = self.number.get() {
+            return n;
+        }
+        let n = self.registry().take_number(self.last_number.get());
+        self.number.set(Some(n));
+        self.last_number.set(n);
+        n
+    }
+
+    /// Gives back the thread number, if this participant holds one; called before every
+    /// release of its run slot (so that numbers held never outnumber slots held).
+    #[inline]
+    pub(crate) fn give_back_number(&self) {
+        if let Some(n) = self.number.take() {
+            self.registry().give_back_number(n);
+        }
     }
 
     pub(crate) fn is_in(&self, registry: &Registry) -> bool {
@@ -461,6 +494,10 @@ impl Participant {
     /// stealable by the threads that keep running.
     pub(crate) fn pause_for_limit(&self) {
         let registry = self.registry();
+        if !registry.sleep.over_limit() {
+            return;
+        }
+        self.give_back_number();
         if registry.sleep.yield_if_over_limit() {
             self.end_busy();
             let t0 = Instant::now();
@@ -630,10 +667,8 @@ impl Participant {
             // work appears. The thread sleeps in the idle list, counted as sleeping, so a
             // publisher wakes it for new work by the same rule as an idle worker (README.md,
             // "Waiting threads are sleepers too"); the latch's setter unparks it.
+            self.give_back_number();
             self.end_busy();
-            if registry.stats.enabled {
-                Counters::add(&self.counters().parks, 1);
-            }
             let t0 = Instant::now();
             let woke = registry.sleep.sleep_waiting(
                 &self.parker,
@@ -665,6 +700,7 @@ impl Participant {
     /// the guard takes a slot again when dropped.
     pub(crate) fn suspend(&self) -> Suspended<'_> {
         self.flush();
+        self.give_back_number();
         self.end_busy();
         self.registry().release_slot();
         Suspended(self)
@@ -725,6 +761,7 @@ impl Participant {
 
     fn idle(&self, searching: bool) -> Wake {
         self.flush();
+        self.give_back_number();
         let registry = self.registry();
         if registry.stats.enabled {
             Counters::add(&self.counters().parks, 1);
@@ -752,6 +789,7 @@ impl Participant {
 impl Drop for Participant {
     fn drop(&mut self) {
         self.flush();
+        self.give_back_number();
         self.end_busy();
         if self.index.is_none() {
             let span = Span::Call;

@@ -207,3 +207,60 @@ fn a_workers_stolen_reserve_leaves_no_fork_private() {
         },
     );
 }
+
+/// rayon's promise for `current_thread_index`: `Some(i)`, `i < current_num_threads()`, on
+/// every thread that runs the pool's work (callers inside `install` included; they got `None`
+/// before, so `buffers[current_thread_index().unwrap()]` panicked), and no two threads running
+/// at the same instant share an index, also while several callers take part and the limit
+/// changes under them.
+#[test]
+fn thread_indices_are_unique_among_running_threads() {
+    let pool = Arc::new(Pool::new(3).unwrap());
+    let in_use: Arc<Vec<AtomicBool>> = Arc::new((0..3).map(|_| AtomicBool::new(false)).collect());
+    let done = Arc::new(AtomicBool::new(false));
+    let limits = {
+        let (pool, done) = (pool.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut k = 1;
+            while !done.load(Ordering::Relaxed) {
+                pool.set_concurrency(k).unwrap();
+                k = k % 3 + 1;
+                std::thread::sleep(Duration::from_micros(300));
+            }
+            pool.set_concurrency(3).unwrap();
+        })
+    };
+    let callers: Vec<_> = (0..4)
+        .map(|_| {
+            let (pool, in_use) = (pool.clone(), in_use.clone());
+            std::thread::spawn(move || {
+                for _ in 0..20 {
+                    let mine = pool.install(throttle::current_thread_index);
+                    assert!(
+                        mine.is_some_and(|i| i < 3),
+                        "caller inside install: {mine:?}"
+                    );
+                    pool.install(|| {
+                        throttle::for_range(0..2_000, |_| {
+                            let i = throttle::current_thread_index().expect("a pool thread");
+                            assert!(i < throttle::current_num_threads());
+                            assert!(
+                                !in_use[i].swap(true, Ordering::AcqRel),
+                                "two running threads have index {i}"
+                            );
+                            for _ in 0..50 {
+                                std::hint::spin_loop();
+                            }
+                            in_use[i].store(false, Ordering::Release);
+                        })
+                    });
+                }
+            })
+        })
+        .collect();
+    for c in callers {
+        c.join().unwrap();
+    }
+    done.store(true, Ordering::Relaxed);
+    limits.join().unwrap();
+}
