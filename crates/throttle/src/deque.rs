@@ -1,61 +1,220 @@
-//! A worker's pending forks: its owner pushes and pops at one end (newest first), other threads
-//! steal at the other end (oldest first: the biggest pieces of a recursion).
+//! A participant's pending forks: its owner pushes and pops at one end (newest first), other
+//! threads steal at the other end (oldest first: the biggest pieces of a recursion).
 //!
-//! This is crossbeam's Chase–Lev deque, the structure made for exactly this job: a push is two
-//! plain stores, a pop one fence, a steal one compare-exchange. crossbeam model-checks it with
-//! loom itself; under `--cfg loom` we substitute a locked `VecDeque` with the same semantics, so
-//! that our loom models explore the protocol *around* the deque (sleep/wake, latches, the
-//! limit) with every interleaving of pushes, pops and steals.
+//! A Chase–Lev deque (Chase and Lev, SPAA 2005) with the C11 orderings of Lê, Pop, Cohen and
+//! Zappa Nardelli (PPoPP 2013), over a fixed ring of [`CAPACITY`] slots. Written here rather
+//! than taken from crossbeam-deque because the scheduler needs two things that crate does not
+//! offer: the *positions* of items (every push gets the next index of an ever-growing count),
+//! and a steal that succeeds only if the oldest item was pushed at or after a given position
+//! ([`Stealer::steal_from`]). A thread waiting for a fork that a thief took helps only with
+//! what that thief pushed since it started the fork, which are exactly the fork's
+//! descendants; that is how helping stays isolated (`src/sleep/README.md`, "Isolated helping").
+//!
+//! A fixed ring needs no memory reclamation (the hard part of a growable deque): a push into a
+//! full ring fails and the fork runs as a plain call instead, which is what the scheduler does
+//! anyway while a thread holds enough stealable forks (`worker.rs`).
+//!
+//! Under `--cfg loom` a locked `VecDeque` with the same semantics and positions stands in, so
+//! that the loom models explore the protocol *around* the deque (sleep/wake, latches, the
+//! limit, isolated helping) with every interleaving of pushes, pops and steals.
+
+/// Slots per deque: 16 KiB of memory per participant. A thread pushes a fork only while it holds
+/// fewer than two stealable ones, or one fork in 64, so a deque this full means a recursion
+/// thousands of levels deep with every level's fork still pending.
+pub(crate) const CAPACITY: usize = 1024;
 
 #[cfg(not(loom))]
 mod imp {
-    use crossbeam_deque::Steal;
+    use super::CAPACITY;
+    use crate::job::JobRef;
+    use crossbeam_utils::CachePadded;
+    use std::sync::atomic::{fence, AtomicIsize, AtomicPtr, Ordering};
+    use std::sync::Arc;
+
+    /// One slot: a job's two words, each an atomic, so that a thief's read of a slot that the
+    /// owner is overwriting is a race on atomics (its result discarded by the failed
+    /// compare-exchange that must follow), never undefined behaviour.
+    struct Slot {
+        data: AtomicPtr<()>,
+        exec: AtomicPtr<()>,
+    }
+
+    struct Inner {
+        /// Index of the oldest item: advanced by thieves (and by the owner taking the last item)
+        /// with a compare-exchange.
+        top: CachePadded<AtomicIsize>,
+        /// Index one past the newest item: written only by the owner.
+        bottom: CachePadded<AtomicIsize>,
+        slots: Box<[Slot]>,
+    }
+
+    impl Inner {
+        fn slot(&self, i: isize) -> &Slot {
+            // `rem_euclid` of a power of two; indices never go negative in practice (2^63 pushes).
+            &self.slots[i.rem_euclid(CAPACITY as isize) as usize]
+        }
+
+        fn read(&self, i: isize) -> JobRef {
+            let s = self.slot(i);
+            // Relaxed: the Acquire load of `bottom` (thieves) or program order (owner) made the
+            // pusher's writes visible; a torn or stale read is discarded by the caller's CAS.
+            JobRef::from_raw(
+                s.data.load(Ordering::Relaxed),
+                s.exec.load(Ordering::Relaxed),
+            )
+        }
+    }
 
     /// The owner's end.
-    pub(crate) struct Worker<T>(crossbeam_deque::Worker<T>);
+    pub(crate) struct Worker(Arc<Inner>);
 
     /// Another thread's end.
-    pub(crate) struct Stealer<T>(crossbeam_deque::Stealer<T>);
+    pub(crate) struct Stealer(Arc<Inner>);
 
-    impl<T> Worker<T> {
+    impl Worker {
         pub(crate) fn new() -> Self {
-            Worker(crossbeam_deque::Worker::new_lifo())
+            let slots = (0..CAPACITY)
+                .map(|_| Slot {
+                    data: AtomicPtr::new(std::ptr::null_mut()),
+                    exec: AtomicPtr::new(std::ptr::null_mut()),
+                })
+                .collect();
+            Worker(Arc::new(Inner {
+                top: CachePadded::new(AtomicIsize::new(0)),
+                bottom: CachePadded::new(AtomicIsize::new(0)),
+                slots,
+            }))
         }
-        pub(crate) fn stealer(&self) -> Stealer<T> {
-            Stealer(self.0.stealer())
+
+        pub(crate) fn stealer(&self) -> Stealer {
+            Stealer(self.0.clone())
         }
+
+        /// Pushes `job` as the newest item; gives it back if the ring is full.
         #[inline(always)]
-        pub(crate) fn push(&self, value: T) {
-            self.0.push(value);
+        pub(crate) fn push(&self, job: JobRef) -> Result<(), JobRef> {
+            let d = &*self.0;
+            let b = d.bottom.load(Ordering::Relaxed);
+            // Acquire pairs with thieves' CAS on `top`: a slot is reused only after the steal
+            // that emptied it read it.
+            let t = d.top.load(Ordering::Acquire);
+            if b - t >= CAPACITY as isize {
+                return Err(job);
+            }
+            let (data, exec) = job.into_raw();
+            let s = d.slot(b);
+            s.data.store(data, Ordering::Relaxed);
+            s.exec.store(exec, Ordering::Relaxed);
+            // Release: the slot's contents before the new bottom; pairs with the Acquire load
+            // of `bottom` in `steal`.
+            d.bottom.store(b + 1, Ordering::Release);
+            Ok(())
         }
+
+        /// Takes the newest item, if any.
         #[inline(always)]
-        pub(crate) fn pop(&self) -> Option<T> {
-            self.0.pop()
+        pub(crate) fn pop(&self) -> Option<JobRef> {
+            let d = &*self.0;
+            let b = d.bottom.load(Ordering::Relaxed) - 1;
+            d.bottom.store(b, Ordering::Relaxed);
+            // SeqCst fence: orders our claim of slot `b` (the store above) before our read of
+            // `top`, against thieves' fence between their read of `top` and of `bottom`: of an
+            // owner and a thief racing for the last item, at least one sees the other.
+            fence(Ordering::SeqCst);
+            let t = d.top.load(Ordering::Relaxed);
+            if t > b {
+                // Empty.
+                d.bottom.store(b + 1, Ordering::Relaxed);
+                return None;
+            }
+            let job = d.read(b);
+            if t == b {
+                // The last item: race the thieves for it with their own compare-exchange.
+                let won = d
+                    .top
+                    .compare_exchange(t, t + 1, Ordering::SeqCst, Ordering::Relaxed)
+                    .is_ok();
+                d.bottom.store(b + 1, Ordering::Relaxed);
+                return won.then_some(job);
+            }
+            Some(job)
         }
+
+        /// Items in the deque (exact for the owner, up to concurrent steals).
         #[inline(always)]
         pub(crate) fn len(&self) -> usize {
-            self.0.len()
+            let d = &*self.0;
+            let b = d.bottom.load(Ordering::Relaxed);
+            let t = d.top.load(Ordering::Relaxed);
+            (b - t).max(0) as usize
+        }
+
+        /// The position the next push will take: what the owner pushes from now on has a
+        /// position at least this (its *mark*, see [`Stealer::steal_from`]).
+        #[inline]
+        pub(crate) fn next_position(&self) -> isize {
+            self.0.bottom.load(Ordering::Relaxed)
         }
     }
 
-    impl<T> Stealer<T> {
+    impl Stealer {
         /// Takes the oldest item; `None` if the deque is empty. Retries a steal that lost a race
         /// with another thief or the owner (one of them made progress, so this ends).
-        pub(crate) fn steal(&self) -> Option<T> {
+        pub(crate) fn steal(&self) -> Option<JobRef> {
+            self.steal_from(isize::MIN)
+        }
+
+        /// Takes the oldest item if it was pushed at position `mark` or later (see
+        /// [`Worker::next_position`]); `None` if there is no such item.
+        pub(crate) fn steal_from(&self, mark: isize) -> Option<JobRef> {
+            let d = &*self.0;
             loop {
-                match self.0.steal() {
-                    Steal::Success(v) => return Some(v),
-                    Steal::Empty => return None,
-                    Steal::Retry => std::hint::spin_loop(),
+                // Acquire pairs with other thieves' (and the owner's) CAS on `top`.
+                let t = d.top.load(Ordering::Acquire);
+                if t < mark {
+                    return None;
                 }
+                // SeqCst fence: pairs with the owner's fence in `pop` (see there).
+                fence(Ordering::SeqCst);
+                // Acquire pairs with the Release store of `bottom` in `push`: the slot's
+                // contents are visible.
+                let b = d.bottom.load(Ordering::Acquire);
+                if t >= b {
+                    return None;
+                }
+                let job = d.read(t);
+                // SeqCst like the owner's CAS for the last item. Success makes `job` ours: the
+                // slot could only have been overwritten after `top` moved past `t`.
+                if d.top
+                    .compare_exchange(t, t + 1, Ordering::SeqCst, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return Some(job);
+                }
+                std::hint::spin_loop();
             }
         }
+
+        /// True if the oldest item was pushed at position `mark` or later (a hint for a thread
+        /// deciding whether to sleep; the Acquire loads pair with the owner's and thieves'
+        /// writes as in `steal_from`, and the caller's own SeqCst fence comes before).
+        pub(crate) fn has_from(&self, mark: isize) -> bool {
+            let d = &*self.0;
+            let t = d.top.load(Ordering::Acquire);
+            let b = d.bottom.load(Ordering::Acquire);
+            t >= mark && t < b
+        }
+
+        /// True if the deque looks empty (a hint).
         pub(crate) fn is_empty(&self) -> bool {
-            self.0.is_empty()
+            let d = &*self.0;
+            let b = d.bottom.load(Ordering::Acquire);
+            let t = d.top.load(Ordering::Acquire);
+            b <= t
         }
     }
 
-    impl<T> std::fmt::Debug for Stealer<T> {
+    impl std::fmt::Debug for Stealer {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("Stealer")
         }
@@ -64,40 +223,73 @@ mod imp {
 
 #[cfg(loom)]
 mod imp {
+    use super::CAPACITY;
+    use crate::job::JobRef;
     use crate::sync::{lock, Arc, Mutex};
     use std::collections::VecDeque;
 
-    pub(crate) struct Worker<T>(Arc<Mutex<VecDeque<T>>>);
-    pub(crate) struct Stealer<T>(Arc<Mutex<VecDeque<T>>>);
+    /// The items and the position of the oldest one.
+    struct Inner {
+        items: VecDeque<JobRef>,
+        top: isize,
+    }
 
-    impl<T> Worker<T> {
+    pub(crate) struct Worker(Arc<Mutex<Inner>>);
+    pub(crate) struct Stealer(Arc<Mutex<Inner>>);
+
+    impl Worker {
         pub(crate) fn new() -> Self {
-            Worker(Arc::new(Mutex::new(VecDeque::new())))
+            Worker(Arc::new(Mutex::new(Inner {
+                items: VecDeque::new(),
+                top: 0,
+            })))
         }
-        pub(crate) fn stealer(&self) -> Stealer<T> {
+        pub(crate) fn stealer(&self) -> Stealer {
             Stealer(self.0.clone())
         }
-        pub(crate) fn push(&self, value: T) {
-            lock(&self.0).push_back(value);
+        pub(crate) fn push(&self, job: JobRef) -> Result<(), JobRef> {
+            let mut d = lock(&self.0);
+            if d.items.len() >= CAPACITY {
+                return Err(job);
+            }
+            d.items.push_back(job);
+            Ok(())
         }
-        pub(crate) fn pop(&self) -> Option<T> {
-            lock(&self.0).pop_back()
+        pub(crate) fn pop(&self) -> Option<JobRef> {
+            lock(&self.0).items.pop_back()
         }
         pub(crate) fn len(&self) -> usize {
-            lock(&self.0).len()
+            lock(&self.0).items.len()
+        }
+        pub(crate) fn next_position(&self) -> isize {
+            let d = lock(&self.0);
+            d.top + d.items.len() as isize
         }
     }
 
-    impl<T> Stealer<T> {
-        pub(crate) fn steal(&self) -> Option<T> {
-            lock(&self.0).pop_front()
+    impl Stealer {
+        pub(crate) fn steal(&self) -> Option<JobRef> {
+            self.steal_from(isize::MIN)
+        }
+        pub(crate) fn steal_from(&self, mark: isize) -> Option<JobRef> {
+            let mut d = lock(&self.0);
+            if d.top < mark {
+                return None;
+            }
+            let job = d.items.pop_front()?;
+            d.top += 1;
+            Some(job)
+        }
+        pub(crate) fn has_from(&self, mark: isize) -> bool {
+            let d = lock(&self.0);
+            d.top >= mark && !d.items.is_empty()
         }
         pub(crate) fn is_empty(&self) -> bool {
-            lock(&self.0).is_empty()
+            lock(&self.0).items.is_empty()
         }
     }
 
-    impl<T> std::fmt::Debug for Stealer<T> {
+    impl std::fmt::Debug for Stealer {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("Stealer")
         }
@@ -105,3 +297,119 @@ mod imp {
 }
 
 pub(crate) use imp::{Stealer, Worker};
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::job::JobRef;
+
+    /// Never run: the deque only moves jobs.
+    unsafe fn never(_: *const ()) {
+        unreachable!("a test job ran");
+    }
+
+    fn job(n: usize) -> JobRef {
+        // Distinct fake pointers (even, so untagged); never executed.
+        let exec: unsafe fn(*const ()) = never;
+        JobRef::from_raw((n * 8) as *mut (), exec as *mut ())
+    }
+
+    fn id(j: JobRef) -> usize {
+        j.into_raw().0 as usize / 8
+    }
+
+    #[test]
+    fn owner_pops_newest_thieves_steal_oldest() {
+        let w = Worker::new();
+        let s = w.stealer();
+        for n in 1..=4 {
+            w.push(job(n)).unwrap();
+        }
+        assert_eq!(w.len(), 4);
+        assert_eq!(s.steal().map(id), Some(1));
+        assert_eq!(w.pop().map(id), Some(4));
+        assert_eq!(s.steal().map(id), Some(2));
+        assert_eq!(w.pop().map(id), Some(3));
+        assert_eq!(w.pop().map(id), None);
+        assert_eq!(s.steal().map(id), None);
+        assert!(s.is_empty());
+    }
+
+    #[test]
+    fn steal_from_takes_only_items_at_or_after_the_mark() {
+        let w = Worker::new();
+        let s = w.stealer();
+        w.push(job(1)).unwrap();
+        let mark = w.next_position();
+        w.push(job(2)).unwrap();
+        w.push(job(3)).unwrap();
+        // The oldest item (1) is older than the mark: nothing may be taken.
+        assert_eq!(s.steal_from(mark).map(id), None);
+        assert_eq!(s.steal().map(id), Some(1));
+        assert_eq!(s.steal_from(mark).map(id), Some(2));
+        assert_eq!(s.steal_from(mark).map(id), Some(3));
+        assert_eq!(s.steal_from(mark).map(id), None);
+    }
+
+    #[test]
+    fn a_full_ring_refuses_and_wraps_around() {
+        let w = Worker::new();
+        let s = w.stealer();
+        for n in 0..CAPACITY {
+            w.push(job(n + 1)).unwrap();
+        }
+        assert!(w.push(job(9999)).is_err());
+        for round in 0..3 * CAPACITY {
+            assert_eq!(s.steal().map(id), Some(round + 1));
+            w.push(job(round + CAPACITY + 1)).unwrap();
+        }
+        assert_eq!(w.len(), CAPACITY);
+    }
+
+    /// Every item pushed is taken exactly once, by the owner or one of the thieves.
+    #[test]
+    fn concurrent_pops_and_steals_take_each_item_once() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Mutex;
+        let w = Worker::new();
+        let taken = Mutex::new(Vec::new());
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            for _ in 0..3 {
+                let s = w.stealer();
+                let (taken, done) = (&taken, &done);
+                scope.spawn(move || {
+                    let mut mine = Vec::new();
+                    while !done.load(Ordering::Acquire) || !s.is_empty() {
+                        if let Some(j) = s.steal() {
+                            mine.push(id(j));
+                        }
+                    }
+                    taken.lock().unwrap().extend(mine);
+                });
+            }
+            let mut mine = Vec::new();
+            for n in 1..=200_000 {
+                while w.push(job(n)).is_err() {
+                    if let Some(j) = w.pop() {
+                        mine.push(id(j));
+                    }
+                }
+                if n % 3 == 0 {
+                    if let Some(j) = w.pop() {
+                        mine.push(id(j));
+                    }
+                }
+            }
+            while let Some(j) = w.pop() {
+                mine.push(id(j));
+            }
+            done.store(true, Ordering::Release);
+            taken.lock().unwrap().extend(mine);
+        });
+        let mut all = taken.into_inner().unwrap();
+        all.sort_unstable();
+        assert_eq!(all.len(), 200_000, "an item was lost or taken twice");
+        assert!(all.iter().enumerate().all(|(i, &n)| n == i + 1));
+    }
+}

@@ -8,6 +8,10 @@ use std::panic::{self, AssertUnwindSafe};
 
 /// A pointer to a job and the function that runs it. Two `JobRef`s are the same job when their
 /// pointers are equal.
+///
+/// The pointer's lowest bit tags a *fork*: a [`StackJob`], whose [`JobLatch`] sits at its start
+/// (`#[repr(C)]`), so a thief can record itself in the latch before it runs the job
+/// ([`JobRef::fork_latch`]). Jobs are at least 8-byte aligned, so the bit is free.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct JobRef {
     pointer: *const (),
@@ -29,17 +33,52 @@ impl Eq for JobRef {}
 // another thread is sound.
 unsafe impl Send for JobRef {}
 
+/// The tag bit of a fork's pointer (see [`JobRef`]).
+const FORK_TAG: usize = 1;
+
 impl JobRef {
     /// # Safety
     /// `data` must stay valid until the job is executed (exactly once) or taken back by its owner
     /// and never executed.
     pub(crate) unsafe fn new<T: Job>(data: *const T) -> JobRef {
+        debug_assert_eq!(data as usize & FORK_TAG, 0, "jobs are aligned");
         JobRef {
             pointer: data.cast(),
             execute_fn: |p| {
-                // SAFETY: `p` came from a `*const T` in `new`, whose caller promised validity.
+                // SAFETY: `p` came from a `*const T` in `new` (untagged by `execute`), whose
+                // caller promised validity.
                 unsafe { T::execute(p.cast()) }
             },
+        }
+    }
+
+    /// The untagged pointer to the job.
+    fn untagged(self) -> *const () {
+        // `wrapping_byte_sub` keeps the pointer's provenance (the job's allocation).
+        self.pointer
+            .wrapping_byte_sub(self.pointer as usize & FORK_TAG)
+    }
+
+    /// The latch at the start of a fork, if this is one.
+    pub(crate) fn fork_latch(self) -> Option<*const JobLatch> {
+        (self.pointer as usize & FORK_TAG != 0).then(|| self.untagged().cast())
+    }
+
+    /// The job's two words, for a deque slot.
+    pub(crate) fn into_raw(self) -> (*mut (), *mut ()) {
+        (self.pointer.cast_mut(), self.execute_fn as *mut ())
+    }
+
+    /// A job from the two words [`JobRef::into_raw`] gave. For the deque, which keeps the words
+    /// in atomics; a pair read from a slot that was being overwritten is never executed (the
+    /// steal's compare-exchange fails and the pair is dropped).
+    pub(crate) fn from_raw(pointer: *mut (), execute: *mut ()) -> JobRef {
+        JobRef {
+            pointer,
+            // SAFETY: a fn pointer round-trips through a data pointer of the same size on every
+            // platform Rust supports; the pair is only executed if it came from `into_raw`
+            // unchanged (see above).
+            execute_fn: unsafe { std::mem::transmute::<*mut (), unsafe fn(*const ())>(execute) },
         }
     }
 
@@ -49,7 +88,7 @@ impl JobRef {
     /// The job must not have been executed or taken back before; see `JobRef::new`.
     pub(crate) unsafe fn execute(self) {
         // SAFETY: forwarded to the caller.
-        unsafe { (self.execute_fn)(self.pointer) }
+        unsafe { (self.execute_fn)(self.untagged()) }
     }
 }
 
@@ -91,7 +130,12 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     pub(crate) fn as_job_ref(&self) -> JobRef {
         // SAFETY: the owner (join, install) never returns before the job has run or been taken
         // back; that is the contract `JobRef::new` asks for.
-        unsafe { JobRef::new(self) }
+        let job = unsafe { JobRef::new(self) };
+        // Tagged as a fork: the latch is the first field (`#[repr(C)]`).
+        JobRef {
+            pointer: job.pointer.wrapping_byte_add(FORK_TAG),
+            ..job
+        }
     }
 
     /// Runs the closure on this thread (the job was never shared, or was taken back).

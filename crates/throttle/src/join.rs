@@ -49,7 +49,12 @@ where
     // SAFETY: `job_b` lives in this frame, and we return (or unwind) only after `take_fork`
     // returned true or its latch is set (`wait_until` below): nothing between here and there
     // can unwind, because `a` runs under `catch_unwind`.
-    unsafe { p.push_fork(job_ref) };
+    if !unsafe { p.push_fork(job_ref) } {
+        // The deque is full (thousands of forks pending): a plain call.
+        let ra = a(p);
+        // SAFETY: the job was never published.
+        return (ra, unsafe { job_b.run_inline() });
+    }
     let ra = panic::catch_unwind(AssertUnwindSafe(|| a(p)));
     if p.take_fork(job_ref) {
         let ra = match ra {
@@ -61,8 +66,8 @@ where
         let rb = unsafe { job_b.run_inline() };
         return (ra, rb);
     }
-    // Another thread runs (or ran) `b`: wait for it, helping meanwhile.
-    p.wait_until(&job_b.latch);
+    // Another thread runs (or ran) `b`: wait for it, helping only with its descendants.
+    p.wait_for_fork(&job_b.latch);
     let rb = job_b.into_thread_result();
     match (ra, rb) {
         (Ok(ra), Ok(rb)) => (ra, rb),

@@ -9,7 +9,7 @@
 //! it sees `SET`.
 
 use crate::sleep::Parker;
-use crate::sync::{Arc, AtomicU32, Ordering};
+use crate::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use std::cell::UnsafeCell;
 
 const UNSET: u32 = 0;
@@ -20,8 +20,34 @@ const SET: u32 = 2;
 pub(crate) struct JobLatch {
     state: AtomicU32,
     /// Whom to unpark. Written by the owner only while the state is `UNSET`, before its
-    /// `UNSET → SLEEPING` exchange; read by the setter only after it saw `SLEEPING`.
+    /// `UNSET → SLEEPING` exchange; read by the setter (and by a thief recording itself) only
+    /// after it saw `SLEEPING`.
     owner: UnsafeCell<Option<Arc<Parker>>>,
+    /// For a fork: who took it from a queue and runs it ([`JobLatch::thief`]): 0 while not
+    /// recorded, `i + 1` for worker `i`, [`NO_DEQUE`] for a thread without a deque.
+    thief: AtomicU32,
+    /// For a fork: the thief's next deque position when it started the job. Until the job
+    /// ends, everything the thief pushes from that position on descends from the job.
+    mark: AtomicU64,
+}
+
+/// [`JobLatch::thief`]'s code for a thread that has no deque (an outside caller).
+const NO_DEQUE: u32 = u32::MAX;
+
+/// Who runs a stolen fork.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Thief {
+    /// Not recorded yet (the fork was not taken, or its thief is about to record itself).
+    Unknown,
+    /// Worker `index`, which started the fork when its deque's next position was `mark`.
+    Worker {
+        /// The worker's index.
+        index: usize,
+        /// Its deque position when it started the fork.
+        mark: isize,
+    },
+    /// A thread without a deque: nothing of the fork's is stealable from it.
+    NoDeque,
 }
 
 impl JobLatch {
@@ -29,6 +55,51 @@ impl JobLatch {
         JobLatch {
             state: AtomicU32::new(UNSET),
             owner: UnsafeCell::new(None),
+            thief: AtomicU32::new(0),
+            mark: AtomicU64::new(0),
+        }
+    }
+
+    /// Records the thread about to run this fork (`worker`: its index and next deque position,
+    /// or `None` for a thread without a deque), and wakes the owner if it already sleeps on the
+    /// latch, so that it can look at the thief's deque (isolated helping, sleep/README.md).
+    ///
+    /// # Safety
+    /// `this` must be a live fork that the caller took from a queue and has not run yet.
+    pub(crate) unsafe fn record_thief(this: *const JobLatch, worker: Option<(usize, isize)>) {
+        // SAFETY: live until the job runs (caller's contract), and we run it after this.
+        let latch = unsafe { &*this };
+        let code = match worker {
+            Some((index, mark)) => {
+                latch.mark.store(mark as u64, Ordering::Relaxed);
+                index as u32 + 1
+            }
+            None => NO_DEQUE,
+        };
+        // SeqCst, then the SeqCst load of the state: pairs with the owner's registration
+        // (SLEEPING) followed by its SeqCst read of `thief` in `sleep_for_fork`: either the owner
+        // sees us recorded, or we see it asleep and unpark it. Release also publishes `mark`.
+        latch.thief.store(code, Ordering::SeqCst);
+        if latch.state.load(Ordering::SeqCst) == SLEEPING {
+            // SAFETY: SLEEPING means the owner wrote `owner` before its Release exchange, which
+            // our SeqCst load synchronizes with; nobody writes it again before the job ends
+            // (only the setter takes it, and the setter is this thread, later).
+            if let Some(owner) = unsafe { (*latch.owner.get()).as_ref() } {
+                owner.unpark_thread();
+            }
+        }
+    }
+
+    /// Who runs this fork, as far as recorded. SeqCst: see [`JobLatch::record_thief`].
+    pub(crate) fn thief(&self) -> Thief {
+        match self.thief.load(Ordering::SeqCst) {
+            0 => Thief::Unknown,
+            NO_DEQUE => Thief::NoDeque,
+            code => Thief::Worker {
+                index: (code - 1) as usize,
+                // Written before the SeqCst store of `thief` that we just read.
+                mark: self.mark.load(Ordering::Relaxed) as isize,
+            },
         }
     }
 
@@ -55,12 +126,13 @@ impl JobLatch {
             // `owner` now; a setter that sets the latch meanwhile never touches `owner` on that
             // path.
             unsafe { *self.owner.get() = Some(me.clone()) };
-            // Release publishes the write of `owner` to the setter, whose Acquire load of
-            // SLEEPING pairs with it; Acquire on failure pairs with the setter's Release (the
-            // result is ready).
+            // Release (as part of SeqCst) publishes the write of `owner` to the setter, whose
+            // Acquire load of SLEEPING pairs with it; SeqCst also orders it before the owner's
+            // read of `thief` (see `record_thief`). Acquire on failure pairs with the setter's
+            // Release (the result is ready).
             if self
                 .state
-                .compare_exchange(UNSET, SLEEPING, Ordering::Release, Ordering::Acquire)
+                .compare_exchange(UNSET, SLEEPING, Ordering::SeqCst, Ordering::Acquire)
                 .is_err()
             {
                 // Already SET: the setter took the UNSET → SET path and never read `owner`.

@@ -23,11 +23,7 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 }
 
 /// A registry of two workers, with the owner ends of their deques.
-fn two_workers() -> (
-    Arc<Registry>,
-    crate::deque::Worker<crate::job::JobRef>,
-    crate::deque::Worker<crate::job::JobRef>,
-) {
+fn two_workers() -> (Arc<Registry>, crate::deque::Worker, crate::deque::Worker) {
     let (registry, mut deques) = Registry::new(2, false);
     let d1 = deques.pop().expect("two deques");
     let d0 = deques.pop().expect("two deques");
@@ -100,6 +96,56 @@ fn a_pushed_fork_reaches_a_sleeping_worker() {
                 }
             },
             |_| b_ran.store(true, Ordering::SeqCst),
+        );
+        registry.release_slot();
+        drop(current);
+        registry.terminate();
+        worker.join().unwrap();
+    });
+}
+
+/// Isolated helping with the real wait path: worker 0's fork is stolen by worker 1 (the real
+/// worker loop), which inside it forks `set` and then waits until `set` has run. Only worker 0
+/// can run it, by helping with its stolen fork's descendants, and it may be spinning, going to
+/// sleep, or asleep (registered with its thief) when `set` is pushed. A wake-up lost between
+/// the thief's push and the owner's sleep would leave both spinning or parked forever, which
+/// loom reports.
+#[test]
+fn a_waiting_owner_helps_its_thief_with_descendants() {
+    model(|| {
+        let (registry, d0, d1) = two_workers();
+        let r = registry.clone();
+        let worker = thread::spawn(move || worker_main(r, 1, d1, None));
+        let me = Participant::new(
+            &registry,
+            Some(0),
+            Arc::new(Parker::for_current_thread()),
+            Some(d0),
+        );
+        let current = me.enter();
+        assert!(registry.sleep.try_activate());
+        let started = AtomicBool::new(false);
+        join_shareable(
+            &me,
+            |_| {
+                // Let worker 1 take the second half, so that we wait for it.
+                while !started.load(Ordering::SeqCst) {
+                    thread::yield_now();
+                }
+            },
+            |q| {
+                started.store(true, Ordering::SeqCst);
+                let set = AtomicBool::new(false);
+                join_shareable(
+                    q,
+                    |_| {
+                        while !set.load(Ordering::SeqCst) {
+                            thread::yield_now();
+                        }
+                    },
+                    |_| set.store(true, Ordering::SeqCst),
+                );
+            },
         );
         registry.release_slot();
         drop(current);

@@ -15,9 +15,12 @@ use std::collections::VecDeque;
 /// A queue of shared jobs. Shares are rare (a fork is shared only when a thread is hungry), so a
 /// short mutex is cheaper overall than a lock-free deque's fences on every fork; `len` lets
 /// thieves skip empty queues without locking.
+///
+/// Each job carries a *tag*: the address of the scope that spawned it (0 for other jobs), so
+/// that a scope's owner can find its own scope's spawns while it waits (isolated helping).
 #[derive(Debug, Default)]
 pub(crate) struct SharedQueue {
-    jobs: Mutex<VecDeque<JobRef>>,
+    jobs: Mutex<VecDeque<(JobRef, usize)>>,
     len: AtomicUsize,
 }
 
@@ -34,9 +37,9 @@ impl SharedQueue {
         self.len.load(Ordering::Relaxed)
     }
 
-    fn push_back(&self, job: JobRef) {
+    fn push_back(&self, job: JobRef, tag: usize) {
         let mut q = lock(&self.jobs);
-        q.push_back(job);
+        q.push_back((job, tag));
         self.len.store(q.len(), Ordering::Relaxed);
     }
 
@@ -47,14 +50,14 @@ impl SharedQueue {
         let mut q = lock(&self.jobs);
         let job = if back { q.pop_back() } else { q.pop_front() };
         self.len.store(q.len(), Ordering::Relaxed);
-        job
+        job.map(|(job, _)| job)
     }
 
     /// Removes `job` if it is still queued (its owner takes it back). Searches from the back,
     /// where a fork's owner's most recent share sits.
     fn remove(&self, job: JobRef) -> bool {
         let mut q = lock(&self.jobs);
-        match q.iter().rposition(|j| *j == job) {
+        match q.iter().rposition(|(j, _)| *j == job) {
             Some(pos) => {
                 q.remove(pos);
                 self.len.store(q.len(), Ordering::Relaxed);
@@ -63,6 +66,27 @@ impl SharedQueue {
             None => false,
         }
     }
+
+    /// Removes the newest job tagged `tag`, if any.
+    fn take_tagged(&self, tag: usize) -> Option<JobRef> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut q = lock(&self.jobs);
+        let pos = q.iter().rposition(|(_, t)| *t == tag)?;
+        let (job, _) = q.remove(pos)?;
+        self.len.store(q.len(), Ordering::Relaxed);
+        Some(job)
+    }
+}
+
+/// Threads asleep waiting for a fork that one worker runs (see `Registry::fork_waiters`).
+#[derive(Debug, Default)]
+pub(crate) struct ForkWaiters {
+    /// Their number, readable without the lock: the worker's push path reads it (one load of
+    /// a line only waiters write).
+    count: AtomicUsize,
+    list: Mutex<Vec<Arc<Parker>>>,
 }
 
 /// Where `find_work` found a job.
@@ -96,7 +120,7 @@ impl Taken {
 pub(crate) struct Registry {
     pub(crate) sleep: Sleep,
     /// The thieves' ends of the workers' deques of pending forks.
-    stealers: Box<[CachePadded<Stealer<JobRef>>]>,
+    stealers: Box<[CachePadded<Stealer>]>,
     /// One queue per worker: the jobs spawned on it (scope spawns).
     queues: Box<[CachePadded<SharedQueue>]>,
     /// Forks of callers from outside the pool, their spawns, and injected calls.
@@ -114,6 +138,10 @@ pub(crate) struct Registry {
     queued: CachePadded<AtomicUsize>,
     pub(crate) stats: Collector,
     threads: usize,
+    /// Per worker: threads asleep waiting for a fork that this worker runs (isolated helping:
+    /// they can help only with what it pushes, so it wakes one when it pushes and nobody else
+    /// would take the work; sleep/README.md, "Isolated helping").
+    fork_waiters: Box<[CachePadded<ForkWaiters>]>,
     /// Thread numbers in use (`current_thread_index`): `numbers[i]` is true while some slot
     /// holder holds number `i`. A participant takes a number only while it holds a run slot,
     /// and gives it back *before* it gives back the slot, so at most `active ≤ threads`
@@ -126,7 +154,7 @@ impl Registry {
     /// A registry for `threads` workers, and the owner ends of their deques (one per worker, in
     /// index order, to be moved to the worker threads).
     #[cfg(loom)]
-    pub(crate) fn new(threads: usize, stats: bool) -> (Registry, Vec<Worker<JobRef>>) {
+    pub(crate) fn new(threads: usize, stats: bool) -> (Registry, Vec<Worker>) {
         Registry::with_trace_capacity(threads, stats, crate::trace::DEFAULT_CAPACITY)
     }
 
@@ -135,8 +163,8 @@ impl Registry {
         threads: usize,
         stats: bool,
         capacity: usize,
-    ) -> (Registry, Vec<Worker<JobRef>>) {
-        let deques: Vec<Worker<JobRef>> = (0..threads).map(|_| Worker::new()).collect();
+    ) -> (Registry, Vec<Worker>) {
+        let deques: Vec<Worker> = (0..threads).map(|_| Worker::new()).collect();
         let registry = Registry {
             sleep: Sleep::with_tracer(threads, Tracer::new(threads, capacity)),
             stealers: deques
@@ -151,6 +179,7 @@ impl Registry {
             stats: Collector::new(threads, stats),
             threads,
             numbers: Mutex::new(vec![false; threads]),
+            fork_waiters: (0..threads).map(|_| CachePadded::default()).collect(),
         };
         (registry, deques)
     }
@@ -176,7 +205,12 @@ impl Registry {
 
     /// Publishes `job` in `queue` and wakes a sleeper if nobody would otherwise see it.
     pub(crate) fn publish(&self, queue: &SharedQueue, job: JobRef) {
-        queue.push_back(job);
+        self.publish_tagged(queue, job, 0);
+    }
+
+    /// [`Registry::publish`] for a scope's spawn, tagged with the scope's address.
+    pub(crate) fn publish_tagged(&self, queue: &SharedQueue, job: JobRef, tag: usize) {
+        queue.push_back(job, tag);
         // SeqCst: pairs with the state-word RMW in `Sleep::sleep_idle` followed by its SeqCst
         // re-check of `queued` (see README: either we see the sleeper, or it sees our job).
         self.queued.fetch_add(1, Ordering::SeqCst);
@@ -185,15 +219,20 @@ impl Registry {
         }
     }
 
-    /// Called by a worker right after it pushed a fork on its deque: wakes a sleeper if nobody
-    /// searches and a slot is free. `notify_work`'s fence orders the push before its load of the
+    /// Called by worker `index` right after it pushed a fork on its deque: wakes a sleeper if
+    /// nobody searches and a slot is free, else a thread waiting for a fork it runs. `notify_work`'s fence orders the push before its load of the
     /// state word; a sleeper re-checks every deque after its own fence (sleep/README.md).
     /// Returns the state it read, for the caller's limit check.
     #[inline]
-    pub(crate) fn after_push(&self) -> State {
+    pub(crate) fn after_push(&self, index: usize) -> State {
         let (state, woke) = self.sleep.notify_work_state();
-        if woke && self.stats.enabled {
-            Counters::add(&self.stats.outside.wakeups, 1);
+        if woke {
+            if self.stats.enabled {
+                Counters::add(&self.stats.outside.wakeups, 1);
+            }
+        } else if state.searching() == 0 {
+            // Nobody idle could take it: a thread waiting for a fork we run can.
+            self.wake_fork_waiter(index);
         }
         state
     }
@@ -219,7 +258,7 @@ impl Registry {
     pub(crate) fn find_work(
         &self,
         me: Option<usize>,
-        own: Option<&Worker<JobRef>>,
+        own: Option<&Worker>,
         seed: u64,
     ) -> Option<(JobRef, Taken)> {
         if let Some(job) = own.and_then(Worker::pop) {
@@ -270,6 +309,70 @@ impl Registry {
             }
         }
         None
+    }
+
+    /// Takes a job spawned by the scope tagged `tag` from any queue (the thread's own first),
+    /// for that scope's owner while it waits. Locks only queues that look non-empty.
+    pub(crate) fn take_scope_spawn(&self, me: Option<usize>, tag: usize) -> Option<JobRef> {
+        let own = me.map_or(&*self.injector, |i| &*self.queues[i]);
+        let queues = std::iter::once(own)
+            .chain(std::iter::once(&*self.injector))
+            .chain(self.queues.iter().map(|q| &**q));
+        for q in queues {
+            if let Some(job) = q.take_tagged(tag) {
+                // SeqCst like every change of `queued` (sleep/README.md).
+                self.queued.fetch_sub(1, Ordering::SeqCst);
+                return Some(job);
+            }
+        }
+        None
+    }
+
+    /// Worker `index`'s deque, for a thread waiting for a fork that `index` runs.
+    pub(crate) fn stealer(&self, index: usize) -> &Stealer {
+        &self.stealers[index]
+    }
+
+    /// Registers `me` as asleep waiting for a fork that worker `thief` runs. The SeqCst count
+    /// change, then the caller's SeqCst fence and look at the thief's deque, is the waiter's
+    /// half of the handshake with [`Registry::wake_fork_waiter`].
+    pub(crate) fn register_fork_waiter(&self, thief: usize, me: &Arc<Parker>) {
+        let w = &self.fork_waiters[thief];
+        lock(&w.list).push(me.clone());
+        w.count.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Removes `me` from worker `thief`'s waiters if a wake-up did not remove it already.
+    pub(crate) fn deregister_fork_waiter(&self, thief: usize, me: &Arc<Parker>) {
+        let w = &self.fork_waiters[thief];
+        let mut list = lock(&w.list);
+        if let Some(pos) = list.iter().position(|p| Arc::ptr_eq(p, me)) {
+            list.swap_remove(pos);
+            w.count.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Called by worker `index` after it pushed a fork that no idle worker was woken for:
+    /// wakes one thread asleep waiting for a fork this worker runs (it can help with the new
+    /// one, which descends from it). The caller's push and SeqCst fence (in
+    /// `Sleep::notify_work_state`) come before this SeqCst load.
+    #[inline]
+    pub(crate) fn wake_fork_waiter(&self, index: usize) {
+        let w = &self.fork_waiters[index];
+        if w.count.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let waiter = {
+            let mut list = lock(&w.list);
+            let waiter = list.pop();
+            if waiter.is_some() {
+                w.count.fetch_sub(1, Ordering::SeqCst);
+            }
+            waiter
+        };
+        if let Some(p) = waiter {
+            p.unpark_thread();
+        }
     }
 
     /// Takes a free thread number, `preferred` if it is free (see the field `numbers`).
@@ -328,7 +431,7 @@ impl Registry {
     /// # Safety
     /// `job` must stay valid until it ran; a posted job is run exactly once, by worker `index`.
     pub(crate) unsafe fn post(&self, index: usize, job: JobRef) {
-        self.mail[index].push_back(job);
+        self.mail[index].push_back(job, 0);
         // The parker is read under its lock after the push: a worker that registers later
         // looks for mail after registering (the lock orders our push before its look).
         let parker = lock(&self.parkers[index]).clone();
@@ -353,7 +456,7 @@ impl Registry {
 pub(crate) fn worker_main(
     registry: Arc<Registry>,
     index: usize,
-    deque: Worker<JobRef>,
+    deque: Worker,
     placement: Option<Placement>,
 ) {
     registry.stats.record_tid(index);

@@ -19,6 +19,9 @@ pub struct Scope<'scope> {
     registry: *const Registry,
     /// Tasks not yet finished, plus one for the scope body.
     pending: AtomicUsize,
+    /// Tasks spawned but not started yet: while some are, the scope's owner looks for them
+    /// (queued with the scope's address as their tag) when it waits.
+    unstarted: AtomicUsize,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
     latch: JobLatch,
     /// Invariant in `'scope`, like rayon's: spawned closures may borrow exactly `'scope`.
@@ -57,6 +60,7 @@ impl<'scope> Scope<'scope> {
         F: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
         self.pending.fetch_add(1, Ordering::Relaxed);
+        self.unstarted.fetch_add(1, Ordering::Relaxed);
         let ptr = ScopePtr(self);
         let run = move || {
             let ptr = ptr;
@@ -64,6 +68,7 @@ impl<'scope> Scope<'scope> {
                 // SAFETY: the scope is alive until `pending` reaches zero, which needs this
                 // job's `job_done` below; the reference ends before that call.
                 let scope = unsafe { &*ptr.0 };
+                scope.unstarted.fetch_sub(1, Ordering::Relaxed);
                 if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| task(scope))) {
                     scope.record_panic(p);
                 }
@@ -81,10 +86,16 @@ impl<'scope> Scope<'scope> {
         let job = unsafe { HeapJob::into_job_ref(run) };
         // SAFETY: see the `Send` impl: the registry outlives the scope.
         let registry = unsafe { &*self.registry };
+        let tag = self.tag();
         Participant::with_current(|p| match p {
-            Some(p) if p.is_in(registry) => p.publish(job),
-            _ => registry.publish(&registry.injector, job),
+            Some(p) if p.is_in(registry) => p.publish_tagged(job, tag),
+            _ => registry.publish_tagged(&registry.injector, job, tag),
         });
+    }
+
+    /// The tag of this scope's spawns in the pool's queues: its address.
+    fn tag(&self) -> usize {
+        self as *const Scope<'scope> as usize
     }
 
     fn record_panic(&self, payload: Box<dyn Any + Send>) {
@@ -121,6 +132,7 @@ where
     let scope = Scope {
         registry: p.registry(),
         pending: AtomicUsize::new(1),
+        unstarted: AtomicUsize::new(0),
         panic: Mutex::new(None),
         latch: JobLatch::new(),
         _marker: PhantomData,
@@ -128,7 +140,7 @@ where
     let result = panic::catch_unwind(AssertUnwindSafe(|| body(&scope)));
     // SAFETY: `scope` lives in this frame until after the wait below; the body's one call.
     unsafe { Scope::job_done(&scope) };
-    p.wait_until(&scope.latch);
+    p.wait_for_scope(&scope.latch, &scope.unstarted, scope.tag());
     if let Some(payload) = lock(&scope.panic).take() {
         panic::resume_unwind(payload);
     }

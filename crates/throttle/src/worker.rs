@@ -10,12 +10,12 @@
 
 use crate::deque::Worker;
 use crate::job::JobRef;
-use crate::latch::JobLatch;
+use crate::latch::{JobLatch, Thief};
 use crate::placement::Placement;
 use crate::registry::{Registry, Taken};
 use crate::sleep::{Parker, WaitWake, Wake};
 use crate::stats::Counters;
-use crate::sync::{spin_over, Arc};
+use crate::sync::{spin_over, Arc, AtomicUsize, Ordering};
 use crate::trace::{EventKind, Span, TraceSlot, Tracer};
 use std::cell::Cell;
 use std::ptr;
@@ -27,11 +27,15 @@ thread_local! {
     /// On a worker thread, the worker's own participant (its *home*), for the thread's whole
     /// life, also while it works for another pool: mail posted to it must reach it there.
     static HOME: Cell<*const Participant> = const { Cell::new(ptr::null()) };
+    /// Jobs this thread runs on its stack while it waits for something (nested helps), in
+    /// any pool.
+    static HELP_DEPTH: Cell<u32> = const { Cell::new(0) };
 }
 #[cfg(loom)]
 loom::thread_local! {
     static CURRENT: Cell<*const Participant> = Cell::new(ptr::null());
     static HOME: Cell<*const Participant> = Cell::new(ptr::null());
+    static HELP_DEPTH: Cell<u32> = Cell::new(0);
 }
 
 /// A thread's membership in one pool.
@@ -41,7 +45,7 @@ pub(crate) struct Participant {
     parker: Arc<Parker>,
     /// A worker's pending forks (thieves reach them through the registry's stealers). Outside
     /// callers have none: their forks go to the registry's injector.
-    deque: Option<Worker<JobRef>>,
+    deque: Option<Worker>,
     /// An outside caller's forks in the injector that it has not taken back yet.
     injected: Cell<usize>,
     /// `forks` at the last flush to the counters.
@@ -94,6 +98,42 @@ const SEARCH_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
 /// join whose halves end close together, such as each frame of a game loop.
 const WAIT_SPIN: std::time::Duration = std::time::Duration::from_micros(100);
 
+/// How a waiting thread may help (see `Participant::wait_loop`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum WaitKind<'a> {
+    /// Waiting for its own fork: only the fork's descendants, from its thief's deque.
+    Fork,
+    /// Waiting for a scope: its own spawns not started yet (`unstarted` counts them; they are
+    /// queued tagged `tag`), and any other work if `helps`.
+    Scope {
+        /// Spawns of the scope not started yet (a hint: the queues decide).
+        unstarted: &'a AtomicUsize,
+        /// The scope's tag in the queues.
+        tag: usize,
+        /// Whether the thread may run other work too.
+        helps: bool,
+    },
+    /// Waiting for a broadcast: any work if `helps`, else nothing.
+    Any {
+        /// Whether the thread may run other work.
+        helps: bool,
+    },
+}
+
+/// How many helped jobs a worker thread may have on its stack at once and still take work of
+/// *any* origin in a scope's or broadcast's wait. Each such job can hold a whole subtree of
+/// another computation, so this bounds the stack (a 32 MiB worker stack holds 64 paths of
+/// any reasonable recursion). Past it the thread runs only its own forks and its scope's own
+/// spawns. A bound is a trade: the pool's spawned work needs some worker to run it, and a
+/// worker at the bound that waits in another pool does not; every other worker would have to
+/// be at the bound too for that work to wait (`tests/stress.rs` nests three pools at random).
+const MAX_STRANGER_HELP: u32 = 64;
+
+/// A bound on all helped jobs on one stack, descendants included. Descendant helping is bounded
+/// by the depth of the fork's tree already (each helped job is deeper than the last); this is a
+/// safety net far above any real recursion.
+const MAX_HELP: u32 = 4096;
+
 /// A thread keeps at least this many stealable forks before it lets forks run as plain calls, so
 /// a hungry thread always finds something to take.
 const RESERVE: usize = 2;
@@ -125,6 +165,27 @@ pub(crate) fn with_home<R>(f: impl FnOnce(Option<&Participant>) -> R) -> R {
     // participant outlives its guard (both live in `worker_main`'s frame, the participant
     // declared first); every job runs inside that frame.
     f(unsafe { p.as_ref() })
+}
+
+/// True if the calling thread is some pool's worker thread.
+fn on_worker_thread() -> bool {
+    HOME.with(|h| !h.get().is_null())
+}
+
+/// Counts one helped job on this thread's stack until dropped (also on unwinding).
+struct HelpDepth(());
+
+impl HelpDepth {
+    fn enter() -> HelpDepth {
+        HELP_DEPTH.with(|d| d.set(d.get() + 1));
+        HelpDepth(())
+    }
+}
+
+impl Drop for HelpDepth {
+    fn drop(&mut self) {
+        HELP_DEPTH.with(|d| d.set(d.get() - 1));
+    }
 }
 
 /// True if the calling thread is a worker with mail waiting (see `Registry::post`).
@@ -173,7 +234,7 @@ impl Participant {
         registry: &Registry,
         index: Option<usize>,
         parker: Arc<Parker>,
-        deque: Option<Worker<JobRef>>,
+        deque: Option<Worker>,
     ) -> Self {
         Participant {
             registry,
@@ -426,21 +487,23 @@ impl Participant {
             .set(self.forks.get().wrapping_add(u64::from(done)));
     }
 
-    /// Makes a fork's second half stealable: from here on any thread may run it.
+    /// Makes a fork's second half stealable: from here on any thread may run it. Returns false
+    /// (and does nothing) if the thread's deque is full: the fork then runs as a plain call.
     ///
     /// # Safety
-    /// `job` must stay valid until it ran (its latch is set) or [`Participant::take_fork`]
-    /// returned true for it.
+    /// If it returns true, `job` must stay valid until it ran (its latch is set) or
+    /// [`Participant::take_fork`] returned true for it.
     #[inline]
-    pub(crate) unsafe fn push_fork(&self, job: JobRef) {
-        self.forks.set(self.forks.get().wrapping_add(1));
-        self.pushed.set(self.pushed.get() + 1);
+    pub(crate) unsafe fn push_fork(&self, job: JobRef) -> bool {
         let registry = self.registry();
         let state = match &self.deque {
             Some(d) => {
-                d.push(job);
+                if d.push(job).is_err() {
+                    // Full: thousands of this thread's forks wait stealable already.
+                    return false;
+                }
                 // The fork is visible to thieves: tell a sleeper if one could take it.
-                registry.after_push()
+                registry.after_push(self.index.unwrap_or(0))
             }
             None => {
                 self.injected.set(self.injected.get() + 1);
@@ -448,6 +511,8 @@ impl Participant {
                 registry.sleep.load()
             }
         };
+        self.forks.set(self.forks.get().wrapping_add(1));
+        self.pushed.set(self.pushed.get() + 1);
         self.trace(EventKind::Share);
         self.rebudget();
         // A task boundary: yield our slot if the pool is over its limit (the fork stays
@@ -455,6 +520,7 @@ impl Participant {
         if state.active() > state.limit() {
             self.pause_for_limit();
         }
+        true
     }
 
     /// Takes a pushed fork back if no other thread has it. Returns false if another thread (or
@@ -467,7 +533,8 @@ impl Participant {
             Some(d) => match d.pop() {
                 Some(j) if j == job => true,
                 Some(older) => {
-                    d.push(older);
+                    // Back where it was: the pop just made room for it.
+                    let _ = d.push(older);
                     false
                 }
                 None => false,
@@ -517,10 +584,16 @@ impl Participant {
         }
     }
 
-    /// Publishes a heap job (a scope spawn) in this participant's spawn queue.
+    /// Publishes a heap job (a detached spawn) in this participant's spawn queue.
     pub(crate) fn publish(&self, job: JobRef) {
+        self.publish_tagged(job, 0);
+    }
+
+    /// Publishes a scope's spawn, tagged with the scope's address, in this participant's
+    /// spawn queue.
+    pub(crate) fn publish_tagged(&self, job: JobRef, tag: usize) {
         let registry = self.registry();
-        registry.publish(registry.queue_of(self.index), job);
+        registry.publish_tagged(registry.queue_of(self.index), job, tag);
     }
 
     fn next_seed(&self) -> u64 {
@@ -572,7 +645,7 @@ impl Participant {
         }
         // SAFETY: the job came out of a queue or deque, so it was published and not yet run;
         // taking it out made us its only runner.
-        unsafe { job.execute() };
+        unsafe { self.run_taken(job) };
         if track {
             self.end_busy();
         }
@@ -600,21 +673,82 @@ impl Participant {
         }
     }
 
-    /// Waits until `latch` is set, running other work of this pool meanwhile (never while a
-    /// panic unwinds: callers catch panics first). Holds a run slot on entry and on return;
-    /// gives it back while asleep, and while the pool is over its limit.
+    /// Waits until the latch of a broadcast is set. A worker thread runs other work of this
+    /// pool meanwhile, at most [`MAX_STRANGER_HELP`] helped jobs deep on its stack; a user's
+    /// thread runs nothing of anybody else's on its stack: it gives its slot to a spare worker
+    /// and sleeps. Never while a panic unwinds: callers catch panics first. Holds a run
+    /// slot on entry and on return; gives it back while asleep, and while the pool is over its
+    /// limit.
     pub(crate) fn wait_until(&self, latch: &JobLatch) {
         if latch.probe() {
             return;
         }
         let span = Span::JoinWait;
         self.trace(EventKind::Begin { span, site: None });
-        self.wait_until_set(latch);
+        let helps = self.may_help_strangers();
+        self.wait_loop(latch, WaitKind::Any { helps });
         self.trace(EventKind::End { span, flow: None });
     }
 
-    /// The loop of [`Participant::wait_until`].
-    fn wait_until_set(&self, latch: &JobLatch) {
+    /// Waits until a scope's latch is set: runs the scope's own spawns not started yet
+    /// (wherever they are queued; they descend from the scope), and, for a worker, other work
+    /// as [`Participant::wait_until`] does.
+    pub(crate) fn wait_for_scope(&self, latch: &JobLatch, unstarted: &AtomicUsize, tag: usize) {
+        if latch.probe() {
+            return;
+        }
+        let span = Span::JoinWait;
+        self.trace(EventKind::Begin { span, site: None });
+        let helps = self.may_help_strangers();
+        self.wait_loop(
+            latch,
+            WaitKind::Scope {
+                unstarted,
+                tag,
+                helps,
+            },
+        );
+        self.trace(EventKind::End { span, flow: None });
+    }
+
+    /// The newest of this worker's own pending forks, for a scope's wait.
+    fn take_own_fork(&self) -> Option<JobRef> {
+        self.deque.as_ref().and_then(crate::deque::Worker::pop)
+    }
+
+    /// Whether this thread may run work of any origin while it waits: a pool's worker thread
+    /// (in its own pool, or calling into another), fewer than [`MAX_STRANGER_HELP`] helped jobs
+    /// deep. A user's thread never: its stack is the user's, so it runs only its own call.
+    /// (Worker threads must help where they wait: a pool's spawned work has no other runners
+    /// when all its workers wait in other pools.)
+    fn may_help_strangers(&self) -> bool {
+        on_worker_thread() && HELP_DEPTH.with(Cell::get) < MAX_STRANGER_HELP
+    }
+
+    /// Waits until the latch of this thread's own fork is set, helping *only* with the fork's
+    /// descendants: what the fork's thief pushed on its deque since it started the fork
+    /// (isolated helping, sleep/README.md). So a thread never runs a stranger's task on its
+    /// stack (a task holding a lock cannot meet another task taking the same lock on its own
+    /// stack), and each helped job is deeper in the fork's tree than the last, so the stack
+    /// holds one path of the caller's own tree. An outside caller does not help at all.
+    pub(crate) fn wait_for_fork(&self, latch: &JobLatch) {
+        if latch.probe() {
+            return;
+        }
+        let span = Span::JoinWait;
+        self.trace(EventKind::Begin { span, site: None });
+        let kind = if self.deque.is_some() && HELP_DEPTH.with(Cell::get) < MAX_HELP {
+            WaitKind::Fork
+        } else {
+            WaitKind::Any { helps: false }
+        };
+        self.wait_loop(latch, kind);
+        self.trace(EventKind::End { span, flow: None });
+    }
+
+    /// The loop of the waits above: spin (helping as `kind` allows) for about [`WAIT_SPIN`],
+    /// then sleep without a slot until the latch is set or new work for us appears.
+    fn wait_loop(&self, latch: &JobLatch, kind: WaitKind<'_>) {
         let registry = self.registry();
         while !latch.probe() {
             let start = Instant::now();
@@ -623,7 +757,7 @@ impl Participant {
                 if latch.probe() {
                     return;
                 }
-                if let Some(found) = self.find_work() {
+                if let Some(found) = self.find_help(latch, kind) {
                     break Some(found);
                 }
                 if self.run_home_mail_away() {
@@ -655,45 +789,167 @@ impl Participant {
                     Counters::add(&self.counters().steals, 1);
                 }
                 self.trace_run_begin(taken);
+                let _depth = HelpDepth::enter();
                 // SAFETY: as in `execute_found`.
-                unsafe { job.execute() };
+                unsafe { self.run_taken(job) };
                 self.trace(EventKind::End {
                     span: Span::Run,
                     flow: None,
                 });
                 continue;
             }
-            // Nothing to help with: sleep without a slot until the latch is set, or until new
-            // work appears. The thread sleeps in the idle list, counted as sleeping, so a
-            // publisher wakes it for new work by the same rule as an idle worker (README.md,
-            // "Waiting threads are sleepers too"); the latch's setter unparks it.
             self.give_back_number();
             self.end_busy();
             let t0 = Instant::now();
-            let woke = registry.sleep.sleep_waiting(
-                &self.parker,
-                || latch.register_sleeper(&self.parker),
-                || latch.probe(),
-                || registry.has_work(),
-                home_has_mail,
-            );
-            self.trace_span_since(Span::JoinSleep, t0);
-            match woke {
-                WaitWake::Slot { searching } => {
-                    if searching {
-                        registry.sleep.transition_from_searching();
-                    }
+            match kind {
+                WaitKind::Any { helps: true } | WaitKind::Scope { helps: true, .. } => {
+                    self.sleep_as_idle(latch)
                 }
-                WaitWake::NoSlot => {
-                    let t0 = Instant::now();
-                    if registry.wait_for_slot(&self.parker) {
-                        self.add_limit_wait(t0);
-                        self.trace_span_since(Span::LimitWait, t0);
-                    }
+                WaitKind::Fork => self.sleep_for_fork(latch, latch.thief()),
+                WaitKind::Any { helps: false } | WaitKind::Scope { helps: false, .. } => {
+                    self.sleep_for_fork(latch, Thief::NoDeque)
                 }
             }
+            self.trace_span_since(Span::JoinSleep, t0);
             self.begin_busy();
         }
+    }
+
+    /// Work a waiter may run now: any work for [`WaitKind::Any`] with `helps`, a descendant of
+    /// the awaited fork for [`WaitKind::Fork`], nothing otherwise.
+    fn find_help(&self, latch: &JobLatch, kind: WaitKind<'_>) -> Option<(JobRef, Taken)> {
+        // Mail first, whatever the wait: a broadcast's share addressed to this very worker,
+        // which nobody else may run (a broadcast that includes a waiting worker would wait for
+        // it forever otherwise).
+        if let Some(i) = self.index {
+            if let Some(job) = self.registry().take_mail(i) {
+                return Some((job, Taken::Own));
+            }
+        }
+        match kind {
+            WaitKind::Any { helps } => helps.then(|| self.find_work()).flatten(),
+            WaitKind::Scope {
+                unstarted,
+                tag,
+                helps,
+            } => {
+                // A user's thread runs nothing but its own call on its stack: its forks and its
+                // scope's spawns are taken by the pool's workers, to which it gives its slot
+                // while it sleeps. A worker runs its own older forks first (what the scope's
+                // body may wait for, as plain code would run them), then the scope's own
+                // spawns, then, not too deep in helps, anything.
+                if !on_worker_thread() {
+                    return None;
+                }
+                if let Some(job) = self.take_own_fork() {
+                    return Some((job, Taken::Own));
+                }
+                if unstarted.load(Ordering::Relaxed) > 0 {
+                    if let Some(job) = self.registry().take_scope_spawn(self.index, tag) {
+                        return Some((job, Taken::Own));
+                    }
+                }
+                helps.then(|| self.find_work()).flatten()
+            }
+            WaitKind::Fork => {
+                let Thief::Worker { index, mark } = latch.thief() else {
+                    return None;
+                };
+                let job = self.registry().stealer(index).steal_from(mark)?;
+                if latch.probe() {
+                    // The fork ended while we stole: the job may have been pushed after it, by
+                    // a thief that moved on. Not ours to run: hand it to the pool.
+                    let registry = self.registry();
+                    registry.publish(&registry.injector, job);
+                    return None;
+                }
+                // Pushed at or after the mark while the fork was still running: a descendant.
+                Some((job, Taken::From(index)))
+            }
+        }
+    }
+
+    /// Asleep in the idle list as a waiting sleeper (a worker helping with any work): woken for
+    /// new work like an idle worker, or by the latch. Returns holding a slot.
+    fn sleep_as_idle(&self, latch: &JobLatch) {
+        let registry = self.registry();
+        let woke = registry.sleep.sleep_waiting(
+            &self.parker,
+            || latch.register_sleeper(&self.parker),
+            || latch.probe(),
+            || registry.has_work(),
+            home_has_mail,
+        );
+        match woke {
+            WaitWake::Slot { searching } => {
+                if searching {
+                    registry.sleep.transition_from_searching();
+                }
+            }
+            WaitWake::NoSlot => self.take_slot_after_sleep(),
+        }
+    }
+
+    /// Asleep waiting for a fork run by `thief`, without a slot (given to a spare worker if
+    /// work waits), registered with the thief so that it wakes us when it pushes work we may
+    /// help with, and on the latch. Wakes early when the thief records itself (we slept while
+    /// it was [`Thief::Unknown`]) or for home mail. Returns holding a slot.
+    fn sleep_for_fork(&self, latch: &JobLatch, thief: Thief) {
+        let registry = self.registry();
+        let watch = match thief {
+            Thief::Worker { index, mark } => {
+                registry.register_fork_waiter(index, &self.parker);
+                Some((index, mark))
+            }
+            _ => None,
+        };
+        let registered = latch.register_sleeper(&self.parker);
+        // Gives the slot back (SeqCst RMW, fence), and wakes an idle worker if work waits.
+        registry.release_slot();
+        // One park: any wake-up (the thief's, the latch's, mail, the thief recording itself)
+        // sends us back to `wait_loop`, which looks again and, with nothing to do, sleeps again
+        // registered afresh (a wake-up by the thief removed our registration).
+        let ready = || match watch {
+            // The thief's deque holds a descendant (these Acquire loads come after the fence in
+            // `release_slot`: see `Registry::wake_fork_waiter`).
+            Some((index, mark)) => registry.stealer(index).has_from(mark),
+            None => thief == Thief::Unknown && latch.thief() != Thief::Unknown,
+        };
+        if registered && !latch.probe() && !home_has_mail() && !ready() {
+            crate::sync::park();
+        }
+        if let Some((index, _)) = watch {
+            registry.deregister_fork_waiter(index, &self.parker);
+        }
+        self.take_slot_after_sleep();
+    }
+
+    /// Queues for a run slot after a sleep that gave it back.
+    fn take_slot_after_sleep(&self) {
+        let t0 = Instant::now();
+        if self.registry().wait_for_slot(&self.parker) {
+            self.add_limit_wait(t0);
+            self.trace_span_since(Span::LimitWait, t0);
+        }
+    }
+
+    /// Runs a job taken from a queue or deque. A fork first records who runs it and from which
+    /// deque position, for its owner's isolated helping ([`JobLatch::record_thief`]).
+    ///
+    /// # Safety
+    /// The job was taken out of a queue or deque (so published and not yet run) by this thread.
+    #[inline]
+    unsafe fn run_taken(&self, job: JobRef) {
+        if let Some(latch) = job.fork_latch() {
+            let me = match (self.index, &self.deque) {
+                (Some(i), Some(d)) => Some((i, d.next_position())),
+                _ => None,
+            };
+            // SAFETY: a fork taken from a queue is live and not yet run (caller's contract).
+            unsafe { JobLatch::record_thief(latch, me) };
+        }
+        // SAFETY: forwarded to the caller.
+        unsafe { job.execute() };
     }
 
     /// Gives up this thread's slot while it works for another pool (see `Pool::install`);

@@ -264,3 +264,47 @@ fn thread_indices_are_unique_among_running_threads() {
     done.store(true, Ordering::Relaxed);
     limits.join().unwrap();
 }
+
+/// rayon#592: a task takes a `Mutex` and calls `join` while other tasks take the same mutex.
+/// While it waits for its stolen half, it helps only with that half's descendants, so it never
+/// runs one of the other tasks on its stack (which would lock the mutex it holds: a deadlock).
+/// Before, a waiter ran any pending work, and this hung.
+#[test]
+fn a_task_holding_a_lock_never_runs_another_that_takes_it() {
+    let pool = Arc::new(Pool::new(3).unwrap());
+    let p = pool.clone();
+    within(
+        60,
+        "join while holding a lock other tasks take",
+        move || format!("{:?}", p),
+        move || {
+            let m = std::sync::Mutex::new(0u64);
+            for _ in 0..5 {
+                pool.install(|| {
+                    throttle::for_range_grain(0..64, 1, |i| {
+                        let mut held = m.lock().unwrap();
+                        let (a, b) = throttle::join(
+                            || busy(i as u64),
+                            || {
+                                // Taken by another thread while this one holds the lock.
+                                busy(i as u64 + 1)
+                            },
+                        );
+                        *held += a.min(1) + b.min(1);
+                    })
+                });
+            }
+            assert_eq!(*m.lock().unwrap(), 5 * 64 * 2);
+        },
+    );
+}
+
+/// About 20 µs of work that returns at least 1.
+fn busy(seed: u64) -> u64 {
+    let start = std::time::Instant::now();
+    let mut x = seed | 1;
+    while start.elapsed() < Duration::from_micros(20) {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+    }
+    x | 1
+}
