@@ -67,7 +67,8 @@ pub fn global_pool() -> Result<&'static Pool, Error> {
 }
 
 /// The global pool's builder: `n` threads, joined to the jobserver in the environment
-/// (`CARGO_MAKEFLAGS`, `MAKEFLAGS`, `MFLAGS`) unless `THROTTLE_JOBSERVER` is `0` or `off`.
+/// (`CARGO_MAKEFLAGS`, `MAKEFLAGS`, `MFLAGS`) unless `THROTTLE_JOBSERVER` is `0` or `off`;
+/// with the exit hooks only if `THROTTLE_JOBSERVER_HOOKS` asks.
 fn global_builder(n: usize) -> crate::PoolBuilder {
     let b = Pool::builder().threads(n);
     #[cfg(not(loom))]
@@ -76,7 +77,9 @@ fn global_builder(n: usize) -> crate::PoolBuilder {
             .is_ok_and(|v| matches!(v.trim(), "0" | "off" | "no" | "false"));
         if !off {
             if let Some(js) = crate::Jobserver::from_env() {
-                return b.jobserver(js);
+                let hooks = std::env::var(crate::jobserver::HOOKS_ENV)
+                    .is_ok_and(|v| matches!(v.trim(), "1" | "on" | "yes" | "true"));
+                return b.jobserver(js).jobserver_exit_hooks(hooks);
             }
         }
     }

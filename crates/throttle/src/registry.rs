@@ -108,6 +108,9 @@ pub(crate) struct Registry {
     queued: CachePadded<AtomicUsize>,
     pub(crate) stats: Collector,
     threads: usize,
+    /// Wakes the pool's budget thread (jobserver) out of its idle sleep when work can arrive.
+    #[cfg(not(loom))]
+    pub(crate) budget_bell: crate::jobserver::budget::Bell,
 }
 
 impl Registry {
@@ -138,6 +141,8 @@ impl Registry {
             queued: CachePadded::new(AtomicUsize::new(0)),
             stats: Collector::new(threads, stats),
             threads,
+            #[cfg(not(loom))]
+            budget_bell: crate::jobserver::budget::Bell::default(),
         };
         (registry, deques)
     }
@@ -170,6 +175,8 @@ impl Registry {
         if self.sleep.notify_work() && self.stats.enabled {
             Counters::add(&self.stats.outside.wakeups, 1);
         }
+        #[cfg(not(loom))]
+        self.budget_bell.ring();
     }
 
     /// Called by a worker right after it pushed a fork on its deque: wakes a sleeper if nobody
@@ -388,7 +395,10 @@ impl Registry {
     /// Blocks until the caller holds a run slot (FIFO among waiting threads); returns true if it
     /// had to wait.
     pub(crate) fn wait_for_slot(&self, me: &Arc<Parker>) -> bool {
-        self.sleep.wait_for_slot(me)
+        let waited = self.sleep.wait_for_slot(me);
+        #[cfg(not(loom))]
+        self.budget_bell.ring();
+        waited
     }
 
     /// Wakes one sleeper for work that is already queued.

@@ -21,10 +21,37 @@ use std::time::{Duration, Instant};
 const GRACE: Duration = Duration::from_millis(5);
 /// How often the thread looks at the pool while a slot holder is running (and may fork).
 const TICK: Duration = Duration::from_millis(1);
-/// How often it looks while nobody in the pool runs: work can only arrive through a caller,
-/// which first takes the implicit slot, so a slower look costs at most this much delay before
-/// the first extra thread.
+/// How often it looks while a throttle server has not answered a request yet (the answer is a
+/// token to collect and, idle, give back).
 const IDLE_TICK: Duration = Duration::from_millis(10);
+
+/// How the pool wakes its budget thread out of the idle sleep: while nobody in the pool runs and
+/// it holds no token, the thread parks with no timeout (no timed polling), and a thread that
+/// takes a run slot or publishes work rings the bell. The first extra thread is wanted only after
+/// someone holds a slot (the implicit one), so nothing is missed.
+#[derive(Debug, Default)]
+pub(crate) struct Bell {
+    /// The budget thread is (about to be) parked: whoever sees it set clears it and unparks.
+    asleep: AtomicBool,
+    thread: std::sync::OnceLock<std::thread::Thread>,
+}
+
+impl Bell {
+    /// Called after taking a run slot or publishing work. One load when the thread is awake (or
+    /// the pool has no budget).
+    #[inline]
+    pub(crate) fn ring(&self) {
+        // SeqCst: pairs with the budget thread's SeqCst store of `asleep` and fence before its
+        // re-check of the state word: either it sees our slot or work, or we see it asleep. Our
+        // side's slot (a SeqCst RMW on the state word) or work (`queued`, SeqCst RMW) comes
+        // before this load in the single total order.
+        if self.asleep.load(Ordering::SeqCst) && self.asleep.swap(false, Ordering::SeqCst) {
+            if let Some(t) = self.thread.get() {
+                t.unpark();
+            }
+        }
+    }
+}
 
 /// What the pool and the budget thread share.
 #[derive(Debug)]
@@ -77,6 +104,7 @@ impl Budget {
         let thread = std::thread::Builder::new()
             .name("throttle-jobserver".into())
             .spawn(move || run(js, &r, &s))?;
+        let _ = registry.budget_bell.thread.set(thread.thread().clone());
         Ok(Budget {
             shared,
             registry,
@@ -130,12 +158,13 @@ fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
     let mut tokens: Vec<Token> = Vec::new();
     let mut idle_since: Option<Instant> = None;
     let threads = registry.threads();
+    let mut failed = false;
     while !shared.stop.load(Ordering::Relaxed) {
         let s = registry.sleep.load();
         let cap = shared.user.load(Ordering::Relaxed).min(threads);
         let work = registry.has_work();
         // Work waits and every slot is held: another thread would run it.
-        let want = work && s.active() >= s.limit() && 1 + tokens.len() < cap;
+        let want = !failed && work && s.active() >= s.limit() && 1 + tokens.len() < cap;
         // No work waits and a slot is unused, or the user lowered the limit below our tokens.
         let surplus =
             !tokens.is_empty() && (1 + tokens.len() > cap || (!work && s.active() < s.limit()));
@@ -149,11 +178,18 @@ fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
         } else {
             idle_since = None;
         }
-        let wait = if s.active() == 0 && tokens.is_empty() {
-            IDLE_TICK
-        } else {
-            TICK
-        };
+        let pending = !failed && conn.has_pending_request();
+        if s.active() == 0 && tokens.is_empty() && !work && !pending {
+            idle_sleep(registry, shared);
+            continue;
+        }
+        if failed {
+            std::thread::park_timeout(TICK);
+            continue;
+        }
+        // Nobody runs and a throttle server still owes an answer: collect it (then give it
+        // back); otherwise look every tick while a slot holder runs (and may fork).
+        let wait = if s.active() == 0 { IDLE_TICK } else { TICK };
         match conn.poll_token(want, wait) {
             Ok(Some(t)) => {
                 tokens.push(t);
@@ -169,9 +205,7 @@ fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
                 eprintln!(
                     "throttle: warning: jobserver failed ({e}); no more tokens will be requested"
                 );
-                while !shared.stop.load(Ordering::Relaxed) {
-                    std::thread::park_timeout(IDLE_TICK);
-                }
+                failed = true;
             }
         }
     }
@@ -181,6 +215,22 @@ fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
         let _ = conn.release(t);
     }
     shared.held.store(0, Ordering::Relaxed);
+}
+
+/// Parks until the bell rings (a slot taken or work published), the user's limit changes or the
+/// pool stops. No timeout: an idle pool's budget thread costs nothing.
+fn idle_sleep(registry: &Registry, shared: &Shared) {
+    let bell = &registry.budget_bell;
+    bell.asleep.store(true, Ordering::SeqCst);
+    // SeqCst fence: pairs with `Bell::ring` (see there): the re-check below sees a slot taken or
+    // work published before the ringer looked at `asleep`.
+    std::sync::atomic::fence(Ordering::SeqCst);
+    let idle = registry.sleep.load().active() == 0 && !registry.has_work();
+    if idle && !shared.stop.load(Ordering::Relaxed) {
+        // A spurious wake-up or an unpark for a limit change only costs one more round.
+        std::thread::park();
+    }
+    bell.asleep.store(false, Ordering::SeqCst);
 }
 
 /// Lowers the limit by one, waits until no more threads hold slots than that (a thread over the

@@ -118,7 +118,9 @@ impl Server {
                     sys::mkfifo(&path)?;
                     let read = sys::open_fifo(&path)?;
                     let write = read.try_clone()?;
-                    (read, write, format!("fifo:{}", path.display()), None)
+                    // Escaped as make 4.4 writes it: a TMPDIR with a space stays one word.
+                    let auth = format!("fifo:{}", super::env::escape(&path.to_string_lossy()));
+                    (read, write, auth, None)
                 }
                 Style::Pipe => {
                     let (r, w) = sys::pipe()?;
@@ -195,7 +197,8 @@ impl Server {
         format!(" -j{} --jobserver-auth={}", self.slots(), self.auth)
     }
 
-    /// The value after `--jobserver-auth=`: `fifo:PATH` or `R,W`, as
+    /// The value after `--jobserver-auth=`: `fifo:PATH` (whitespace and backslashes in the path
+    /// escaped with a backslash, as make 4.4 writes it) or `R,W`, as
     /// [`Jobserver::from_auth`](super::Jobserver::from_auth) takes it.
     pub fn auth(&self) -> &str {
         &self.auth
@@ -211,12 +214,15 @@ impl Server {
         &self.socket
     }
 
-    /// Prepares `cmd` to run under this server: `MAKEFLAGS`, `CARGO_MAKEFLAGS`,
-    /// [`SOCKET_ENV`](super::SOCKET_ENV), [`ID_ENV`](super::ID_ENV), and, for the pipe style, the inherited descriptors.
+    /// Prepares `cmd` to run under this server: `MAKEFLAGS`, [`SOCKET_ENV`](super::SOCKET_ENV),
+    /// [`ID_ENV`](super::ID_ENV), and, for the pipe style, the inherited descriptors.
+    /// `CARGO_MAKEFLAGS` and `MFLAGS` are removed, not set: clients read `CARGO_MAKEFLAGS` first
+    /// and make never rewrites it, so a make inside the tree that starts its own jobserver would
+    /// leave its jobs drawing on this one (cargo sets `CARGO_MAKEFLAGS` itself for its children).
     pub fn configure(&self, cmd: &mut Command) {
         let flags = self.makeflags();
         cmd.env("MAKEFLAGS", &flags)
-            .env("CARGO_MAKEFLAGS", &flags)
+            .env_remove("CARGO_MAKEFLAGS")
             .env_remove("MFLAGS")
             .env(super::SOCKET_ENV, &self.socket)
             .env(super::ID_ENV, &self.id);
