@@ -61,9 +61,40 @@ pub fn global_pool() -> Result<&'static Pool, Error> {
             .map_err(|e| e.to_string())
     });
     match built {
-        Ok(pool) => Ok(pool),
+        Ok(pool) => {
+            #[cfg(not(loom))]
+            if pool.jobserver_tokens().is_some() {
+                // First use on this thread registers the thread-exit flush (one TLS access).
+                EXIT_FLUSH.with(|_| {});
+            }
+            Ok(pool)
+        }
         Err(msg) => Err(Error::global(msg.clone())),
     }
+}
+
+/// Gives the global pool's unneeded jobserver tokens back when a thread that used it ends. The
+/// global pool is never dropped, so without this a program that returns from `main` within the
+/// budget's grace period (a few milliseconds after its last parallel call) would take the tokens
+/// it still held along, and the build would run with fewer slots. The main thread's
+/// thread-local destructors run inside `exit()` while the budget thread still lives. This is a
+/// thread-local destructor of the thread's own, not a process-wide hook: no `atexit`, no signal
+/// handler (those are opt-in: `jobserver::install_exit_hooks`).
+#[cfg(not(loom))]
+struct ExitFlush;
+
+#[cfg(not(loom))]
+impl Drop for ExitFlush {
+    fn drop(&mut self) {
+        if let Some(Ok(pool)) = GLOBAL.get() {
+            pool.flush_jobserver_tokens();
+        }
+    }
+}
+
+#[cfg(not(loom))]
+thread_local! {
+    static EXIT_FLUSH: ExitFlush = const { ExitFlush };
 }
 
 /// The global pool's builder: `n` threads, joined to the jobserver in the environment

@@ -681,6 +681,19 @@ impl Pool {
     /// ```
     #[cfg(not(loom))]
     pub fn jobserver_tokens(&self) -> Option<usize> {
+        self.jobserver_tokens_inner()
+    }
+
+    /// Gives back the jobserver tokens no running work needs, at once (see `global.rs`).
+    #[cfg(not(loom))]
+    pub(crate) fn flush_jobserver_tokens(&self) {
+        if let Some(b) = &self.budget {
+            b.flush(std::time::Duration::from_millis(200));
+        }
+    }
+
+    #[cfg(not(loom))]
+    fn jobserver_tokens_inner(&self) -> Option<usize> {
         self.budget.as_ref().map(|b| b.tokens())
     }
 

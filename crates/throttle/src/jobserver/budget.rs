@@ -61,6 +61,10 @@ pub(crate) struct Shared {
     /// Tokens held now (for status and tests).
     held: AtomicUsize,
     stop: AtomicBool,
+    /// Requests to give back every unneeded token now, without the grace period ([`Budget::flush`]).
+    flush: AtomicUsize,
+    /// Requests answered.
+    flushed: AtomicUsize,
     /// Serializes computing and applying the effective limit.
     apply: Mutex<()>,
 }
@@ -97,6 +101,8 @@ impl Budget {
             user: AtomicUsize::new(registry.sleep.load().limit()),
             held: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
+            flush: AtomicUsize::new(0),
+            flushed: AtomicUsize::new(0),
             apply: Mutex::new(()),
         });
         shared.apply(&registry);
@@ -142,6 +148,25 @@ impl Budget {
     pub(crate) fn tokens(&self) -> usize {
         self.shared.held.load(Ordering::Relaxed)
     }
+
+    /// Gives back every token no running work needs, now (skipping the grace period), and waits
+    /// up to `timeout` for it: for the thread that used the global pool as it ends (at process
+    /// exit for the main thread), since the global pool is never dropped.
+    pub(crate) fn flush(&self, timeout: Duration) {
+        if self.tokens() == 0 {
+            return;
+        }
+        // AcqRel/Acquire: pairs with the budget thread's Acquire load of `flush` and Release
+        // store of `flushed` (the tokens are written back before the answer).
+        let n = self.shared.flush.fetch_add(1, Ordering::AcqRel) + 1;
+        let Some(t) = &self.thread else { return };
+        t.thread().unpark();
+        let start = Instant::now();
+        while self.shared.flushed.load(Ordering::Acquire) < n && start.elapsed() < timeout {
+            std::thread::sleep(Duration::from_micros(50));
+            t.thread().unpark();
+        }
+    }
 }
 
 impl Drop for Budget {
@@ -168,9 +193,16 @@ fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
         // No work waits and a slot is unused, or the user lowered the limit below our tokens.
         let surplus =
             !tokens.is_empty() && (1 + tokens.len() > cap || (!work && s.active() < s.limit()));
+        // Acquire: pairs with `Budget::flush`'s AcqRel increment.
+        let flush = shared.flush.load(Ordering::Acquire);
+        if !surplus && flush > shared.flushed.load(Ordering::Relaxed) {
+            // Release: the tokens went back before the answer (pairs with `flush`'s Acquire).
+            shared.flushed.store(flush, Ordering::Release);
+        }
         if surplus {
             let since = *idle_since.get_or_insert_with(Instant::now);
-            if since.elapsed() >= GRACE || 1 + tokens.len() > cap {
+            let flushing = flush > shared.flushed.load(Ordering::Relaxed);
+            if flushing || since.elapsed() >= GRACE || 1 + tokens.len() > cap {
                 release_one(&mut conn, &mut tokens, registry, shared);
                 idle_since = None;
                 continue;
