@@ -73,8 +73,24 @@ struct Inner {
     resizing: Mutex<()>,
 }
 
-fn private_dir() -> io::Result<PathBuf> {
+/// Where the private directory goes: `TMPDIR`, unless its path has whitespace or a backslash and
+/// `/tmp` is there instead. make 4.4 reads the escaped path (`fifo:/a\ b/...`), but ninja 1.13
+/// does not unescape it and runs without the jobserver.
+fn temp_base() -> PathBuf {
     let base = std::env::temp_dir();
+    let awkward = base
+        .to_string_lossy()
+        .chars()
+        .any(|c| c.is_ascii_whitespace() || c == '\\');
+    if awkward && Path::new("/tmp").is_dir() {
+        PathBuf::from("/tmp")
+    } else {
+        base
+    }
+}
+
+fn private_dir() -> io::Result<PathBuf> {
+    let base = temp_base();
     let pid = std::process::id();
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
