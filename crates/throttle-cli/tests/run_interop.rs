@@ -354,3 +354,36 @@ fn a_cargo_build_keeps_the_budget() {
     report("cargo build -j 8, 6 crates", &log, t, 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `throttle run` killed with SIGKILL cannot remove its private directory; the next
+/// `throttle run` removes it (its pid is gone).
+#[test]
+fn the_next_server_removes_the_directory_of_one_killed_with_sigkill() {
+    use std::io::BufRead;
+    let mut run = std::process::Command::new(bin())
+        .args(["run", "-j", "2", "--jobserver-style", "fifo", "--", "sh", "-c"])
+        .arg("echo \"$THROTTLE_JOBSERVER_SOCKET $$\"; exec sleep 60")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(run.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let (socket, child) = line.trim().split_once(' ').unwrap();
+    let dir = Path::new(socket).parent().unwrap().to_path_buf();
+    assert!(dir.join("fifo").exists());
+    // SAFETY: kill(2) on our own child, then on the command it left behind.
+    unsafe {
+        libc::kill(run.id() as i32, libc::SIGKILL);
+    }
+    run.wait().unwrap();
+    // SAFETY: as above; the orphaned sleep is ours to end.
+    unsafe {
+        libc::kill(child.parse::<i32>().unwrap(), libc::SIGKILL);
+    }
+    assert!(dir.exists(), "SIGKILL leaves the directory behind");
+    let out = throttle().args(["run", "-j", "2", "--", "true"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(!dir.exists(), "the next server removed {}", dir.display());
+}

@@ -89,8 +89,45 @@ fn temp_base() -> PathBuf {
     }
 }
 
+/// Removes the private directories of servers that no longer run (a `throttle run` killed with
+/// SIGKILL cannot remove its own): `throttle-js-PID-…` owned by this user whose PID is gone.
+/// Returns how many it removed. A pid reused since only keeps a stale directory a while longer.
+pub(crate) fn remove_stale_dirs(base: &Path) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return 0;
+    };
+    // SAFETY: getuid(2) cannot fail and has no side effects.
+    let uid = unsafe { libc::getuid() };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("throttle-js-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != uid || pid <= 0 {
+            continue;
+        }
+        // SAFETY: kill(2) with signal 0 only checks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone && std::fs::remove_dir_all(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 fn private_dir() -> io::Result<PathBuf> {
     let base = temp_base();
+    remove_stale_dirs(&base);
     let pid = std::process::id();
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
