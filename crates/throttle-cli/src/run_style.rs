@@ -101,7 +101,11 @@ fn explicit_jobs(args: &[String]) -> Option<String> {
 
 /// One warning line when `program` is make and `args` give it its own `-j`: make then starts a
 /// jobserver of its own ("-jN forced in submake") and ignores the budget.
-pub(crate) fn explicit_jobs_warning(program: &str, args: &[String], slots: usize) -> Option<String> {
+pub(crate) fn explicit_jobs_warning(
+    program: &str,
+    args: &[String],
+    slots: usize,
+) -> Option<String> {
     if !is_make(program) {
         return None;
     }
@@ -160,7 +164,10 @@ mod tests {
     fn warns_in_one_line_for_make_only() {
         let w = explicit_jobs_warning("make", &v(&["-j8", "all"]), 2).unwrap();
         assert!(!w.contains('\n'));
-        assert!(w.contains("'-j8'") && w.ends_with("throttle run -j 2 -- make all"), "{w}");
+        assert!(
+            w.contains("'-j8'") && w.ends_with("throttle run -j 2 -- make all"),
+            "{w}"
+        );
         assert!(explicit_jobs_warning("ninja", &v(&["-j8"]), 2).is_none());
         assert!(explicit_jobs_warning("/usr/bin/make", &v(&["all"]), 2).is_none());
     }

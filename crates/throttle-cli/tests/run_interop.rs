@@ -86,7 +86,10 @@ fn a_make_given_its_own_j_gets_one_warning_line() {
         .unwrap();
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
-    let ours: Vec<&str> = err.lines().filter(|l| l.contains("warning: '-j4'")).collect();
+    let ours: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("warning: '-j4'"))
+        .collect();
     assert_eq!(ours.len(), 1, "{err}");
     assert!(
         ours[0].ends_with("leave it out: throttle run -j 2 -- make -s"),
@@ -222,7 +225,10 @@ fn report(what: &str, log: &Path, t: Instant, slots: usize) {
         "{what}: {n} compilations, at most {max} at once under -j {slots}, wall {:.2} s",
         t.elapsed().as_secs_f64()
     );
-    assert!(max <= slots, "{what}: {max} compilers at once under -j {slots}");
+    assert!(
+        max <= slots,
+        "{what}: {max} compilers at once under -j {slots}"
+    );
     assert!(n > 0);
 }
 
@@ -340,7 +346,17 @@ fn a_cargo_build_keeps_the_budget() {
     let t = Instant::now();
     let out = throttle()
         .current_dir(&dir)
-        .args(["run", "-j", "2", "--", "cargo", "build", "-j", "8", "--offline"])
+        .args([
+            "run",
+            "-j",
+            "2",
+            "--",
+            "cargo",
+            "build",
+            "-j",
+            "8",
+            "--offline",
+        ])
         .env("RUSTC_WRAPPER", dir.join("rustc-wrapper"))
         .env("CARGO_TARGET_DIR", dir.join("target"))
         .env_remove("MAKEFLAGS")
@@ -361,7 +377,16 @@ fn a_cargo_build_keeps_the_budget() {
 fn the_next_server_removes_the_directory_of_one_killed_with_sigkill() {
     use std::io::BufRead;
     let mut run = std::process::Command::new(bin())
-        .args(["run", "-j", "2", "--jobserver-style", "fifo", "--", "sh", "-c"])
+        .args([
+            "run",
+            "-j",
+            "2",
+            "--jobserver-style",
+            "fifo",
+            "--",
+            "sh",
+            "-c",
+        ])
         .arg("echo \"$THROTTLE_JOBSERVER_SOCKET $$\"; exec sleep 60")
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -383,7 +408,10 @@ fn the_next_server_removes_the_directory_of_one_killed_with_sigkill() {
         libc::kill(child.parse::<i32>().unwrap(), libc::SIGKILL);
     }
     assert!(dir.exists(), "SIGKILL leaves the directory behind");
-    let out = throttle().args(["run", "-j", "2", "--", "true"]).output().unwrap();
+    let out = throttle()
+        .args(["run", "-j", "2", "--", "true"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     assert!(!dir.exists(), "the next server removed {}", dir.display());
 }

@@ -297,8 +297,7 @@ impl PoolBuilder {
 pub const PLACEMENT_ENV: &str = "THROTTLE_PLACEMENT";
 
 fn placement_from_env() -> bool {
-    std::env::var(PLACEMENT_ENV)
-        .is_ok_and(|v| matches!(v.trim(), "1" | "on" | "yes" | "true"))
+    std::env::var(PLACEMENT_ENV).is_ok_and(|v| matches!(v.trim(), "1" | "on" | "yes" | "true"))
 }
 
 thread_local! {

@@ -51,16 +51,14 @@ fn ok(o: &Output) -> String {
 
 /// A pipe made the way the program chooses: std's (close-on-exec) or libc's (inheritable).
 fn program_pipe(kind: &str) -> (OwnedFd, OwnedFd) {
-    if kind == "std" {
-        let (r, w) = std::io::pipe().unwrap();
-        (r.into(), w.into())
-    } else {
-        let mut fds = [0; 2];
-        // SAFETY: `fds` has room for two descriptors; pipe(2) fills them.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        // SAFETY: pipe(2) just returned both; we own them.
-        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
-    }
+    // "std": close-on-exec, exactly as `std::io::pipe()` makes it (pipe2 with O_CLOEXEC; the
+    // call itself is newer than this workspace's MSRV).
+    let flags = if kind == "std" { libc::O_CLOEXEC } else { 0 };
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for two descriptors; pipe2(2) fills them.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), flags) }, 0);
+    // SAFETY: pipe2(2) just returned both; we own them.
+    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
 }
 
 /// Runs parallel work on the global pool; returns the most tasks at once.
@@ -98,7 +96,10 @@ fn takeover_child() {
     let mut w = std::fs::File::from(w);
     w.write_all(DATA).unwrap();
     use_the_pool();
-    let joined = throttle::global_pool().unwrap().jobserver_tokens().is_some();
+    let joined = throttle::global_pool()
+        .unwrap()
+        .jobserver_tokens()
+        .is_some();
     println!("joined {joined}");
     drop(w);
     let mut back = Vec::new();
@@ -171,8 +172,10 @@ fn with_inherited_pipe(
     let mut wfile = std::fs::File::from(w.try_clone().unwrap());
     wfile.write_all(b"++").unwrap();
     let mut cmd = child("takeover_child");
-    cmd.env("TAKEOVER_KIND", "libc")
-        .env("MAKEFLAGS", format!(" -j3 --jobserver-auth={}", auth(rf, wf)));
+    cmd.env("TAKEOVER_KIND", "libc").env(
+        "MAKEFLAGS",
+        format!(" -j3 --jobserver-auth={}", auth(rf, wf)),
+    );
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -216,11 +219,8 @@ fn inherited_pipes_are_joined_only_when_they_are_one_pipes_two_ends() {
 
 #[test]
 fn adopt_from_env_then_closing_and_reusing_the_numbers_keeps_both_safe() {
-    let (s, left) = with_inherited_pipe(
-        |r, w| format!("{r},{w}"),
-        &[("TAKEOVER_ADOPT", "1")],
-        None,
-    );
+    let (s, left) =
+        with_inherited_pipe(|r, w| format!("{r},{w}"), &[("TAKEOVER_ADOPT", "1")], None);
     assert!(s.contains("joined true"), "{s}");
     assert!(s.contains("data intact"), "{s}");
     assert_eq!(left, 2, "{s}");
@@ -249,7 +249,10 @@ fn sigint_child() {
         return;
     }
     assert!(use_the_pool() >= 1);
-    assert!(throttle::global_pool().unwrap().jobserver_tokens().is_some());
+    assert!(throttle::global_pool()
+        .unwrap()
+        .jobserver_tokens()
+        .is_some());
     // SAFETY: a zeroed sigaction with our handler is valid; PREVIOUS is written before the
     // handler can run (installed just after).
     unsafe {
@@ -274,7 +277,12 @@ fn a_programs_own_sigint_handler_runs_and_the_program_survives() {
         .env("MAKEFLAGS", server.makeflags())
         .output()
         .unwrap();
-    assert_eq!(out.status.signal(), None, "killed by a signal: {:?}", out.status);
+    assert_eq!(
+        out.status.signal(),
+        None,
+        "killed by a signal: {:?}",
+        out.status
+    );
     assert!(ok(&out).contains("survived SIGINT"));
     assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 2);
 }
@@ -314,7 +322,8 @@ fn a_dropped_jobserver_gives_back_the_tokens_read_through_it() {
     let mut js = Jobserver::from_auth(server.auth()).unwrap();
     let t = js.acquire_timeout(Duration::from_secs(5)).unwrap().unwrap();
     assert_eq!(server.tokens_in_pool().unwrap(), 1);
-    std::mem::forget(t);
+    // The token is never released: dropping the connection gives it back.
+    let _never_released = t;
     drop(js);
     assert_eq!(server.tokens_in_pool().unwrap(), 2);
 }
@@ -354,7 +363,11 @@ fn idle_child() {
     let after = switches("throttle-jobser").unwrap();
     println!("budget thread woke {} times in 500 ms idle", after - before);
     // The old thread looked every 10 ms idle (about 50 wake-ups here).
-    assert!(after - before <= 2, "{} wake-ups while idle", after - before);
+    assert!(
+        after - before <= 2,
+        "{} wake-ups while idle",
+        after - before
+    );
     // The bell: work after the idle sleep still gets the tokens.
     assert!(use_the_pool() > 1, "no token after the idle sleep");
 }

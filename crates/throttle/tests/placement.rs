@@ -169,12 +169,17 @@ fn placement_is_off_by_default() {
         .thread_name(|i| format!("plc-dflt-{i}"))
         .build()
         .unwrap();
+    work(&pool);
     let tids = tids_named("plc-dflt-");
     assert_eq!(tids.len(), 2);
     for _ in 0..10 {
         work(&pool);
         for tid in &tids {
-            assert_eq!(allowed(Some(tid)), process, "a default pool changed affinity");
+            assert_eq!(
+                allowed(Some(tid)),
+                process,
+                "a default pool changed affinity"
+            );
         }
     }
 }

@@ -313,4 +313,95 @@ mod tests {
         assert!(e.to_string().contains("not the two ends"), "{e}");
         drop(r2);
     }
+
+    /// A bounded fuzzer of `MAKEFLAGS` values (fixed seed and count, so CI runs the same cases):
+    /// parsing never panics; an escaped fifo path and `R,W` read back as written wherever the
+    /// option sits among other words; nothing after a lone `--` changes the result.
+    mod fuzz {
+        use super::super::*;
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, RngSeed};
+
+        fn piece() -> impl Strategy<Value = String> {
+            prop_oneof![
+                Just("--jobserver-auth=".to_string()),
+                Just("--jobserver-fds=".to_string()),
+                Just("fifo:".to_string()),
+                Just(" -- ".to_string()),
+                Just("\\".to_string()),
+                Just(" ".to_string()),
+                Just(",".to_string()),
+                Just("-".to_string()),
+                Just("-j".to_string()),
+                Just("X=".to_string()),
+                "[0-9]{1,12}",
+                "[ -~]{0,6}",
+                any::<char>().prop_map(String::from),
+            ]
+        }
+
+        fn flags() -> impl Strategy<Value = String> {
+            proptest::collection::vec(piece(), 0..24).prop_map(|v| v.concat())
+        }
+
+        /// Words that are not jobserver options and hold no backslash or `--`.
+        fn other_words() -> impl Strategy<Value = String> {
+            proptest::collection::vec("-[a-z]{1,3}|-j[0-9]{0,2}|[a-z]{1,4}", 0..5)
+                .prop_map(|v| v.join(" "))
+        }
+
+        fn config() -> Config {
+            Config {
+                cases: 1000,
+                rng_seed: RngSeed::Fixed(0x7468_726f_7474_6c65),
+                failure_persistence: None,
+                ..Config::default()
+            }
+        }
+
+        proptest! {
+            #![proptest_config(config())]
+
+            #[test]
+            fn never_panics(f in flags()) {
+                let _ = parse_makeflags(&f);
+                let _ = last_option(&f);
+            }
+
+            #[test]
+            fn an_escaped_fifo_path_reads_back(
+                path in "[^\u{0}]{1,40}",
+                before in other_words(),
+                after in other_words(),
+                defs in flags(),
+            ) {
+                let f = format!(
+                    "{before} --jobserver-auth=fifo:{} {after} -- {defs}",
+                    escape(&path)
+                );
+                prop_assert_eq!(parse_makeflags(&f), Ok(Some(Auth::Fifo(path.into()))));
+            }
+
+            #[test]
+            fn descriptors_read_back(
+                r in -5i32..5000,
+                w in -5i32..5000,
+                before in other_words(),
+                defs in flags(),
+            ) {
+                let f = format!("{before} --jobserver-fds={r},{w} -- {defs}");
+                let want = if r < 0 || w < 0 { Auth::Disabled } else { Auth::Pipe(r, w) };
+                prop_assert_eq!(parse_makeflags(&f), Ok(Some(want)));
+            }
+
+            #[test]
+            fn nothing_after_a_lone_double_dash_counts(a in other_words(), defs in flags()) {
+                let base = format!("{a} --jobserver-auth=3,4");
+                prop_assert_eq!(
+                    parse_makeflags(&format!("{base} -- {defs}")),
+                    parse_makeflags(&base)
+                );
+            }
+        }
+    }
 }

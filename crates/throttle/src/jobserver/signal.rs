@@ -129,7 +129,10 @@ fn sweep(pick: impl Fn(i32) -> bool, write: bool) {
             continue;
         }
         // AcqRel: pairs with `take`'s swap (only one side writes the byte).
-        if e.compare_exchange(v, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok() && write {
+        if e.compare_exchange(v, 0, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+            && write
+        {
             let fd = ((v >> 8) & 0xffff_ffff) as u32 as i32;
             let b = v as u8;
             // SAFETY: write(2) is async-signal-safe; `b` is a valid 1-byte buffer. The

@@ -79,7 +79,12 @@ pub(crate) fn pipe_info(fd: RawFd) -> io::Result<FdInfo> {
         ));
     }
     // SAFETY: F_GETFL and F_GETFD only read the descriptor's flags; `fd` is open (fstat above).
-    let (fl, fdfl) = unsafe { (libc::fcntl(fd, libc::F_GETFL), libc::fcntl(fd, libc::F_GETFD)) };
+    let (fl, fdfl) = unsafe {
+        (
+            libc::fcntl(fd, libc::F_GETFL),
+            libc::fcntl(fd, libc::F_GETFD),
+        )
+    };
     if fl < 0 || fdfl < 0 {
         return Err(io::Error::last_os_error());
     }
