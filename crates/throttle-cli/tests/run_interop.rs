@@ -174,7 +174,11 @@ fn every_throttle_run_example_in_the_docs_runs_as_written() {
     require("make", "make");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut all = Vec::new();
-    for f in ["README.md", "docs/jobserver.md"] {
+    for f in [
+        "README.md",
+        "docs/jobserver.md",
+        "crates/throttle/src/jobserver/README.md",
+    ] {
         let ex = examples(&root.join(f));
         assert!(!ex.is_empty(), "no throttle run example in {f}");
         all.extend(ex);

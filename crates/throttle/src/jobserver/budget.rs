@@ -1,8 +1,10 @@
 //! The pool's side of the jobserver: one small thread per pool that turns demand into tokens and
 //! tokens into the pool's limit. Effective limit = min(user limit, 1 + tokens held).
 //!
-//! The thread reads only what the workers already publish (the state word and `has_work`), so the
-//! workers' hot paths are unchanged, and a pool without a jobserver has no such thread at all.
+//! The thread reads only what the workers already publish (the state word and `has_work`), and a
+//! pool without a jobserver has no such thread at all. The only addition to the pool's paths is
+//! the [`Bell`]: one load where a slot is taken or work published, so that the thread can sleep
+//! with no timeout while the pool is idle.
 //! It asks for a token only when runnable work waits and every slot of the current limit is held
 //! (work for another thread); it gives one back when no work waits and a slot has been idle for
 //! [`GRACE`]; it never gives back the implicit slot. See README.md.

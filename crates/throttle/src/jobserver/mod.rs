@@ -106,7 +106,8 @@ pub struct Jobserver {
 }
 
 /// A token held: the byte read (written back on release) and, for a shared fifo or pipe, its
-/// entry in the signal table (so SIGINT/SIGTERM write it back too).
+/// entry in the token table (so a dropped [`Jobserver`], and the opt-in SIGINT/SIGTERM/exit hooks
+/// of [`install_exit_hooks`], write it back too).
 #[derive(Debug)]
 #[must_use = "a token not released is lost for the whole build"]
 pub struct Token {
@@ -159,9 +160,13 @@ impl Jobserver {
     /// Opens the jobserver an auth value names: `fifo:PATH` or `R,W` (inherited descriptors),
     /// as written after `--jobserver-auth=`.
     ///
+    /// Descriptors given here are the caller's word that they are the jobserver's: they must be
+    /// the read and the write end of one pipe (checked), but may be close-on-exec and need not be
+    /// inherited ([`from_env`](Jobserver::from_env) requires both).
+    ///
     /// # Errors
-    /// An unreadable value, a path that is not a fifo, descriptors that are closed or not pipes,
-    /// or negative descriptors (the jobserver is off).
+    /// An unreadable value, a path that is not a fifo, descriptors that are closed, not pipes, not
+    /// the two ends of one pipe or swapped, or negative descriptors (the jobserver is off).
     ///
     /// # Examples
     /// ```
