@@ -65,7 +65,8 @@ pub fn global_pool() -> Result<&'static Pool, Error> {
             #[cfg(not(loom))]
             if pool.jobserver_tokens().is_some() {
                 // First use on this thread registers the thread-exit flush (one TLS access).
-                EXIT_FLUSH.with(|_| {});
+                // `try_with`: during another thread-local's destruction there is nothing to do.
+                let _ = EXIT_FLUSH.try_with(|_| {});
             }
             Ok(pool)
         }

@@ -90,6 +90,8 @@ impl Shared {
 /// A running budget: dropping it stops the thread and gives every token back.
 #[derive(Debug)]
 pub(crate) struct Budget {
+    /// The process that started it (see `flush`).
+    pid: u32,
     shared: std::sync::Arc<Shared>,
     registry: Arc<Registry>,
     thread: Option<JoinHandle<()>>,
@@ -114,6 +116,7 @@ impl Budget {
             .spawn(move || run(js, &r, &s))?;
         let _ = registry.budget_bell.thread.set(thread.thread().clone());
         Ok(Budget {
+            pid: std::process::id(),
             shared,
             registry,
             thread: Some(thread),
@@ -155,7 +158,8 @@ impl Budget {
     /// up to `timeout` for it: for the thread that used the global pool as it ends (at process
     /// exit for the main thread), since the global pool is never dropped.
     pub(crate) fn flush(&self, timeout: Duration) {
-        if self.tokens() == 0 {
+        // In a fork() child the budget thread does not exist (and the tokens are the parent's).
+        if self.tokens() == 0 || std::process::id() != self.pid {
             return;
         }
         // AcqRel/Acquire: pairs with the budget thread's Acquire load of `flush` and Release

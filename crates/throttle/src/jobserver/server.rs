@@ -90,7 +90,8 @@ fn temp_base() -> PathBuf {
 }
 
 /// Removes the private directories of servers that no longer run (a `throttle run` killed with
-/// SIGKILL cannot remove its own): `throttle-js-PID-…` owned by this user whose PID is gone.
+/// SIGKILL cannot remove its own): `throttle-js-PID-…` owned by this user whose PID is gone and
+/// whose socket nobody listens on.
 /// Returns how many it removed. A pid reused since only keeps a stale directory a while longer.
 pub(crate) fn remove_stale_dirs(base: &Path) -> usize {
     use std::os::unix::fs::MetadataExt;
@@ -116,8 +117,18 @@ pub(crate) fn remove_stale_dirs(base: &Path) -> usize {
             continue;
         }
         // SAFETY: kill(2) with signal 0 only checks whether the process exists.
-        let gone = unsafe { libc::kill(pid, 0) } != 0
+        let pid_gone = unsafe { libc::kill(pid, 0) } != 0
             && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        // A live server always listens on its socket; a pid can be "gone" only because it lives
+        // in another pid namespace sharing this TMPDIR, so the socket has the last word.
+        let gone = pid_gone
+            && match UnixStream::connect(e.path().join("socket")) {
+                Ok(_) => false,
+                Err(e) => matches!(
+                    e.kind(),
+                    io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound
+                ),
+            };
         if gone && std::fs::remove_dir_all(e.path()).is_ok() {
             removed += 1;
         }
