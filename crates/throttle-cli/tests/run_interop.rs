@@ -419,3 +419,31 @@ fn the_next_server_removes_the_directory_of_one_killed_with_sigkill() {
     assert!(out.status.success());
     assert!(!dir.exists(), "the next server removed {}", dir.display());
 }
+
+/// A program whose `main` uses the global pool under a plain fifo jobserver (no socket, no
+/// exit hooks) and returns right after its parallel work: the tokens it still held go back as
+/// `main`'s thread-local destructor runs inside `exit` (the global pool is never dropped, and
+/// there is no `atexit` hook any more). Twenty runs, every token back after each.
+#[test]
+fn a_program_returning_from_main_gives_its_tokens_back_without_hooks() {
+    let server = throttle::Server::new(4, throttle::Style::Fifo).unwrap();
+    for round in 0..20 {
+        let out = throttle()
+            .args(["__pool", "--tasks", "64", "--iterations", "200000"])
+            .args(["--jobserver", "required"])
+            .env("MAKEFLAGS", server.makeflags())
+            .env("THROTTLE_THREADS", "4")
+            .env_remove("CARGO_MAKEFLAGS")
+            .env_remove("THROTTLE_JOBSERVER")
+            .env_remove("THROTTLE_JOBSERVER_HOOKS")
+            .env_remove("THROTTLE_JOBSERVER_SOCKET")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(
+            server.tokens_in_pool().unwrap(),
+            3,
+            "round {round}: a token left with the process"
+        );
+    }
+}

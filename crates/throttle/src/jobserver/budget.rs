@@ -196,18 +196,23 @@ fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
         let work = registry.has_work();
         // Work waits and every slot is held: another thread would run it.
         let want = !failed && work && s.active() >= s.limit() && 1 + tokens.len() < cap;
-        // No work waits and a slot is unused, or the user lowered the limit below our tokens.
-        let surplus =
-            !tokens.is_empty() && (1 + tokens.len() > cap || (!work && s.active() < s.limit()));
         // Acquire: pairs with `Budget::flush`'s AcqRel increment.
         let flush = shared.flush.load(Ordering::Acquire);
+        let flushing = flush > shared.flushed.load(Ordering::Relaxed);
+        // Threads running tasks (a searching worker holds a slot but runs nothing).
+        let running = s.active().saturating_sub(s.searching());
+        // No work waits and a slot is unused, or the user lowered the limit below our tokens; or
+        // a flush, and no work waits and more tokens are held than running threads need.
+        let surplus = !tokens.is_empty()
+            && (1 + tokens.len() > cap
+                || (!work && s.active() < s.limit())
+                || (flushing && !work && running < 1 + tokens.len()));
         if !surplus && flush > shared.flushed.load(Ordering::Relaxed) {
             // Release: the tokens went back before the answer (pairs with `flush`'s Acquire).
             shared.flushed.store(flush, Ordering::Release);
         }
         if surplus {
             let since = *idle_since.get_or_insert_with(Instant::now);
-            let flushing = flush > shared.flushed.load(Ordering::Relaxed);
             if flushing || since.elapsed() >= GRACE || 1 + tokens.len() > cap {
                 release_one(&mut conn, &mut tokens, registry, shared);
                 idle_since = None;
