@@ -63,8 +63,8 @@ pub fn global_pool() -> Result<&'static Pool, Error> {
     match built {
         Ok(pool) => {
             #[cfg(not(loom))]
-            if pool.jobserver_tokens().is_some() {
-                // First use on this thread registers the thread-exit flush (one TLS access).
+            if pool.jobserver_tokens().is_some() && std::thread::current().name() == Some("main") {
+                // The main thread registers the exit flush on its first use (one TLS access).
                 // `try_with`: during another thread-local's destruction there is nothing to do.
                 let _ = EXIT_FLUSH.try_with(|_| {});
             }
@@ -74,13 +74,14 @@ pub fn global_pool() -> Result<&'static Pool, Error> {
     }
 }
 
-/// Gives the global pool's unneeded jobserver tokens back when a thread that used it ends. The
-/// global pool is never dropped, so without this a program that returns from `main` within the
-/// budget's grace period (a few milliseconds after its last parallel call) would take the tokens
-/// it still held along, and the build would run with fewer slots. The main thread's
+/// Gives the global pool's jobserver tokens back when the main thread ends, if it used the
+/// pool. The global pool is never dropped, so without this a program that returns from `main`
+/// within the budget's grace period (a few milliseconds after its last parallel call) would take
+/// the tokens it still held along, and the build would run with fewer slots. The main thread's
 /// thread-local destructors run inside `exit()` while the budget thread still lives. This is a
-/// thread-local destructor of the thread's own, not a process-wide hook: no `atexit`, no signal
-/// handler (those are opt-in: `jobserver::install_exit_hooks`).
+/// thread-local destructor of the main thread's own, not a process-wide hook: no `atexit`, no
+/// signal handler (those are opt-in: `jobserver::install_exit_hooks`). Other threads ending
+/// need nothing: the process goes on and the grace period gives the tokens back.
 #[cfg(not(loom))]
 struct ExitFlush;
 

@@ -154,9 +154,8 @@ impl Budget {
         self.shared.held.load(Ordering::Relaxed)
     }
 
-    /// Gives back every token no running work needs, now (skipping the grace period), and waits
-    /// up to `timeout` for it: for the thread that used the global pool as it ends (at process
-    /// exit for the main thread), since the global pool is never dropped.
+    /// Gives back every token while no work waits, now (skipping the grace period), and waits up
+    /// to `timeout` for it: for the main thread's exit, since the global pool is never dropped.
     pub(crate) fn flush(&self, timeout: Duration) {
         // In a fork() child the budget thread does not exist (and the tokens are the parent's).
         if self.tokens() == 0 || std::process::id() != self.pid {
@@ -199,14 +198,11 @@ fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
         // Acquire: pairs with `Budget::flush`'s AcqRel increment.
         let flush = shared.flush.load(Ordering::Acquire);
         let flushing = flush > shared.flushed.load(Ordering::Relaxed);
-        // Threads running tasks (a searching worker holds a slot but runs nothing).
-        let running = s.active().saturating_sub(s.searching());
         // No work waits and a slot is unused, or the user lowered the limit below our tokens; or
-        // a flush, and no work waits and more tokens are held than running threads need.
+        // a flush and no work waits (threads still finishing a task are not waited for: the
+        // process is exiting; `release_one` lets them reach their task boundary first).
         let surplus = !tokens.is_empty()
-            && (1 + tokens.len() > cap
-                || (!work && s.active() < s.limit())
-                || (flushing && !work && running < 1 + tokens.len()));
+            && (1 + tokens.len() > cap || (!work && (flushing || s.active() < s.limit())));
         if !surplus && flush > shared.flushed.load(Ordering::Relaxed) {
             // Release: the tokens went back before the answer (pairs with `flush`'s Acquire).
             shared.flushed.store(flush, Ordering::Release);
