@@ -243,6 +243,11 @@ fn global_pool_child() {
     assert_eq!(joined, expect == "joined", "{expect}");
     if joined {
         assert!(max_concurrency(pool) <= 2);
+        // A test thread is not `main`: nothing gives the tokens back at exit on its behalf, so
+        // wait for the grace period.
+        eventually("the tokens went back", || {
+            pool.jobserver_tokens() == Some(0)
+        });
     }
 }
 

@@ -61,6 +61,20 @@ fn program_pipe(kind: &str) -> (OwnedFd, OwnedFd) {
     unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
 }
 
+/// Waits until the global pool has given back its tokens (the grace period after its work): a
+/// test thread is not `main`, so nothing gives them back at exit on its behalf.
+fn settle_global() {
+    let pool = throttle::global_pool().unwrap();
+    let t = Instant::now();
+    while pool.jobserver_tokens().is_some_and(|n| n > 0) {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "tokens never went back"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// Runs parallel work on the global pool; returns the most tasks at once.
 fn use_the_pool() -> usize {
     let now = AtomicUsize::new(0);
@@ -101,6 +115,7 @@ fn takeover_child() {
         .jobserver_tokens()
         .is_some();
     println!("joined {joined}");
+    settle_global();
     drop(w);
     let mut back = Vec::new();
     std::fs::File::from(r).read_to_end(&mut back).unwrap();
@@ -253,6 +268,7 @@ fn sigint_child() {
         .unwrap()
         .jobserver_tokens()
         .is_some());
+    settle_global();
     // SAFETY: a zeroed sigaction with our handler is valid; PREVIOUS is written before the
     // handler can run (installed just after).
     unsafe {
@@ -370,6 +386,7 @@ fn idle_child() {
     );
     // The bell: work after the idle sleep still gets the tokens.
     assert!(use_the_pool() > 1, "no token after the idle sleep");
+    settle_global();
 }
 
 #[test]

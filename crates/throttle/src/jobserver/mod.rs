@@ -291,6 +291,9 @@ impl Jobserver {
                     return Ok(None);
                 }
                 signal::critical(|| {
+                    if signal::dying() {
+                        return Ok(None);
+                    }
                     Ok(sys::try_read_token(read)?.map(|byte| Token {
                         byte,
                         entry: signal::record(write.as_raw_fd(), byte),

@@ -23,9 +23,11 @@
 //! its duration (so the handler never runs on it mid-way) and counts itself in `BUSY`; the
 //! handler, running on another thread, waits until `BUSY` is 0 (a non-blocking read or a one-byte
 //! write: microseconds) before its sweep. So a token is always either in the table or in the
-//! fifo when the sweep runs.
+//! fifo when the sweep runs. And none is read after it: the sweep first sets `DYING`, and a read
+//! checks it inside its critical section (after counting itself busy): either the sweep saw the
+//! reader busy and waited for its record, or the reader sees the flag and reads nothing.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Once;
 
 /// Entries in the table: far above any pool's thread count (a token per thread at most).
@@ -38,6 +40,19 @@ static INSTALL: Once = Once::new();
 static BUSY: AtomicUsize = AtomicUsize::new(0);
 /// The pid that installed the hooks: a sweep in any other process (a `fork()` child) is a no-op.
 static PID: AtomicU32 = AtomicU32::new(0);
+/// Set by a sweep of the hooks (the process is dying): no token is read any more, so none can be
+/// read after the sweep went past its entry.
+static DYING: AtomicBool = AtomicBool::new(false);
+
+/// True once the process is dying of a signal or exiting through the hooks' sweep. Checked
+/// inside a critical section before a token is read: either the sweep saw this thread busy and
+/// waited for its record, or this thread sees the flag and reads nothing.
+pub(crate) fn dying() -> bool {
+    // SeqCst: pairs with the sweep's SeqCst store before its SeqCst loads of BUSY, and our
+    // SeqCst increment of BUSY before this load (the store-buffer pattern: one side sees the
+    // other).
+    DYING.load(Ordering::SeqCst)
+}
 
 /// Opt-in: installs a SIGINT/SIGTERM handler (only for a signal whose disposition is the
 /// default; a program's own handler is never replaced) and an `atexit` hook, once per process.
@@ -152,6 +167,8 @@ fn return_all() {
     if unsafe { libc::getpid() } as u32 != PID.load(Ordering::Relaxed) {
         return;
     }
+    // From here on no thread reads a token (see `dying`).
+    DYING.store(true, Ordering::SeqCst);
     // Wait for token operations on other threads (the handler never runs on a thread inside
     // one: those block the signals). Bounded: each is a non-blocking read or a 1-byte write.
     while BUSY.load(Ordering::SeqCst) != 0 {
