@@ -183,7 +183,9 @@ pub use error::Error;
 pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
 pub use hooks::spawn;
 #[cfg(not(loom))]
-pub use jobserver::{Jobserver, Server, Style, Token, ID_ENV, JOBSERVER_ENV, SOCKET_ENV};
+pub use jobserver::{
+    Jobserver, Server, Style, Token, HOOKS_ENV, ID_ENV, JOBSERVER_ENV, SOCKET_ENV,
+};
 pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE, PLACEMENT_ENV};
 pub use scope::Scope;
 pub use semaphore::{Permit, Throttle};
