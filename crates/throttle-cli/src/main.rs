@@ -25,6 +25,7 @@ mod procs_budget;
 mod progress;
 mod report;
 mod run;
+mod run_style;
 mod scan;
 mod spin;
 mod sum;

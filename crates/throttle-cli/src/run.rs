@@ -1,11 +1,11 @@
-//! `throttle run -j N [--jobserver-style fifo|pipe] -- CMD ...`: runs a command tree under one
-//! machine-wide budget of N concurrent jobs, as a GNU make jobserver that loses no token.
+//! `throttle run -j N [--jobserver-style auto|fifo|pipe] -- CMD ...`: runs a command tree under
+//! one machine-wide budget of N concurrent jobs, as a GNU make jobserver that loses no token.
 //!
 //! The server itself lives in the runtime (`throttle::Server`, protocol in
-//! `crates/throttle/src/jobserver/README.md`); this file is the command: parse, start the server,
-//! run the command with `MAKEFLAGS`/`CARGO_MAKEFLAGS` naming it, forward signals, print the
-//! status on SIGUSR1, and at exit report how many tokens came back and exit with the command's
-//! status.
+//! `crates/throttle/src/jobserver/README.md`); this file is the command: parse, pick the style
+//! the command reads (`style.rs`), start the server, run the command with `MAKEFLAGS` naming it,
+//! forward signals, print the status on SIGUSR1, and at exit report how many tokens came back
+//! and exit with the command's status. User guide: `docs/jobserver.md`.
 
 use crate::error::UsageError;
 use clap::{Args, ValueEnum};
@@ -17,6 +17,10 @@ use throttle::{Server, Style};
 /// How the jobserver reaches the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum JobserverStyle {
+    /// The style the command reads: pipe for GNU make < 4.4 (asked with `--version`), fifo for
+    /// make >= 4.4 and ninja; for any other command, that of the `make` on PATH (pipe if it is
+    /// older than 4.4, else fifo).
+    Auto,
     /// A named fifo in a private 0700 directory (make 4.4's default; ninja 1.13 reads only this).
     Fifo,
     /// Inherited pipe descriptors (what make 4.3 and older read).
@@ -30,8 +34,9 @@ pub struct RunArgs {
     /// Jobs that may run at once, machine-wide (default: the CPUs this process may use).
     #[arg(short = 'j', long = "jobs", value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
-    /// How the jobserver is passed on: a fifo (default) or inherited pipe descriptors.
-    #[arg(long, value_enum, default_value = "fifo", value_name = "STYLE")]
+    /// How the jobserver is passed on: auto (default: what the command reads), a fifo, or
+    /// inherited pipe descriptors.
+    #[arg(long, value_enum, default_value = "auto", value_name = "STYLE")]
     pub jobserver_style: JobserverStyle,
     /// Print the holders and tokens of a running `throttle run` and exit (its socket: --socket,
     /// or THROTTLE_JOBSERVER_SOCKET from inside its command tree).
@@ -175,9 +180,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let slots = args.jobs.unwrap_or_else(throttle::default_threads);
     let style = match args.jobserver_style {
+        JobserverStyle::Auto => crate::run_style::detect(program),
         JobserverStyle::Fifo => Style::Fifo,
         JobserverStyle::Pipe => Style::Pipe,
     };
+    if let Some(line) = crate::run_style::explicit_jobs_warning(program, rest, slots) {
+        eprintln!("{line}");
+    }
     let server = Server::new(slots, style)
         .map_err(|e| anyhow::anyhow!("starting a jobserver with {slots} slots: {e}"))?;
     let mut cmd = Command::new(program);

@@ -56,16 +56,19 @@ fn bad_input_is_one_line_and_exit_2() {
 
 #[test]
 fn exports_the_jobserver_passes_the_status_and_cleans_up() {
+    // CARGO_MAKEFLAGS is not exported, and one inherited from outside is removed: clients read
+    // it first and make never rewrites it (issue 18).
     let out = throttle()
-        .args(["run", "-j", "3", "--", "sh", "-c"])
-        .arg("echo \"$MAKEFLAGS\"; echo \"$CARGO_MAKEFLAGS\"; echo \"$THROTTLE_JOBSERVER_SOCKET\"; exit 3")
+        .args(["run", "-j", "3", "--jobserver-style", "fifo", "--", "sh", "-c"])
+        .arg("echo \"$MAKEFLAGS\"; echo \"${CARGO_MAKEFLAGS-unset}\"; echo \"$THROTTLE_JOBSERVER_SOCKET\"; exit 3")
+        .env("CARGO_MAKEFLAGS", " -j8 --jobserver-auth=fifo:/outer/fifo")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3));
     let so = text(&out.stdout);
     let lines: Vec<&str> = so.lines().collect();
     assert!(lines[0].contains("-j3 --jobserver-auth=fifo:"), "{so}");
-    assert_eq!(lines[0], lines[1], "CARGO_MAKEFLAGS = MAKEFLAGS");
+    assert_eq!(lines[1], "unset", "CARGO_MAKEFLAGS is not exported: {so}");
     let fifo = lines[0].split("fifo:").nth(1).unwrap().trim();
     assert!(!Path::new(fifo).exists(), "the fifo is removed");
     assert!(!Path::new(lines[2]).exists(), "the socket is removed");
@@ -160,18 +163,10 @@ fn make_4_3_with_recursion_stays_within_the_budget() {
         ),
     )
     .unwrap();
+    // No --jobserver-style: `throttle run` asks make its version and serves make 4.3 a pipe.
     let out = throttle()
         .current_dir(&dir)
-        .args([
-            "run",
-            "-j",
-            "2",
-            "--jobserver-style",
-            "pipe",
-            "--",
-            "make",
-            "-s",
-        ])
+        .args(["run", "-j", "2", "--", "make", "-s"])
         .output()
         .unwrap();
     let err = text(&out.stderr);
@@ -242,10 +237,12 @@ fn status_and_resize_from_inside_the_command_tree() {
 }
 
 /// A throttle program (`__pool`: the global pool, which joins the jobserver in `MAKEFLAGS` by
-/// default) under a `MAKEFLAGS` it cannot use. As make itself does for a recipe without `+`, the
-/// program runs without the budget after one warning line naming the variable, the option and
-/// why; it never hangs (the timeout) and its own exit status is unchanged. A fifo nobody serves
-/// is a jobserver with no free token: the pool joins it and runs on its implicit slot.
+/// default) under a `MAKEFLAGS` it cannot use: the program runs without the budget after one
+/// warning line naming the variable, the option and why (an unknown form, a path that is not a
+/// fifo); closed descriptors, as make 4.3 leaves them for a recipe without `+`, are normal and
+/// silent (a note only with `THROTTLE_JOBSERVER=debug`). It never hangs (the timeout) and its own
+/// exit status is unchanged. A fifo nobody serves is a jobserver with no free token: the pool
+/// joins it and runs on its implicit slot.
 #[test]
 fn unusable_makeflags_give_one_warning_line_and_never_hang() {
     let dir = workdir("bad-makeflags");
@@ -269,15 +266,7 @@ fn unusable_makeflags_give_one_warning_line_and_never_hang() {
             .output()
             .unwrap()
     };
-    let cases: [(String, &[&str]); 3] = [
-        (
-            " -j4 --jobserver-auth=900,901".into(),
-            &[
-                "MAKEFLAGS",
-                "'--jobserver-auth=900,901'",
-                "descriptor 900 is closed",
-            ],
-        ),
+    let cases: [(String, &[&str]); 2] = [
         (
             format!(" -j4 --jobserver-auth=fifo:{}", plain.display()),
             &["MAKEFLAGS", "is not a fifo", plain.to_str().unwrap()],
@@ -296,6 +285,27 @@ fn unusable_makeflags_give_one_warning_line_and_never_hang() {
             assert!(err.contains(n), "{n:?} missing in {err}");
         }
     }
+    // Closed descriptors (a make 4.3 recipe without '+') are normal, not a misconfiguration:
+    // the program runs alone and says nothing, unless THROTTLE_JOBSERVER=debug asks why.
+    let out = pool(" -j4 --jobserver-auth=900,901", "absent");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "", "closed descriptors: silent");
+    let out = throttle()
+        .args(["__pool", "--tasks", "8", "--iterations", "20000"])
+        .args(["--jobserver", "absent"])
+        .env("MAKEFLAGS", " -j4 --jobserver-auth=900,901")
+        .env_remove("CARGO_MAKEFLAGS")
+        .env("THROTTLE_JOBSERVER", "debug")
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one note: {err}");
+    assert!(
+        err.contains("'--jobserver-auth=900,901'") && err.contains("descriptor 900 is closed"),
+        "{err}"
+    );
     let out = pool(
         &format!(" -j4 --jobserver-auth=fifo:{}", fifo.display()),
         "required",

@@ -61,13 +61,47 @@ pub fn global_pool() -> Result<&'static Pool, Error> {
             .map_err(|e| e.to_string())
     });
     match built {
-        Ok(pool) => Ok(pool),
+        Ok(pool) => {
+            #[cfg(not(loom))]
+            if pool.jobserver_tokens().is_some() && std::thread::current().name() == Some("main") {
+                // The main thread registers the exit flush on its first use (one TLS access).
+                // `try_with`: during another thread-local's destruction there is nothing to do.
+                let _ = EXIT_FLUSH.try_with(|_| {});
+            }
+            Ok(pool)
+        }
         Err(msg) => Err(Error::global(msg.clone())),
     }
 }
 
+/// Gives the global pool's jobserver tokens back when the main thread ends, if it used the
+/// pool. The global pool is never dropped, so without this a program that returns from `main`
+/// within the budget's grace period (a few milliseconds after its last parallel call) would take
+/// the tokens it still held along, and the build would run with fewer slots. The main thread's
+/// thread-local destructors run inside `exit()` while the budget thread still lives. This is a
+/// thread-local destructor of the main thread's own, not a process-wide hook: no `atexit`, no
+/// signal handler (those are opt-in: `jobserver::install_exit_hooks`). Other threads ending
+/// need nothing: the process goes on and the grace period gives the tokens back.
+#[cfg(not(loom))]
+struct ExitFlush;
+
+#[cfg(not(loom))]
+impl Drop for ExitFlush {
+    fn drop(&mut self) {
+        if let Some(Ok(pool)) = GLOBAL.get() {
+            pool.flush_jobserver_tokens();
+        }
+    }
+}
+
+#[cfg(not(loom))]
+thread_local! {
+    static EXIT_FLUSH: ExitFlush = const { ExitFlush };
+}
+
 /// The global pool's builder: `n` threads, joined to the jobserver in the environment
-/// (`CARGO_MAKEFLAGS`, `MAKEFLAGS`, `MFLAGS`) unless `THROTTLE_JOBSERVER` is `0` or `off`.
+/// (`CARGO_MAKEFLAGS`, `MAKEFLAGS`, `MFLAGS`) unless `THROTTLE_JOBSERVER` is `0` or `off`;
+/// with the exit hooks only if `THROTTLE_JOBSERVER_HOOKS` asks.
 fn global_builder(n: usize) -> crate::PoolBuilder {
     let b = Pool::builder().threads(n);
     #[cfg(not(loom))]
@@ -76,7 +110,9 @@ fn global_builder(n: usize) -> crate::PoolBuilder {
             .is_ok_and(|v| matches!(v.trim(), "0" | "off" | "no" | "false"));
         if !off {
             if let Some(js) = crate::Jobserver::from_env() {
-                return b.jobserver(js);
+                let hooks = std::env::var(crate::jobserver::HOOKS_ENV)
+                    .is_ok_and(|v| matches!(v.trim(), "1" | "on" | "yes" | "true"));
+                return b.jobserver(js).jobserver_exit_hooks(hooks);
             }
         }
     }

@@ -124,7 +124,7 @@
 //! - Idle workers search for ~50 µs, then sleep; whoever publishes work wakes one sleeper,
 //!   and only when nobody is searching: the empty → non-empty edge, never a herd. The protocol
 //!   and why no wake-up, slot or permit is lost: `src/sleep/README.md`. On Linux a sleeping worker
-//!   waits on its home CPU unless told not to ([`PoolBuilder::placement`]).
+//!   can wait on a home CPU ([`PoolBuilder::placement`]; off unless asked: it changes affinity).
 //! - Whoever waits, helps: a thread waiting for a stolen fork runs other pending work, its own
 //!   older forks first. It never does so while a panic unwinds: `join` catches a panic, waits for
 //!   the other half, then resumes it.
@@ -139,8 +139,10 @@
 //!   only when work waits for another thread and gives it back a few milliseconds after the work
 //!   runs out (`THROTTLE_JOBSERVER=off` opts out; explicit pools opt in with
 //!   [`PoolBuilder::jobserver`]; threads of your own with [`Throttle::with_jobserver`]).
-//!   [`Server`] is the crash-safe jobserver behind `throttle run`.
-//!   Protocol and proof sketch: `src/jobserver/README.md`.
+//!   [`Server`] is the crash-safe jobserver behind `throttle run`. Nothing process-wide by
+//!   default: inherited pipe descriptors are used only when provably the jobserver's, no signal
+//!   handler or `atexit` hook unless asked ([`jobserver::install_exit_hooks`]).
+//!   Protocol and proof sketch: `src/jobserver/README.md`; for users: `docs/jobserver.md`.
 
 #![warn(missing_docs)]
 
@@ -181,8 +183,10 @@ pub use error::Error;
 pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
 pub use hooks::spawn;
 #[cfg(not(loom))]
-pub use jobserver::{Jobserver, Server, Style, Token, ID_ENV, JOBSERVER_ENV, SOCKET_ENV};
-pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE};
+pub use jobserver::{
+    Jobserver, Server, Style, Token, HOOKS_ENV, ID_ENV, JOBSERVER_ENV, SOCKET_ENV,
+};
+pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE, PLACEMENT_ENV};
 pub use scope::Scope;
 pub use semaphore::{Permit, Throttle};
 pub use stats::Stats;

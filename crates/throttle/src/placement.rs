@@ -18,8 +18,10 @@
 //! returns to), narrows only if its home is in that mask, and restores it on waking only if the
 //! mask is still the one-CPU mask it set (anyone who changed it meanwhile keeps their change).
 //! Homes are spread over the CPUs allowed when the pool is built, each new pool starting one CPU
-//! further, so two pools do not pile their workers on the same CPUs. `PoolBuilder::placement`
-//! turns it off; `throttle-bench --bench placement` measures what it is worth.
+//! further, so two pools do not pile their workers on the same CPUs. It is off by default
+//! (a library changes no thread's affinity unasked): `PoolBuilder::placement(true)` or
+//! `THROTTLE_PLACEMENT=1` turns it on; `throttle-bench --bench placement` measures what it is
+//! worth.
 
 /// The CPU the calling thread runs on, if the OS says.
 pub(crate) fn current_cpu() -> Option<usize> {

@@ -79,6 +79,8 @@ pub struct PoolBuilder {
     // --- jobserver (issue 10) ---
     #[cfg(not(loom))]
     jobserver: Option<crate::jobserver::Jobserver>,
+    /// Install the SIGINT/SIGTERM/exit hooks when joining a jobserver (opt-in, issue 18).
+    exit_hooks: bool,
     auto: bool,
     /// Start, exit and panic handlers (set in hooks.rs).
     pub(crate) hooks: Hooks,
@@ -123,7 +125,10 @@ impl PoolBuilder {
     }
 
     /// Whether a sleeping worker narrows its CPU affinity to a *home* CPU so that the kernel
-    /// wakes it there instead of on its waker's CPU (default: on, on Linux). It never widens
+    /// wakes it there instead of on its waker's CPU (default: off; on Linux, `THROTTLE_PLACEMENT=1`
+    /// in the environment turns it on for every pool whose builder does not say). It costs four
+    /// system calls and a forced migration per idle sleep and changes the threads' affinity, so
+    /// a library does not do it unasked. It never widens
     /// or replaces an affinity set by anyone else: a worker narrows only the mask it has when
     /// it goes to sleep, and restores that mask on waking only if nobody changed it meanwhile.
     /// Homes are spread over the allowed CPUs, and successive pools start at different CPUs.
@@ -135,7 +140,7 @@ impl PoolBuilder {
     ///
     /// # Examples
     /// ```
-    /// let pool = throttle::Pool::builder().threads(2).placement(false).build().unwrap();
+    /// let pool = throttle::Pool::builder().threads(2).placement(true).build().unwrap();
     /// assert_eq!(pool.install(|| 1 + 1), 2);
     /// ```
     pub fn placement(mut self, on: bool) -> Self {
@@ -166,6 +171,22 @@ impl PoolBuilder {
     #[cfg(not(loom))]
     pub fn jobserver(mut self, js: crate::jobserver::Jobserver) -> Self {
         self.jobserver = Some(js);
+        self
+    }
+
+    /// Whether joining a jobserver also installs the process-wide hooks that give its tokens back
+    /// on SIGINT, SIGTERM and exit ([`install_exit_hooks`](crate::jobserver::install_exit_hooks);
+    /// default: off, so the pool changes no signal disposition and registers no `atexit`). For
+    /// the global pool, `THROTTLE_JOBSERVER_HOOKS=1` ([`HOOKS_ENV`](crate::jobserver::HOOKS_ENV))
+    /// does the same.
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::Pool::builder().threads(2).jobserver_exit_hooks(true).build().unwrap();
+    /// assert_eq!(pool.install(|| 3), 3); // no jobserver joined: nothing installed
+    /// ```
+    pub fn jobserver_exit_hooks(mut self, on: bool) -> Self {
+        self.exit_hooks = on;
         self
     }
 
@@ -258,6 +279,9 @@ impl PoolBuilder {
         // --- jobserver (issue 10) ---
         #[cfg(not(loom))]
         if let Some(js) = self.jobserver {
+            if self.exit_hooks {
+                crate::jobserver::install_exit_hooks();
+            }
             let budget = crate::jobserver::budget::Budget::start(js, pool.registry.clone());
             pool.budget = Some(budget.map_err(Error::spawn)?);
         }
@@ -266,6 +290,14 @@ impl PoolBuilder {
         }
         Ok(pool)
     }
+}
+
+/// The environment variable that turns CPU placement on by default
+/// ([`PoolBuilder::placement`]): `1`, `on`, `yes` or `true`.
+pub const PLACEMENT_ENV: &str = "THROTTLE_PLACEMENT";
+
+fn placement_from_env() -> bool {
+    std::env::var(PLACEMENT_ENV).is_ok_and(|v| matches!(v.trim(), "1" | "on" | "yes" | "true"))
 }
 
 thread_local! {
@@ -316,10 +348,11 @@ impl Pool {
             name: None,
             stack_size: None,
             stats: true,
-            placement: cfg!(target_os = "linux"),
+            placement: cfg!(target_os = "linux") && placement_from_env(),
             trace_capacity: crate::trace::DEFAULT_CAPACITY,
             #[cfg(not(loom))]
             jobserver: None,
+            exit_hooks: false,
             auto: false,
             hooks: Hooks::default(),
         }
@@ -650,6 +683,19 @@ impl Pool {
     /// ```
     #[cfg(not(loom))]
     pub fn jobserver_tokens(&self) -> Option<usize> {
+        self.jobserver_tokens_inner()
+    }
+
+    /// Gives back the jobserver tokens no running work needs, at once (see `global.rs`).
+    #[cfg(not(loom))]
+    pub(crate) fn flush_jobserver_tokens(&self) {
+        if let Some(b) = &self.budget {
+            b.flush(std::time::Duration::from_millis(200));
+        }
+    }
+
+    #[cfg(not(loom))]
+    fn jobserver_tokens_inner(&self) -> Option<usize> {
         self.budget.as_ref().map(|b| b.tokens())
     }
 

@@ -148,6 +148,9 @@ pub(crate) struct Registry {
     /// numbers are held, and a slot holder without one always finds one free. Locked only by
     /// threads that ask for their index and when they give it back.
     numbers: Mutex<Vec<bool>>,
+    /// Wakes the pool's budget thread (jobserver) out of its idle sleep when work can arrive.
+    #[cfg(not(loom))]
+    pub(crate) budget_bell: crate::jobserver::budget::Bell,
 }
 
 impl Registry {
@@ -180,6 +183,8 @@ impl Registry {
             threads,
             numbers: Mutex::new(vec![false; threads]),
             fork_waiters: (0..threads).map(|_| CachePadded::default()).collect(),
+            #[cfg(not(loom))]
+            budget_bell: crate::jobserver::budget::Bell::default(),
         };
         (registry, deques)
     }
@@ -217,6 +222,8 @@ impl Registry {
         if self.sleep.notify_work() && self.stats.enabled {
             Counters::add(&self.stats.outside.wakeups, 1);
         }
+        #[cfg(not(loom))]
+        self.budget_bell.ring();
     }
 
     /// Called by worker `index` right after it pushed a fork on its deque: wakes a sleeper if
@@ -528,7 +535,10 @@ impl Registry {
     /// Blocks until the caller holds a run slot (FIFO among waiting threads); returns true if it
     /// had to wait.
     pub(crate) fn wait_for_slot(&self, me: &Arc<Parker>) -> bool {
-        self.sleep.wait_for_slot(me)
+        let waited = self.sleep.wait_for_slot(me);
+        #[cfg(not(loom))]
+        self.budget_bell.ring();
+        waited
     }
 
     /// Wakes one sleeper for work that is already queued.

@@ -199,7 +199,8 @@ impl Throttle {
     /// The first permit held at a time is the process's implicit slot (every process started
     /// under a jobserver has one; it is never written to the jobserver). Every further permit is
     /// a token, read only when that permit is taken and written back when it is dropped — also
-    /// when the holder panics, and on SIGINT/SIGTERM for a shared fifo or pipe; through a
+    /// when the holder panics, and on SIGINT/SIGTERM for a shared fifo or pipe if the program asked
+    /// for it ([`install_exit_hooks`](crate::jobserver::install_exit_hooks)); through a
     /// throttle server's socket the server takes a dead process's tokens back. Waiters are served
     /// in arrival order; the head of the queue waits for whichever comes first, a permit given
     /// back in this process or a token from the jobserver.

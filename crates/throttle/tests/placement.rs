@@ -81,6 +81,7 @@ fn a_mask_set_after_the_pool_started_is_kept() {
     let pool = Pool::builder()
         .threads(2)
         .thread_name(|i| format!("plc-on-{i}"))
+        .placement(true)
         .build()
         .unwrap();
     work(&pool);
@@ -150,6 +151,35 @@ fn placement_off_never_touches_affinity() {
         work(&pool);
         for tid in &tids {
             assert_eq!(allowed(Some(tid)), process);
+        }
+    }
+}
+
+/// Placement is opt-in (issue 18): a pool built without saying never narrows affinity, so a
+/// sleeping worker keeps the process's mask (with placement on, it would show its one home CPU).
+#[test]
+fn placement_is_off_by_default() {
+    let process = allowed(None);
+    if std::env::var_os("THROTTLE_PLACEMENT").is_some() {
+        eprintln!("placement: THROTTLE_PLACEMENT is set; the default is not what this tests");
+        return;
+    }
+    let pool = Pool::builder()
+        .threads(2)
+        .thread_name(|i| format!("plc-dflt-{i}"))
+        .build()
+        .unwrap();
+    work(&pool);
+    let tids = tids_named("plc-dflt-");
+    assert_eq!(tids.len(), 2);
+    for _ in 0..10 {
+        work(&pool);
+        for tid in &tids {
+            assert_eq!(
+                allowed(Some(tid)),
+                process,
+                "a default pool changed affinity"
+            );
         }
     }
 }

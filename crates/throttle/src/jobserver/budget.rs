@@ -1,8 +1,10 @@
 //! The pool's side of the jobserver: one small thread per pool that turns demand into tokens and
 //! tokens into the pool's limit. Effective limit = min(user limit, 1 + tokens held).
 //!
-//! The thread reads only what the workers already publish (the state word and `has_work`), so the
-//! workers' hot paths are unchanged, and a pool without a jobserver has no such thread at all.
+//! The thread reads only what the workers already publish (the state word and `has_work`), and a
+//! pool without a jobserver has no such thread at all. The only addition to the pool's paths is
+//! the [`Bell`]: one load where a slot is taken or work published, so that the thread can sleep
+//! with no timeout while the pool is idle.
 //! It asks for a token only when runnable work waits and every slot of the current limit is held
 //! (work for another thread); it gives one back when no work waits and a slot has been idle for
 //! [`GRACE`]; it never gives back the implicit slot. See README.md.
@@ -21,10 +23,37 @@ use std::time::{Duration, Instant};
 const GRACE: Duration = Duration::from_millis(5);
 /// How often the thread looks at the pool while a slot holder is running (and may fork).
 const TICK: Duration = Duration::from_millis(1);
-/// How often it looks while nobody in the pool runs: work can only arrive through a caller,
-/// which first takes the implicit slot, so a slower look costs at most this much delay before
-/// the first extra thread.
+/// How often it looks while a throttle server has not answered a request yet (the answer is a
+/// token to collect and, idle, give back).
 const IDLE_TICK: Duration = Duration::from_millis(10);
+
+/// How the pool wakes its budget thread out of the idle sleep: while nobody in the pool runs and
+/// it holds no token, the thread parks with no timeout (no timed polling), and a thread that
+/// takes a run slot or publishes work rings the bell. The first extra thread is wanted only after
+/// someone holds a slot (the implicit one), so nothing is missed.
+#[derive(Debug, Default)]
+pub(crate) struct Bell {
+    /// The budget thread is (about to be) parked: whoever sees it set clears it and unparks.
+    asleep: AtomicBool,
+    thread: std::sync::OnceLock<std::thread::Thread>,
+}
+
+impl Bell {
+    /// Called after taking a run slot or publishing work. One load when the thread is awake (or
+    /// the pool has no budget).
+    #[inline]
+    pub(crate) fn ring(&self) {
+        // SeqCst: pairs with the budget thread's SeqCst store of `asleep` and fence before its
+        // re-check of the state word: either it sees our slot or work, or we see it asleep. Our
+        // side's slot (a SeqCst RMW on the state word) or work (`queued`, SeqCst RMW) comes
+        // before this load in the single total order.
+        if self.asleep.load(Ordering::SeqCst) && self.asleep.swap(false, Ordering::SeqCst) {
+            if let Some(t) = self.thread.get() {
+                t.unpark();
+            }
+        }
+    }
+}
 
 /// What the pool and the budget thread share.
 #[derive(Debug)]
@@ -34,6 +63,10 @@ pub(crate) struct Shared {
     /// Tokens held now (for status and tests).
     held: AtomicUsize,
     stop: AtomicBool,
+    /// Requests to give back every unneeded token now, without the grace period ([`Budget::flush`]).
+    flush: AtomicUsize,
+    /// Requests answered.
+    flushed: AtomicUsize,
     /// Serializes computing and applying the effective limit.
     apply: Mutex<()>,
 }
@@ -57,6 +90,8 @@ impl Shared {
 /// A running budget: dropping it stops the thread and gives every token back.
 #[derive(Debug)]
 pub(crate) struct Budget {
+    /// The process that started it (see `flush`).
+    pid: u32,
     shared: std::sync::Arc<Shared>,
     registry: Arc<Registry>,
     thread: Option<JoinHandle<()>>,
@@ -70,6 +105,8 @@ impl Budget {
             user: AtomicUsize::new(registry.sleep.load().limit()),
             held: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
+            flush: AtomicUsize::new(0),
+            flushed: AtomicUsize::new(0),
             apply: Mutex::new(()),
         });
         shared.apply(&registry);
@@ -77,7 +114,9 @@ impl Budget {
         let thread = std::thread::Builder::new()
             .name("throttle-jobserver".into())
             .spawn(move || run(js, &r, &s))?;
+        let _ = registry.budget_bell.thread.set(thread.thread().clone());
         Ok(Budget {
+            pid: std::process::id(),
             shared,
             registry,
             thread: Some(thread),
@@ -114,6 +153,25 @@ impl Budget {
     pub(crate) fn tokens(&self) -> usize {
         self.shared.held.load(Ordering::Relaxed)
     }
+
+    /// Gives back every token while no work waits, now (skipping the grace period), and waits up
+    /// to `timeout` for it: for the main thread's exit, since the global pool is never dropped.
+    pub(crate) fn flush(&self, timeout: Duration) {
+        // In a fork() child the budget thread does not exist (and the tokens are the parent's).
+        if self.tokens() == 0 || std::process::id() != self.pid {
+            return;
+        }
+        // AcqRel/Acquire: pairs with the budget thread's Acquire load of `flush` and Release
+        // store of `flushed` (the tokens are written back before the answer).
+        let n = self.shared.flush.fetch_add(1, Ordering::AcqRel) + 1;
+        let Some(t) = &self.thread else { return };
+        t.thread().unpark();
+        let start = Instant::now();
+        while self.shared.flushed.load(Ordering::Acquire) < n && start.elapsed() < timeout {
+            std::thread::sleep(Duration::from_micros(50));
+            t.thread().unpark();
+        }
+    }
 }
 
 impl Drop for Budget {
@@ -130,18 +188,28 @@ fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
     let mut tokens: Vec<Token> = Vec::new();
     let mut idle_since: Option<Instant> = None;
     let threads = registry.threads();
+    let mut failed = false;
     while !shared.stop.load(Ordering::Relaxed) {
         let s = registry.sleep.load();
         let cap = shared.user.load(Ordering::Relaxed).min(threads);
         let work = registry.has_work();
         // Work waits and every slot is held: another thread would run it.
-        let want = work && s.active() >= s.limit() && 1 + tokens.len() < cap;
-        // No work waits and a slot is unused, or the user lowered the limit below our tokens.
-        let surplus =
-            !tokens.is_empty() && (1 + tokens.len() > cap || (!work && s.active() < s.limit()));
+        let want = !failed && work && s.active() >= s.limit() && 1 + tokens.len() < cap;
+        // Acquire: pairs with `Budget::flush`'s AcqRel increment.
+        let flush = shared.flush.load(Ordering::Acquire);
+        let flushing = flush > shared.flushed.load(Ordering::Relaxed);
+        // No work waits and a slot is unused, or the user lowered the limit below our tokens; or
+        // a flush and no work waits (threads still finishing a task are not waited for: the
+        // process is exiting; `release_one` lets them reach their task boundary first).
+        let surplus = !tokens.is_empty()
+            && (1 + tokens.len() > cap || (!work && (flushing || s.active() < s.limit())));
+        if !surplus && flush > shared.flushed.load(Ordering::Relaxed) {
+            // Release: the tokens went back before the answer (pairs with `flush`'s Acquire).
+            shared.flushed.store(flush, Ordering::Release);
+        }
         if surplus {
             let since = *idle_since.get_or_insert_with(Instant::now);
-            if since.elapsed() >= GRACE || 1 + tokens.len() > cap {
+            if flushing || since.elapsed() >= GRACE || 1 + tokens.len() > cap {
                 release_one(&mut conn, &mut tokens, registry, shared);
                 idle_since = None;
                 continue;
@@ -149,11 +217,18 @@ fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
         } else {
             idle_since = None;
         }
-        let wait = if s.active() == 0 && tokens.is_empty() {
-            IDLE_TICK
-        } else {
-            TICK
-        };
+        let pending = !failed && conn.has_pending_request();
+        if s.active() == 0 && tokens.is_empty() && !work && !pending {
+            idle_sleep(registry, shared);
+            continue;
+        }
+        if failed {
+            std::thread::park_timeout(TICK);
+            continue;
+        }
+        // Nobody runs and a throttle server still owes an answer: collect it (then give it
+        // back); otherwise look every tick while a slot holder runs (and may fork).
+        let wait = if s.active() == 0 { IDLE_TICK } else { TICK };
         match conn.poll_token(want, wait) {
             Ok(Some(t)) => {
                 tokens.push(t);
@@ -169,9 +244,7 @@ fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
                 eprintln!(
                     "throttle: warning: jobserver failed ({e}); no more tokens will be requested"
                 );
-                while !shared.stop.load(Ordering::Relaxed) {
-                    std::thread::park_timeout(IDLE_TICK);
-                }
+                failed = true;
             }
         }
     }
@@ -181,6 +254,22 @@ fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
         let _ = conn.release(t);
     }
     shared.held.store(0, Ordering::Relaxed);
+}
+
+/// Parks until the bell rings (a slot taken or work published), the user's limit changes or the
+/// pool stops. No timeout: an idle pool's budget thread costs nothing.
+fn idle_sleep(registry: &Registry, shared: &Shared) {
+    let bell = &registry.budget_bell;
+    bell.asleep.store(true, Ordering::SeqCst);
+    // SeqCst fence: pairs with `Bell::ring` (see there): the re-check below sees a slot taken or
+    // work published before the ringer looked at `asleep`.
+    std::sync::atomic::fence(Ordering::SeqCst);
+    let idle = registry.sleep.load().active() == 0 && !registry.has_work();
+    if idle && !shared.stop.load(Ordering::Relaxed) {
+        // A spurious wake-up or an unpark for a limit change only costs one more round.
+        std::thread::park();
+    }
+    bell.asleep.store(false, Ordering::SeqCst);
 }
 
 /// Lowers the limit by one, waits until no more threads hold slots than that (a thread over the

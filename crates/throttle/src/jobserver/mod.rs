@@ -23,12 +23,16 @@
 //! [`PoolBuilder::jobserver`]: crate::PoolBuilder::jobserver
 
 pub(crate) mod budget;
+mod env;
 mod ledger;
 mod server;
 mod signal;
 mod sys;
 
+pub use env::adopt_from_env;
+pub(crate) use env::parse_makeflags;
 pub use server::{Server, Style};
+pub use signal::install_exit_hooks;
 
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -41,6 +45,10 @@ use std::time::{Duration, Instant};
 /// `off`. Any other value (or none) lets the global pool join the jobserver found in
 /// `CARGO_MAKEFLAGS`, `MAKEFLAGS` or `MFLAGS`.
 pub const JOBSERVER_ENV: &str = "THROTTLE_JOBSERVER";
+
+/// The environment variable that makes the global pool install the SIGINT/SIGTERM/exit hooks
+/// ([`install_exit_hooks`]) when it joins a jobserver: `1`, `on`, `yes` or `true`.
+pub const HOOKS_ENV: &str = "THROTTLE_JOBSERVER_HOOKS";
 
 /// The environment variable a throttle server (`throttle run`) sets to the path of its unix
 /// socket. A throttle client that finds it (and a `MAKEFLAGS` naming the same server) holds its
@@ -69,39 +77,6 @@ pub(crate) enum Auth {
     Disabled,
 }
 
-/// Finds the jobserver option in a `MAKEFLAGS` value. The last `--jobserver-auth=` or
-/// `--jobserver-fds=` word wins (make appends to inherited flags, so the last is the newest).
-/// `Ok(None)`: no jobserver option; `Err`: an option whose value this client cannot read.
-pub(crate) fn parse_makeflags(flags: &str) -> Result<Option<Auth>, String> {
-    let last = last_option(flags).map(|w| w.split_once('=').map_or(w, |(_, v)| v));
-    let Some(value) = last else { return Ok(None) };
-    if let Some(path) = value.strip_prefix("fifo:") {
-        if path.is_empty() {
-            return Err(format!("'{value}': no path after 'fifo:'"));
-        }
-        return Ok(Some(Auth::Fifo(PathBuf::from(path))));
-    }
-    let parsed = value
-        .split_once(',')
-        .and_then(|(r, w)| Some((r.parse::<i32>().ok()?, w.parse::<i32>().ok()?)));
-    match parsed {
-        Some((r, w)) if r < 0 || w < 0 => Ok(Some(Auth::Disabled)),
-        Some((r, w)) => Ok(Some(Auth::Pipe(r, w))),
-        None => Err(format!(
-            "'{value}': expected 'fifo:PATH' or 'R,W' (two file descriptors)"
-        )),
-    }
-}
-
-/// The last `--jobserver-auth=` or `--jobserver-fds=` word of a `MAKEFLAGS` value (the one that
-/// counts), as written.
-fn last_option(flags: &str) -> Option<&str> {
-    flags
-        .split_ascii_whitespace()
-        .rev()
-        .find(|w| w.starts_with("--jobserver-auth=") || w.starts_with("--jobserver-fds="))
-}
-
 /// A connection to a jobserver: where this process takes tokens from and gives them back.
 ///
 /// Every process started under a jobserver holds one *implicit* token (its right to run at all);
@@ -125,10 +100,14 @@ pub struct Jobserver {
     asked: usize,
     /// Socket source: bytes of a partial message.
     inbox: Vec<u8>,
+    /// The process that opened it: a `fork()` child (same memory, other pid) never gives the
+    /// parent's tokens back.
+    pid: u32,
 }
 
 /// A token held: the byte read (written back on release) and, for a shared fifo or pipe, its
-/// entry in the signal table (so SIGINT/SIGTERM write it back too).
+/// entry in the token table (so a dropped [`Jobserver`], and the opt-in SIGINT/SIGTERM/exit hooks
+/// of [`install_exit_hooks`], write it back too).
 #[derive(Debug)]
 #[must_use = "a token not released is lost for the whole build"]
 pub struct Token {
@@ -167,50 +146,27 @@ impl Jobserver {
     /// `MAKEFLAGS`, `MFLAGS` that mentions one (last option in it wins). If [`SOCKET_ENV`] names
     /// a throttle server for the same jobserver, tokens are held through its socket (crash-safe).
     ///
-    /// Returns `None`, with one warning line on stderr, for a value it cannot use: an unknown
-    /// format, closed descriptors (a recipe without `+`), a path that is not a fifo. Returns
-    /// `None` silently when there is no jobserver or make disabled it (negative descriptors).
+    /// Inherited pipe descriptors (`R,W`) are used only when they are provably the jobserver's:
+    /// the read and write ends of one pipe, inherited, and (on Linux) the same pipe they were
+    /// when the process started; otherwise `None`, silently (a make recipe without `+`; set
+    /// `THROTTLE_JOBSERVER=debug` for a note saying why). If [`adopt_from_env`] ran, its
+    /// connection is returned (once). Returns `None` with one warning line on stderr for a value
+    /// it cannot use (an unknown format, a path that is not a fifo), and silently when there is no
+    /// jobserver or make disabled it (negative descriptors).
     pub fn from_env() -> Option<Jobserver> {
-        for var in MAKEFLAGS_VARS {
-            let Some(value) = std::env::var_os(var) else {
-                continue;
-            };
-            let value = value.to_string_lossy();
-            let auth = match parse_makeflags(&value) {
-                Ok(None) => continue,
-                Ok(Some(Auth::Disabled)) => return None,
-                Ok(Some(auth)) => auth,
-                Err(why) => {
-                    warn(&format!("ignoring the jobserver in {var}: {why}"));
-                    return None;
-                }
-            };
-            if let (Some(sock), Some(id)) = (std::env::var_os(SOCKET_ENV), std::env::var_os(ID_ENV))
-            {
-                if auth_id(&auth).is_some_and(|a| a == id.to_string_lossy()) {
-                    if let Ok(js) = Jobserver::connect(Path::new(&sock)) {
-                        return Some(js);
-                    }
-                }
-            }
-            return match Jobserver::open(&auth) {
-                Ok(js) => Some(js),
-                Err(e) => {
-                    let word = last_option(&value).unwrap_or_default();
-                    warn(&format!("ignoring the jobserver in {var} ('{word}'): {e}"));
-                    None
-                }
-            };
-        }
-        None
+        env::from_env()
     }
 
     /// Opens the jobserver an auth value names: `fifo:PATH` or `R,W` (inherited descriptors),
     /// as written after `--jobserver-auth=`.
     ///
+    /// Descriptors given here are the caller's word that they are the jobserver's: they must be
+    /// the read and the write end of one pipe (checked), but may be close-on-exec and need not be
+    /// inherited ([`from_env`](Jobserver::from_env) requires both).
+    ///
     /// # Errors
-    /// An unreadable value, a path that is not a fifo, descriptors that are closed or not pipes,
-    /// or negative descriptors (the jobserver is off).
+    /// An unreadable value, a path that is not a fifo, descriptors that are closed, not pipes, not
+    /// the two ends of one pipe or swapped, or negative descriptors (the jobserver is off).
     ///
     /// # Examples
     /// ```
@@ -242,12 +198,11 @@ impl Jobserver {
             description: format!("throttle server at {}", path.display()),
             asked: 0,
             inbox: Vec::new(),
+            pid: std::process::id(),
         })
     }
 
     fn open(auth: &Auth) -> io::Result<Jobserver> {
-        // Before any token can be read: SIGINT/SIGTERM and exit give tokens back (signal.rs).
-        signal::install_once();
         let (source, description) = match auth {
             Auth::Fifo(path) => {
                 let fd = sys::open_fifo(path)?;
@@ -273,6 +228,7 @@ impl Jobserver {
             description,
             asked: 0,
             inbox: Vec::new(),
+            pid: std::process::id(),
         })
     }
 
@@ -300,6 +256,10 @@ impl Jobserver {
     /// # Errors
     /// The write failed; the token is then lost for this build.
     pub fn release(&mut self, t: Token) -> io::Result<()> {
+        if std::process::id() != self.pid {
+            // A fork() child with a copy of the parent's token: the parent gives it back.
+            return Ok(());
+        }
         match &mut self.source {
             Source::Fd { write, .. } => signal::critical(|| {
                 if signal::take(t.entry) {
@@ -331,6 +291,9 @@ impl Jobserver {
                     return Ok(None);
                 }
                 signal::critical(|| {
+                    if signal::dying() {
+                        return Ok(None);
+                    }
                     Ok(sys::try_read_token(read)?.map(|byte| Token {
                         byte,
                         entry: signal::record(write.as_raw_fd(), byte),
@@ -364,6 +327,21 @@ impl Jobserver {
                     return Ok(Some(Token { byte, entry: None }));
                 }
                 Ok(None)
+            }
+        }
+    }
+}
+
+impl Drop for Jobserver {
+    /// Tokens still out (read through this connection and never released) go back now, through
+    /// this connection's own descriptor, which is closed only after that: the signal table never
+    /// keeps a descriptor number that could be reused for another file. Not in a `fork()` child.
+    fn drop(&mut self) {
+        if let Source::Fd { write, .. } = &self.source {
+            if std::process::id() == self.pid {
+                signal::return_fd(write.as_raw_fd());
+            } else {
+                signal::forget_fd(write.as_raw_fd());
             }
         }
     }

@@ -73,8 +73,72 @@ struct Inner {
     resizing: Mutex<()>,
 }
 
-fn private_dir() -> io::Result<PathBuf> {
+/// Where the private directory goes: `TMPDIR`, unless its path has whitespace or a backslash and
+/// `/tmp` is there instead. make 4.4 reads the escaped path (`fifo:/a\ b/...`), but ninja 1.13
+/// does not unescape it and runs without the jobserver.
+fn temp_base() -> PathBuf {
     let base = std::env::temp_dir();
+    let awkward = base
+        .to_string_lossy()
+        .chars()
+        .any(|c| c.is_ascii_whitespace() || c == '\\');
+    if awkward && Path::new("/tmp").is_dir() {
+        PathBuf::from("/tmp")
+    } else {
+        base
+    }
+}
+
+/// Removes the private directories of servers that no longer run (a `throttle run` killed with
+/// SIGKILL cannot remove its own): `throttle-js-PID-…` owned by this user whose PID is gone and
+/// whose socket nobody listens on.
+/// Returns how many it removed. A pid reused since only keeps a stale directory a while longer.
+pub(crate) fn remove_stale_dirs(base: &Path) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return 0;
+    };
+    // SAFETY: getuid(2) cannot fail and has no side effects.
+    let uid = unsafe { libc::getuid() };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("throttle-js-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != uid || pid <= 0 {
+            continue;
+        }
+        // SAFETY: kill(2) with signal 0 only checks whether the process exists.
+        let pid_gone = unsafe { libc::kill(pid, 0) } != 0
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        // A live server always listens on its socket; a pid can be "gone" only because it lives
+        // in another pid namespace sharing this TMPDIR, so the socket has the last word.
+        let gone = pid_gone
+            && match UnixStream::connect(e.path().join("socket")) {
+                Ok(_) => false,
+                Err(e) => matches!(
+                    e.kind(),
+                    io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound
+                ),
+            };
+        if gone && std::fs::remove_dir_all(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+fn private_dir() -> io::Result<PathBuf> {
+    let base = temp_base();
+    remove_stale_dirs(&base);
     let pid = std::process::id();
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -118,7 +182,9 @@ impl Server {
                     sys::mkfifo(&path)?;
                     let read = sys::open_fifo(&path)?;
                     let write = read.try_clone()?;
-                    (read, write, format!("fifo:{}", path.display()), None)
+                    // Escaped as make 4.4 writes it: a TMPDIR with a space stays one word.
+                    let auth = format!("fifo:{}", super::env::escape(&path.to_string_lossy()));
+                    (read, write, auth, None)
                 }
                 Style::Pipe => {
                     let (r, w) = sys::pipe()?;
@@ -195,7 +261,8 @@ impl Server {
         format!(" -j{} --jobserver-auth={}", self.slots(), self.auth)
     }
 
-    /// The value after `--jobserver-auth=`: `fifo:PATH` or `R,W`, as
+    /// The value after `--jobserver-auth=`: `fifo:PATH` (whitespace and backslashes in the path
+    /// escaped with a backslash, as make 4.4 writes it) or `R,W`, as
     /// [`Jobserver::from_auth`](super::Jobserver::from_auth) takes it.
     pub fn auth(&self) -> &str {
         &self.auth
@@ -211,12 +278,15 @@ impl Server {
         &self.socket
     }
 
-    /// Prepares `cmd` to run under this server: `MAKEFLAGS`, `CARGO_MAKEFLAGS`,
-    /// [`SOCKET_ENV`](super::SOCKET_ENV), [`ID_ENV`](super::ID_ENV), and, for the pipe style, the inherited descriptors.
+    /// Prepares `cmd` to run under this server: `MAKEFLAGS`, [`SOCKET_ENV`](super::SOCKET_ENV),
+    /// [`ID_ENV`](super::ID_ENV), and, for the pipe style, the inherited descriptors.
+    /// `CARGO_MAKEFLAGS` and `MFLAGS` are removed, not set: clients read `CARGO_MAKEFLAGS` first
+    /// and make never rewrites it, so a make inside the tree that starts its own jobserver would
+    /// leave its jobs drawing on this one (cargo sets `CARGO_MAKEFLAGS` itself for its children).
     pub fn configure(&self, cmd: &mut Command) {
         let flags = self.makeflags();
         cmd.env("MAKEFLAGS", &flags)
-            .env("CARGO_MAKEFLAGS", &flags)
+            .env_remove("CARGO_MAKEFLAGS")
             .env_remove("MFLAGS")
             .env(super::SOCKET_ENV, &self.socket)
             .env(super::ID_ENV, &self.id);

@@ -1,26 +1,33 @@
-//! Tokens go back on SIGINT and SIGTERM.
+//! The table of tokens read from a shared fifo or pipe, and the opt-in hooks that give them back
+//! on SIGINT, SIGTERM and process exit.
 //!
-//! A token read from a shared fifo or pipe is known only to this process; if the process dies
-//! holding it, it is gone for the rest of the build. Every such token is recorded in a fixed,
-//! lock-free table (`[AtomicU64; SLOTS]`, an entry = valid bit | descriptor | byte). The normal
-//! release path and the signal handler both *swap the entry to 0 first* and write the byte only if
-//! they got it, so a token is written back at most once (never duplicated). The handler is
-//! installed only where the disposition was the default (we never replace a program's own
-//! handler); it writes the bytes back, restores the default and re-raises the signal, so the
-//! process still dies of it. Tokens held through a throttle server's socket need none of this:
-//! the server takes them back on EOF, also after SIGKILL (README.md).
+//! A token read from a shared fifo or pipe is known only to this process. Normally it goes back
+//! by `Drop`: the budget thread or a `Permit` releases it, unwinding included, and a dropped
+//! [`Jobserver`](super::Jobserver) writes back whatever was read through it and never released
+//! (`return_fd`), through its own descriptor, before closing it. None of that changes anything
+//! process-wide. A program that also wants tokens back when it dies of SIGINT/SIGTERM, or exits
+//! while the global pool (never dropped) holds some, opts in with [`install_exit_hooks`]
+//! (`PoolBuilder::jobserver_exit_hooks`, or `THROTTLE_JOBSERVER_HOOKS=1` for the global pool):
+//! that installs a SIGINT/SIGTERM handler (only where the disposition is the default) and an
+//! `atexit` hook. Tokens held through a throttle server's socket need none of this: the server
+//! takes them back on EOF, also after SIGKILL (README.md).
 //!
-//! The same sweep runs at normal process exit (`atexit`): the global pool is never dropped, so a
-//! program that returns from `main` within a grace period would otherwise take its tokens along.
+//! Every such token is recorded in a fixed, lock-free table (`[AtomicU64; SLOTS]`, an entry =
+//! valid bit | descriptor | byte). The normal release path and the sweeps all *swap the entry to 0
+//! first* and write the byte only if they got it, so a token is written back at most once (never
+//! duplicated). A sweep in a `fork()` child (another pid than the one that installed the hooks)
+//! writes nothing: the tokens are the parent's.
 //!
 //! No window: reading a byte and recording it, and taking an entry and writing its byte back, are
 //! each one *critical section* ([`critical`]): the calling thread blocks SIGINT and SIGTERM for
 //! its duration (so the handler never runs on it mid-way) and counts itself in `BUSY`; the
 //! handler, running on another thread, waits until `BUSY` is 0 (a non-blocking read or a one-byte
 //! write: microseconds) before its sweep. So a token is always either in the table or in the
-//! fifo when the sweep runs.
+//! fifo when the sweep runs. And none is read after it: the sweep first sets `DYING`, and a read
+//! checks it inside its critical section (after counting itself busy): either the sweep saw the
+//! reader busy and waited for its record, or the reader sees the flag and reads nothing.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Once;
 
 /// Entries in the table: far above any pool's thread count (a token per thread at most).
@@ -31,10 +38,40 @@ static TABLE: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
 static INSTALL: Once = Once::new();
 /// Threads inside a critical section.
 static BUSY: AtomicUsize = AtomicUsize::new(0);
+/// The pid that installed the hooks: a sweep in any other process (a `fork()` child) is a no-op.
+static PID: AtomicU32 = AtomicU32::new(0);
+/// Set by a sweep of the hooks (the process is dying): no token is read any more, so none can be
+/// read after the sweep went past its entry.
+static DYING: AtomicBool = AtomicBool::new(false);
 
-/// Installs the SIGINT/SIGTERM handlers and the exit hook, once per process. Called when a
-/// jobserver on a shared fifo or pipe is opened, before any token can be read.
-pub(crate) fn install_once() {
+/// True once the process is dying of a signal or exiting through the hooks' sweep. Checked
+/// inside a critical section before a token is read: either the sweep saw this thread busy and
+/// waited for its record, or this thread sees the flag and reads nothing.
+pub(crate) fn dying() -> bool {
+    // SeqCst: pairs with the sweep's SeqCst store before its SeqCst loads of BUSY, and our
+    // SeqCst increment of BUSY before this load (the store-buffer pattern: one side sees the
+    // other).
+    DYING.load(Ordering::SeqCst)
+}
+
+/// Opt-in: installs a SIGINT/SIGTERM handler (only for a signal whose disposition is the
+/// default; a program's own handler is never replaced) and an `atexit` hook, once per process.
+/// Both write back every token read from a shared fifo or pipe and not yet released, then (for a
+/// signal) restore the default action and re-raise it, so the process still dies of it.
+///
+/// Without this call throttle installs nothing process-wide: tokens go back when their holder is
+/// dropped, and a process that dies holding tokens of a plain make jobserver loses them for the
+/// rest of that build (under `throttle run`, throttle programs hold them through a socket and the
+/// server takes them back whatever the death). Call it early, before other code installs its own
+/// SIGINT handler; a handler installed later that chains to the previous one would end the
+/// process on Ctrl-C.
+///
+/// # Examples
+/// ```
+/// throttle::jobserver::install_exit_hooks();
+/// throttle::jobserver::install_exit_hooks(); // once per process: the second call does nothing
+/// ```
+pub fn install_exit_hooks() {
     INSTALL.call_once(install);
 }
 
@@ -68,7 +105,6 @@ pub(crate) fn critical<R>(f: impl FnOnce() -> R) -> R {
 /// Records a held token; returns its entry, or `None` if the table is full (the token then
 /// still works, but a signal would lose it).
 pub(crate) fn record(fd: i32, byte: u8) -> Option<usize> {
-    install_once();
     let v = VALID | ((fd as u32 as u64) << 8) | byte as u64;
     TABLE.iter().position(|e| {
         // AcqRel: pairs with the handler's swap; the entry is claimed by exactly one CAS.
@@ -87,26 +123,58 @@ pub(crate) fn take(entry: Option<usize>) -> bool {
     }
 }
 
-/// Writes back every recorded token (async-signal-safe: atomics and write(2) only).
-fn return_all() {
-    // Wait for token operations on other threads (the handler never runs on a thread inside
-    // one: those block the signals). Bounded: each is a non-blocking read or a 1-byte write.
-    while BUSY.load(Ordering::SeqCst) != 0 {
-        std::hint::spin_loop();
-    }
+/// Writes back every token still recorded for descriptor `fd` (its jobserver is being dropped;
+/// `fd` is still open and still the jobserver's).
+pub(crate) fn return_fd(fd: i32) {
+    critical(|| sweep(|f| f == fd, true));
+}
+
+/// Forgets the tokens recorded for `fd` without writing them (a `fork()` child dropping a copy of
+/// the parent's jobserver: the tokens are the parent's).
+pub(crate) fn forget_fd(fd: i32) {
+    critical(|| sweep(|f| f == fd, false));
+}
+
+/// Takes every entry whose descriptor `pick`s, writing its byte back if `write`
+/// (async-signal-safe: atomics and write(2) only).
+fn sweep(pick: impl Fn(i32) -> bool, write: bool) {
     for e in &TABLE {
+        let v = e.load(Ordering::Relaxed);
+        if v & VALID == 0 || !pick(((v >> 8) & 0xffff_ffff) as u32 as i32) {
+            continue;
+        }
         // AcqRel: pairs with `take`'s swap (only one side writes the byte).
-        let v = e.swap(0, Ordering::AcqRel);
-        if v & VALID != 0 {
+        if e.compare_exchange(v, 0, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+            && write
+        {
             let fd = ((v >> 8) & 0xffff_ffff) as u32 as i32;
             let b = v as u8;
             // SAFETY: write(2) is async-signal-safe; `b` is a valid 1-byte buffer. The
-            // descriptor is still open: the pool closes it only after taking every entry.
+            // descriptor is open and the jobserver's: a `Jobserver` takes its entries (this
+            // sweep) before it closes its descriptor.
             unsafe {
                 libc::write(fd, (&b as *const u8).cast(), 1);
             }
         }
     }
+}
+
+/// Writes back every recorded token, unless this is a `fork()` child of the process that
+/// installed the hooks (async-signal-safe: atomics, getpid(2) and write(2) only).
+fn return_all() {
+    // SAFETY: getpid(2) is async-signal-safe and cannot fail.
+    if unsafe { libc::getpid() } as u32 != PID.load(Ordering::Relaxed) {
+        return;
+    }
+    // From here on no thread reads a token (see `dying`).
+    DYING.store(true, Ordering::SeqCst);
+    // Wait for token operations on other threads (the handler never runs on a thread inside
+    // one: those block the signals). Bounded: each is a non-blocking read or a 1-byte write.
+    while BUSY.load(Ordering::SeqCst) != 0 {
+        std::hint::spin_loop();
+    }
+    sweep(|_| true, true);
 }
 
 extern "C" fn on_signal(sig: libc::c_int) {
@@ -126,6 +194,7 @@ extern "C" fn on_exit() {
 }
 
 fn install() {
+    PID.store(std::process::id(), Ordering::Relaxed);
     // SAFETY: `on_exit` is a plain `extern "C" fn()` that only does async-signal-safe work; a
     // failure to register leaves only the exit path unprotected.
     unsafe {

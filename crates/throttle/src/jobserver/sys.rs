@@ -41,11 +41,28 @@ pub(crate) fn open_fifo(path: &Path) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Checks that `fd` is open and is a pipe or fifo.
-fn check_pipe_fd(fd: RawFd) -> io::Result<()> {
-    // SAFETY: `fstat` only writes the struct we pass; an invalid fd is reported as EBADF.
+/// What `fstat` and `fcntl` say about one descriptor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FdInfo {
+    /// `st_dev`, `st_ino`: the same pair for both ends of one pipe, different for another pipe.
+    pub(crate) id: (u64, u64),
+    /// `O_RDONLY`, `O_WRONLY` or `O_RDWR` (`F_GETFL & O_ACCMODE`).
+    pub(crate) access: i32,
+    /// `FD_CLOEXEC` is set: such a descriptor is never inherited, so it is this process's own.
+    pub(crate) cloexec: bool,
+}
+
+/// Looks at `fd` without changing anything: open, a pipe or fifo, its identity and modes.
+pub(crate) fn pipe_info(fd: RawFd) -> io::Result<FdInfo> {
+    if fd < 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("descriptor {fd} is negative"),
+        ));
+    }
+    // SAFETY: a zeroed stat is a valid out-parameter.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: `st` is a valid, writable stat struct.
+    // SAFETY: `st` is a valid, writable stat struct; an invalid fd is reported as EBADF.
     if unsafe { libc::fstat(fd, &mut st) } != 0 {
         return Err(io::Error::new(
             io::ErrorKind::NotFound,
@@ -61,16 +78,51 @@ fn check_pipe_fd(fd: RawFd) -> io::Result<()> {
             format!("descriptor {fd} is not a pipe"),
         ));
     }
-    Ok(())
+    // SAFETY: F_GETFL and F_GETFD only read the descriptor's flags; `fd` is open (fstat above).
+    let (fl, fdfl) = unsafe {
+        (
+            libc::fcntl(fd, libc::F_GETFL),
+            libc::fcntl(fd, libc::F_GETFD),
+        )
+    };
+    if fl < 0 || fdfl < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(FdInfo {
+        id: (st.st_dev as u64, st.st_ino as u64),
+        access: fl & libc::O_ACCMODE,
+        cloexec: fdfl & libc::FD_CLOEXEC != 0,
+    })
 }
 
-/// The read and write ends of an inherited jobserver pipe. The read end is reopened through
-/// `/proc/self/fd/R`, which on Linux makes a new open file description: it can be non-blocking
-/// without changing the description make and its other children share (make ≤ 4.3 reads it
-/// blocking). The write end is a private duplicate.
+/// Checks that `r` and `w` are the read and the write end of one pipe (or fifo): both open, the
+/// same `st_dev`/`st_ino`, `r` readable and `w` writable. A pair that fails any of these is not a
+/// jobserver (`4,3` swapped, `6,5` of another pipe, a file): reading or writing it would take a
+/// stranger's bytes or mint tokens. Returns the pipe's identity.
+pub(crate) fn check_pipe_pair(r: RawFd, w: RawFd) -> io::Result<(FdInfo, FdInfo)> {
+    let ri = pipe_info(r)?;
+    let wi = pipe_info(w)?;
+    let bad = |why: String| Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+    if ri.id != wi.id {
+        return bad(format!(
+            "descriptors {r} and {w} are not the two ends of one pipe"
+        ));
+    }
+    if ri.access == libc::O_WRONLY {
+        return bad(format!("descriptor {r} is a write end, not a read end"));
+    }
+    if wi.access == libc::O_RDONLY {
+        return bad(format!("descriptor {w} is a read end, not a write end"));
+    }
+    Ok((ri, wi))
+}
+
+/// The read and write ends of an inherited jobserver pipe, after [`check_pipe_pair`]. The read
+/// end is reopened through `/proc/self/fd/R`, which on Linux makes a new open file description:
+/// it can be non-blocking without changing the description make and its other children share
+/// (make ≤ 4.3 reads it blocking). The write end is a private duplicate.
 pub(crate) fn open_inherited_pipe(r: RawFd, w: RawFd) -> io::Result<(OwnedFd, OwnedFd)> {
-    check_pipe_fd(r)?;
-    check_pipe_fd(w)?;
+    let (ri, _) = check_pipe_pair(r, w)?;
     let c = cpath(Path::new(&format!("/proc/self/fd/{r}")))?;
     // SAFETY: `c` is a valid NUL-terminated path.
     let read = unsafe {
@@ -90,6 +142,12 @@ pub(crate) fn open_inherited_pipe(r: RawFd, w: RawFd) -> io::Result<(OwnedFd, Ow
     }
     // SAFETY: `open` just returned this descriptor; we own it.
     let read = unsafe { OwnedFd::from_raw_fd(read) };
+    if pipe_info(read.as_raw_fd())?.id != ri.id {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("descriptor {r} changed while it was being opened"),
+        ));
+    }
     // SAFETY: `w` was checked open above; F_DUPFD_CLOEXEC makes a new descriptor we own.
     let write = unsafe { libc::fcntl(w, libc::F_DUPFD_CLOEXEC, 0) };
     if write < 0 {
