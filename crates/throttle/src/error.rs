@@ -61,6 +61,20 @@ impl Error {
             kind: ErrorKind::Spawn(e),
         }
     }
+
+    /// The OS error behind a failure to start a thread, or the error itself if it is another
+    /// kind (for `ThreadPoolBuildError`, which reports OS errors as rayon does).
+    pub(crate) fn into_io(self) -> Result<std::io::Error, Error> {
+        match self.kind {
+            ErrorKind::Spawn(e) => Ok(e),
+            kind => Err(Error { kind }),
+        }
+    }
+
+    /// True if this is the error of a second `build_global`.
+    pub(crate) fn is_global_started(&self) -> bool {
+        matches!(self.kind, ErrorKind::GlobalStarted)
+    }
 }
 
 impl fmt::Display for Error {

@@ -172,13 +172,14 @@ mod sleep;
 mod stats;
 mod sync;
 pub mod trace;
+mod thread_pool;
 mod worker;
 
 pub use broadcast::BroadcastContext;
 pub use context::Context;
 pub use current::{current_num_threads, current_thread_index};
 pub use error::Error;
-pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
+pub use global::{default_threads, global_pool, global_threads, RAYON_THREADS_ENV, THREADS_ENV};
 pub use hooks::spawn;
 #[cfg(not(loom))]
 pub use jobserver::{Jobserver, Server, Style, Token, ID_ENV, JOBSERVER_ENV, SOCKET_ENV};
@@ -186,6 +187,12 @@ pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE};
 pub use scope::Scope;
 pub use semaphore::{Permit, Throttle};
 pub use stats::Stats;
+pub use thread_pool::{
+    broadcast, current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo,
+    join_context, max_num_threads, scope_fifo, spawn_broadcast, spawn_fifo, yield_local,
+    yield_now, CustomSpawn, DefaultSpawn, FnContext, ScopeFifo, ThreadBuilder, ThreadPool,
+    ThreadPoolBuildError, ThreadPoolBuilder, ThreadSpawn, Yield,
+};
 
 use worker::Participant;
 

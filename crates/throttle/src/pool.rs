@@ -205,6 +205,14 @@ impl PoolBuilder {
     /// # Errors
     /// Zero threads, more than 65 535 threads, or a thread the OS refuses to start.
     pub fn build(self) -> Result<Pool, Error> {
+        self.build_with(&mut spawn_std_thread)
+    }
+
+    /// [`build`](PoolBuilder::build) with the worker threads started by `spawn` (the rayon
+    /// names' `spawn_handler`, `thread_pool/builder.rs`). `spawn` gets each worker's start and
+    /// must run it on a new thread; it returns the thread's handle if the pool may join it on
+    /// drop (`None`: the thread belongs to the spawner, and the pool only tells it to stop).
+    pub(crate) fn build_with(self, spawn: &mut Spawner<'_>) -> Result<Pool, Error> {
         let threads = match self.threads {
             Some(n) => n,
             None => crate::default_threads(),
@@ -234,26 +242,31 @@ impl PoolBuilder {
         } else {
             None
         };
-        let names: Vec<String> = (0..threads)
-            .map(|index| match &self.name {
-                Some(f) => f(index),
-                None => format!("throttle-{index}"),
-            })
+        let user_names: Vec<Option<String>> = (0..threads)
+            .map(|index| self.name.as_ref().map(|f| f(index)))
             .collect();
-        pool.registry.trace().set_names(names.clone());
-        for ((index, deque), name) in deques.into_iter().enumerate().zip(names) {
-            let mut b = std::thread::Builder::new().name(name);
-            b = b.stack_size(self.stack_size.unwrap_or(DEFAULT_STACK_SIZE));
+        let names: Vec<String> = user_names
+            .iter()
+            .enumerate()
+            .map(|(index, name)| name.clone().unwrap_or_else(|| format!("throttle-{index}")))
+            .collect();
+        pool.registry.trace().set_names(names);
+        for ((index, deque), name) in deques.into_iter().enumerate().zip(user_names) {
             let registry = pool.registry.clone();
             let placement = homes.as_ref().map(|h| h.for_worker(index));
             let hooks = pool.hooks.clone();
-            // On failure, `pool` drops here and stops the threads already started.
-            let handle = b
-                .spawn(move || {
+            let start = WorkerStart {
+                index,
+                name,
+                stack_size: self.stack_size,
+                run: Box::new(move || {
                     hooks.run_worker(index, || worker_main(registry, index, deque, placement))
-                })
-                .map_err(Error::spawn)?;
-            pool.handles.push(handle);
+                }),
+            };
+            // On failure, `pool` drops here and stops the threads already started.
+            if let Some(handle) = spawn(start).map_err(Error::spawn)? {
+                pool.handles.push(handle);
+            }
         }
         // --- jobserver (issue 10) ---
         #[cfg(not(loom))]
@@ -266,6 +279,38 @@ impl PoolBuilder {
         }
         Ok(pool)
     }
+}
+
+/// What it takes to start one worker thread: its index, the name and stack size the builder
+/// was given (`None` if not), and the worker's main loop, to be run on the new thread.
+pub(crate) struct WorkerStart {
+    pub(crate) index: usize,
+    pub(crate) name: Option<String>,
+    pub(crate) stack_size: Option<usize>,
+    pub(crate) run: Box<dyn FnOnce() + Send>,
+}
+
+impl WorkerStart {
+    /// The thread name throttle gives worker `index` when the builder named none.
+    pub(crate) fn name_or_default(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| format!("throttle-{}", self.index))
+    }
+}
+
+/// Starts a worker thread; see [`PoolBuilder::build_with`].
+pub(crate) type Spawner<'a> =
+    dyn FnMut(WorkerStart) -> std::io::Result<Option<JoinHandle<()>>> + 'a;
+
+/// The default spawner: a `std` thread named `throttle-{i}` (or the builder's name) with
+/// [`DEFAULT_STACK_SIZE`] (or the builder's size), joined when the pool drops.
+fn spawn_std_thread(start: WorkerStart) -> std::io::Result<Option<JoinHandle<()>>> {
+    std::thread::Builder::new()
+        .name(start.name_or_default())
+        .stack_size(start.stack_size.unwrap_or(DEFAULT_STACK_SIZE))
+        .spawn(start.run)
+        .map(Some)
 }
 
 thread_local! {

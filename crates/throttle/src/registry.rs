@@ -259,6 +259,14 @@ impl Registry {
         None
     }
 
+    /// Takes the newest job in worker `index`'s spawn queue (`yield_local`).
+    pub(crate) fn pop_own_spawn(&self, index: usize) -> Option<JobRef> {
+        let job = self.queues[index].pop(true)?;
+        // SeqCst: a taker's decrement, as in `find_work`.
+        self.queued.fetch_sub(1, Ordering::SeqCst);
+        Some(job)
+    }
+
     /// Jobs in the shared queues and the injector (a relaxed snapshot, for `Pool`'s `Debug`).
     pub(crate) fn queued(&self) -> usize {
         self.queued.load(Ordering::Relaxed)

@@ -114,26 +114,48 @@ impl<'scope> Scope<'scope> {
     }
 }
 
+impl<'scope> Scope<'scope> {
+    /// A scope of `registry`'s pool, with the body's one pending count.
+    pub(crate) fn new(registry: &Registry) -> Self {
+        Scope {
+            registry,
+            pending: AtomicUsize::new(1),
+            panic: Mutex::new(None),
+            latch: JobLatch::new(),
+            _marker: PhantomData,
+        }
+    }
+
+    /// The body returned (or unwound): drops its pending count. Called once.
+    pub(crate) fn body_done(&self) {
+        // SAFETY: the owner calls this once, and keeps the scope alive until `wait` returned.
+        unsafe { Scope::job_done(self) };
+    }
+
+    /// Waits for every task, helping as `p` (a participant of the scope's pool).
+    pub(crate) fn wait(&self, p: &Participant) {
+        p.wait_until(&self.latch);
+    }
+
+    /// After `wait`: the body's result, or the first task's panic, or the body's panic.
+    pub(crate) fn into_result<R>(self, body: std::thread::Result<R>) -> R {
+        if let Some(payload) = lock(&self.panic).take() {
+            panic::resume_unwind(payload);
+        }
+        match body {
+            Ok(r) => r,
+            Err(payload) => panic::resume_unwind(payload),
+        }
+    }
+}
+
 pub(crate) fn scope_in<'scope, F, R>(p: &Participant, body: F) -> R
 where
     F: FnOnce(&Scope<'scope>) -> R,
 {
-    let scope = Scope {
-        registry: p.registry(),
-        pending: AtomicUsize::new(1),
-        panic: Mutex::new(None),
-        latch: JobLatch::new(),
-        _marker: PhantomData,
-    };
+    let scope = Scope::new(p.registry());
     let result = panic::catch_unwind(AssertUnwindSafe(|| body(&scope)));
-    // SAFETY: `scope` lives in this frame until after the wait below; the body's one call.
-    unsafe { Scope::job_done(&scope) };
-    p.wait_until(&scope.latch);
-    if let Some(payload) = lock(&scope.panic).take() {
-        panic::resume_unwind(payload);
-    }
-    match result {
-        Ok(r) => r,
-        Err(payload) => panic::resume_unwind(payload),
-    }
+    scope.body_done();
+    scope.wait(p);
+    scope.into_result(result)
 }
