@@ -6,6 +6,7 @@ use crate::controller::auto::{apply_limit, AutoSlot};
 use crate::controller::{ControllerEvent, DEFAULT_INTERVAL};
 use crate::error::Error;
 use crate::hooks::{self, Hooks};
+use crate::job::StackJob;
 use crate::join::join_in;
 use crate::placement::Placement;
 use crate::range::{auto_block, for_range_grain_in, for_range_in, map_reduce_in};
@@ -456,6 +457,35 @@ impl Pool {
         R: Send,
     {
         self.in_pool(|_| op())
+    }
+
+    /// Runs `op` on one of the pool's worker threads and blocks the calling thread until it
+    /// returned (rayon's `ThreadPool::install`, see `thread_pool/`): `op` sees a worker's
+    /// stack size, name and thread-locals. A thread that already takes part in a pool (this
+    /// one or another) runs `op` itself, as [`install`](Pool::install) does: handing the call
+    /// away and blocking would idle a thread that the call may need (a pool of one thread
+    /// calling back into itself through another pool).
+    ///
+    /// The blocked caller holds no run slot and takes no part in the pool.
+    pub(crate) fn install_on_worker<R, OP>(&self, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        if Participant::with_current(|p| p.is_some()) {
+            return self.install(op);
+        }
+        let job = StackJob::new(op);
+        let registry = &*self.registry;
+        // The job lives in this frame until its latch is set (the wait below; nothing between
+        // can unwind), and a published job is run exactly once, by whoever takes it.
+        registry.publish(&registry.injector, job.as_job_ref());
+        let parker = OUTSIDE_PARKER.with(|p| p.clone());
+        job.latch.wait_asleep(&parker, || false);
+        match job.into_thread_result() {
+            Ok(r) => r,
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
     }
 
     /// Runs `a` and `b`, potentially in parallel, and returns both results.

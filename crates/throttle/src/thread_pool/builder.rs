@@ -14,7 +14,7 @@ use std::io;
 use std::thread::JoinHandle;
 
 /// Configures a [`ThreadPool`](crate::ThreadPool) or the global pool, with rayon-core's names:
-/// the same runtime as [`Pool::builder`], for code written against rayon.
+/// the same runtime and options as [`Pool::builder`], for code written against rayon.
 ///
 /// # Examples
 /// ```
@@ -370,6 +370,7 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
         let (inner, mut spawn) = self.into_parts()?;
         inner
             .build_with(&mut |start| spawn.spawn(ThreadBuilder { start }))
+            .map(crate::ThreadPool::from)
             .map_err(ThreadPoolBuildError::from_error)
     }
 

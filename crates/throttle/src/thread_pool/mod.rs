@@ -1,9 +1,13 @@
-//! rayon-core's names on throttle's one runtime: [`ThreadPool`] *is* [`Pool`] (an alias, so
-//! every throttle method is there too), [`ThreadPoolBuilder`] builds one, and the free
-//! functions act on the current pool (the pool whose task or `install` the calling thread is
-//! running, or else the global pool), as rayon's do.
+//! rayon-core's names on throttle's one runtime: [`ThreadPool`] is a [`Pool`] (a thin wrapper
+//! that derefs to it) whose `install`, `join`, `scope` and `scope_fifo` run on a worker thread
+//! as rayon's do, [`ThreadPoolBuilder`] builds one, the rayon-named methods that `Pool` lacked
+//! are added to `Pool` itself, and the free functions act on the current pool (the pool whose
+//! task or `install` the calling thread is running, or else the global pool), as rayon's do.
 //!
 //! What differs from rayon, on purpose:
+//! - From outside any pool, the free functions ([`join`](crate::join), [`scope`](crate::scope),
+//!   parallel iterators) let the calling thread take part in the global pool's work instead
+//!   of handing the call to a worker; only `ThreadPool`'s methods hand it over.
 //! - A detached task's panic without a panic handler is printed, not a process abort.
 //! - `breadth_first` is accepted and ignored (rayon deprecated it).
 //! - A [`ScopeFifo`]'s tasks start in spawn order across all threads, not only per thread.
@@ -13,10 +17,12 @@
 
 mod builder;
 mod fifo;
+mod handle;
 
 pub use builder::{CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadPoolBuildError};
 pub use builder::{ThreadPoolBuilder, ThreadSpawn};
 pub use fifo::ScopeFifo;
+pub use handle::ThreadPool;
 
 use crate::broadcast::{broadcast_in, BroadcastContext};
 use crate::hooks;
@@ -27,19 +33,6 @@ use crate::Pool;
 use fifo::{current_in, in_place_scope_fifo_of, in_place_scope_of, scope_fifo_in};
 use std::marker::PhantomData;
 
-/// rayon-core's name for throttle's [`Pool`]: the same type.
-///
-/// # Examples
-/// ```
-/// let pool: throttle::ThreadPool = throttle::ThreadPoolBuilder::new()
-///     .num_threads(2)
-///     .build()
-///     .unwrap();
-/// let (a, b) = pool.join(|| 1, || 2);
-/// assert_eq!(a + b, 3);
-/// pool.set_concurrency(1).unwrap(); // throttle's live limit, on the same pool
-/// ```
-pub type ThreadPool = Pool;
 
 /// What [`yield_now`] and [`yield_local`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
