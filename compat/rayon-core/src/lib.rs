@@ -9,7 +9,7 @@
 //! rayon = { path = "…/compat/rayon" }
 //! ```
 //!
-//! Not offered (yet): `ThreadPoolBuilder::use_current_thread`, and rayon-core's deprecated
+//! Not offered: rayon-core's deprecated
 //! `Configuration` / `initialize` / `ThreadPool::new`. See `docs/rayon.md` in the repository.
 
 #![forbid(unsafe_code)]

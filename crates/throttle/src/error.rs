@@ -18,6 +18,7 @@ enum ErrorKind {
     Global(String),
     AutoNeedsStats,
     GlobalStarted,
+    AlreadyInPool,
 }
 
 impl Error {
@@ -56,6 +57,11 @@ impl Error {
             kind: ErrorKind::GlobalStarted,
         }
     }
+    pub(crate) fn already_in_pool() -> Error {
+        Error {
+            kind: ErrorKind::AlreadyInPool,
+        }
+    }
     pub(crate) fn spawn(e: std::io::Error) -> Error {
         Error {
             kind: ErrorKind::Spawn(e),
@@ -69,6 +75,11 @@ impl Error {
             ErrorKind::Spawn(e) => Ok(e),
             kind => Err(Error { kind }),
         }
+    }
+
+    /// True if this is the error of `use_current_thread` on a thread that takes part in a pool.
+    pub(crate) fn is_already_in_pool(&self) -> bool {
+        matches!(self.kind, ErrorKind::AlreadyInPool)
     }
 
     /// True if this is the error of a second `build_global`.
@@ -99,6 +110,9 @@ impl fmt::Display for Error {
             ErrorKind::Global(msg) => f.write_str(msg),
             ErrorKind::AutoNeedsStats => f.write_str(
                 "automatic concurrency learns from the pool's counters: build the pool with stats on (PoolBuilder::stats(true), the default)",
+            ),
+            ErrorKind::AlreadyInPool => f.write_str(
+                "the current thread is already part of a thread pool, so it cannot become a worker of a new one (use_current_thread): build the pool from a thread outside every pool",
             ),
             ErrorKind::GlobalStarted => f.write_str(
                 "the global pool has already started (an earlier build_global, or a parallel call before it); call PoolBuilder::build_global once, before any parallel work",

@@ -144,6 +144,7 @@
 
 #![warn(missing_docs)]
 
+mod adopt;
 mod broadcast;
 mod callsite;
 mod context;

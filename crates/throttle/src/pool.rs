@@ -206,14 +206,16 @@ impl PoolBuilder {
     /// # Errors
     /// Zero threads, more than 65 535 threads, or a thread the OS refuses to start.
     pub fn build(self) -> Result<Pool, Error> {
-        self.build_with(&mut spawn_std_thread)
+        self.build_with(false, &mut spawn_std_thread)
     }
 
     /// [`build`](PoolBuilder::build) with the worker threads started by `spawn` (the rayon
     /// names' `spawn_handler`, `thread_pool/builder.rs`). `spawn` gets each worker's start and
     /// must run it on a new thread; it returns the thread's handle if the pool may join it on
     /// drop (`None`: the thread belongs to the spawner, and the pool only tells it to stop).
-    pub(crate) fn build_with(self, spawn: &mut Spawner<'_>) -> Result<Pool, Error> {
+    /// With `adopt`, the calling thread becomes worker 0 (`adopt.rs`) and `spawn` starts the
+    /// others.
+    pub(crate) fn build_with(self, adopt: bool, spawn: &mut Spawner<'_>) -> Result<Pool, Error> {
         let threads = match self.threads {
             Some(n) => n,
             None => crate::default_threads(),
@@ -223,6 +225,9 @@ impl PoolBuilder {
         }
         if threads > MAX_THREADS {
             return Err(Error::too_many_threads(threads));
+        }
+        if adopt && crate::adopt::in_some_pool() {
+            return Err(Error::already_in_pool());
         }
         let (registry, deques) =
             Registry::with_trace_capacity(threads, self.stats, self.trace_capacity);
@@ -252,7 +257,13 @@ impl PoolBuilder {
             .map(|(index, name)| name.clone().unwrap_or_else(|| format!("throttle-{index}")))
             .collect();
         pool.registry.trace().set_names(names);
-        for ((index, deque), name) in deques.into_iter().enumerate().zip(user_names) {
+        let mut workers = deques.into_iter().zip(user_names).enumerate();
+        if adopt {
+            // Before any other worker starts, so a run slot is free for it.
+            let (_, (deque, _)) = workers.next().expect("a pool has at least one thread");
+            crate::adopt::adopt(&pool.registry, deque);
+        }
+        for (index, (deque, name)) in workers {
             let registry = pool.registry.clone();
             let placement = homes.as_ref().map(|h| h.for_worker(index));
             let hooks = pool.hooks.clone();
@@ -908,6 +919,9 @@ impl fmt::Debug for Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        // A thread adopted as worker 0 (`adopt.rs`) that drops its pool becomes an outside
+        // thread again first, so that it waits for the detached tasks like any other.
+        crate::adopt::release_if_adopted(&self.registry);
         self.auto.stop();
         // Inside one of its own tasks, `wait_for_detached` does not wait (the task would wait for
         // itself); the detached tasks still run, the workers drain the queues first.

@@ -30,6 +30,7 @@ use std::thread::JoinHandle;
 pub struct ThreadPoolBuilder<S = DefaultSpawn> {
     inner: PoolBuilder,
     num_threads: usize,
+    use_current_thread: bool,
     breadth_first: bool,
     spawn: S,
 }
@@ -205,6 +206,7 @@ pub struct ThreadPoolBuildError {
 #[derive(Debug)]
 enum BuildErrorKind {
     GlobalPoolAlreadyInitialized,
+    CurrentThreadAlreadyInPool,
     Io(io::Error),
     /// A throttle-only failure: a bad `THROTTLE_THREADS`, or a failure to join the jobserver.
     Throttle(crate::Error),
@@ -214,6 +216,8 @@ impl ThreadPoolBuildError {
     fn from_error(e: crate::Error) -> Self {
         let kind = if e.is_global_started() {
             BuildErrorKind::GlobalPoolAlreadyInitialized
+        } else if e.is_already_in_pool() {
+            BuildErrorKind::CurrentThreadAlreadyInPool
         } else {
             match e.into_io() {
                 Ok(io) => BuildErrorKind::Io(io),
@@ -231,6 +235,9 @@ impl fmt::Display for ThreadPoolBuildError {
             BuildErrorKind::GlobalPoolAlreadyInitialized => {
                 f.write_str("The global thread pool has already been initialized.")
             }
+            BuildErrorKind::CurrentThreadAlreadyInPool => {
+                f.write_str("The current thread is already part of another thread pool.")
+            }
             BuildErrorKind::Io(e) => e.fmt(f),
             BuildErrorKind::Throttle(e) => e.fmt(f),
         }
@@ -240,7 +247,8 @@ impl fmt::Display for ThreadPoolBuildError {
 impl std::error::Error for ThreadPoolBuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
-            BuildErrorKind::GlobalPoolAlreadyInitialized => None,
+            BuildErrorKind::GlobalPoolAlreadyInitialized
+            | BuildErrorKind::CurrentThreadAlreadyInPool => None,
             BuildErrorKind::Io(e) => Some(e),
             BuildErrorKind::Throttle(e) => Some(e),
         }
@@ -252,6 +260,7 @@ impl Default for ThreadPoolBuilder {
         ThreadPoolBuilder {
             inner: Pool::builder(),
             num_threads: 0,
+            use_current_thread: false,
             breadth_first: false,
             spawn: DefaultSpawn,
         }
@@ -348,6 +357,7 @@ impl ThreadPoolBuilder {
         ThreadPoolBuilder {
             inner: self.inner,
             num_threads: self.num_threads,
+            use_current_thread: self.use_current_thread,
             breadth_first: self.breadth_first,
             spawn: CustomSpawn(spawn),
         }
@@ -367,9 +377,10 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// assert_eq!(pool.threads(), 3); // a throttle::Pool: throttle's methods are there too
     /// ```
     pub fn build(self) -> Result<crate::ThreadPool, ThreadPoolBuildError> {
+        let adopt = self.use_current_thread;
         let (inner, mut spawn) = self.into_parts()?;
         inner
-            .build_with(&mut |start| spawn.spawn(ThreadBuilder { start }))
+            .build_with(adopt, &mut |start| spawn.spawn(ThreadBuilder { start }))
             .map(crate::ThreadPool::from)
             .map_err(ThreadPoolBuildError::from_error)
     }
@@ -395,9 +406,10 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
                 crate::Error::global_started(),
             ));
         }
+        let adopt = self.use_current_thread;
         let (inner, mut spawn) = self.into_parts()?;
         let pool = global::with_env_jobserver(inner)
-            .build_with(&mut |start| spawn.spawn(ThreadBuilder { start }))
+            .build_with(adopt, &mut |start| spawn.spawn(ThreadBuilder { start }))
             .map_err(ThreadPoolBuildError::from_error)?;
         global::install_global(pool).map_err(ThreadPoolBuildError::from_error)
     }
@@ -427,6 +439,39 @@ impl<S> ThreadPoolBuilder<S> {
     /// ```
     pub fn num_threads(mut self, num_threads: usize) -> Self {
         self.num_threads = num_threads;
+        self
+    }
+
+    /// Makes the building thread the pool's worker 0: [`current_thread_index`] is `Some(0)` on
+    /// it, and its parallel calls run in this pool as a worker's do. It does not run the worker
+    /// loop: the pool's work reaches it only when it calls into the pool, waits in a join or
+    /// scope there, or yields ([`yield_now`](crate::yield_now)). The start and exit handlers do
+    /// not run for it, and the spawner starts the other `num_threads - 1` workers.
+    ///
+    /// It holds one of the pool's run slots while adopted, as a caller inside a call would:
+    /// with a live limit of 1 the other workers run only while it waits in the pool. Dropping
+    /// the pool on this thread makes it an outside thread again; dropped on another thread,
+    /// the pool stays this thread's pool (stopped) until the thread exits.
+    ///
+    /// [`build`](ThreadPoolBuilder::build) fails if the thread already takes part in a pool.
+    ///
+    /// [`current_thread_index`]: crate::current_thread_index
+    ///
+    /// # Examples
+    /// ```
+    /// let pool = throttle::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .use_current_thread()
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(throttle::current_thread_index(), Some(0));
+    /// assert_eq!(pool.install(|| throttle::join(|| 1, || 2)), (1, 2));
+    /// assert!(throttle::ThreadPoolBuilder::new().use_current_thread().build().is_err());
+    /// drop(pool);
+    /// assert_eq!(throttle::current_thread_index(), None);
+    /// ```
+    pub fn use_current_thread(mut self) -> Self {
+        self.use_current_thread = true;
         self
     }
 
@@ -561,6 +606,7 @@ impl<S> fmt::Debug for ThreadPoolBuilder<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ThreadPoolBuilder")
             .field("num_threads", &self.num_threads)
+            .field("use_current_thread", &self.use_current_thread)
             .field("breadth_first", &self.breadth_first)
             .field("inner", &self.inner)
             .finish()

@@ -13,7 +13,6 @@
 //! - A [`ScopeFifo`]'s tasks start in spawn order across all threads, not only per thread.
 //! - [`join_context`]'s first closure always runs on the calling thread, so it is never
 //!   migrated; rayon reports both closures migrated when called from outside any pool.
-//! - `use_current_thread` is not offered yet: the building thread cannot be worker 0.
 
 mod builder;
 mod fifo;
