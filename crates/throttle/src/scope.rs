@@ -87,6 +87,55 @@ impl<'scope> Scope<'scope> {
         });
     }
 
+    /// Spawns `body` once on every worker thread of the scope's pool, each with its
+    /// [`BroadcastContext`](crate::BroadcastContext): the worker runs it when it next looks for
+    /// work (a sleeping worker is woken). The scope waits for all of them.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let pool = throttle::Pool::new(3).unwrap();
+    /// let sum = AtomicUsize::new(0);
+    /// pool.scope(|s| {
+    ///     s.spawn_broadcast(|_, ctx| { sum.fetch_add(ctx.index() + 1, Ordering::Relaxed); });
+    /// });
+    /// assert_eq!(sum.into_inner(), 1 + 2 + 3);
+    /// ```
+    pub fn spawn_broadcast<BODY>(&self, body: BODY)
+    where
+        BODY: Fn(&Scope<'scope>, crate::BroadcastContext<'_>) + Send + Sync + 'scope,
+    {
+        // SAFETY: see the `Send` impl: the registry outlives the scope.
+        let registry = unsafe { &*self.registry };
+        let threads = registry.threads();
+        self.pending.fetch_add(threads, Ordering::Relaxed);
+        let body = std::sync::Arc::new(body);
+        for index in 0..threads {
+            let (body, ptr) = (body.clone(), ScopePtr(self));
+            let run = move || {
+                let ptr = ptr;
+                {
+                    // SAFETY: as in `spawn`: the scope lives until this job's `job_done`.
+                    let scope = unsafe { &*ptr.0 };
+                    let ctx = crate::BroadcastContext::new(index, threads);
+                    if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| body(scope, ctx))) {
+                        scope.record_panic(p);
+                    }
+                }
+                crate::worker::flush_current_and_count_spawn();
+                // SAFETY: as in `spawn`.
+                unsafe { Scope::job_done(ptr.0) };
+            };
+            // SAFETY: [1] `run` borrows only `'scope` data, and the scope does not return
+            // before every job ran (`pending`); [2] a posted job is run exactly once, by
+            // worker `index` (`Registry::post`), and the pool's workers outlive the scope.
+            unsafe {
+                let job = HeapJob::into_job_ref(run);
+                registry.post(index, job);
+            }
+        }
+    }
+
     fn record_panic(&self, payload: Box<dyn Any + Send>) {
         let mut slot = lock(&self.panic);
         if slot.is_none() {

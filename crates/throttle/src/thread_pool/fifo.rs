@@ -44,6 +44,8 @@ struct FifoPtr<'scope>(*const ScopeFifo<'scope>);
 // SAFETY: `ScopeFifo` is Sync (a `Scope`, which is, and a mutex of `Send` tasks), and it
 // outlives every job that holds this pointer: the scope call waits for all of them.
 unsafe impl Send for FifoPtr<'_> {}
+// SAFETY: as for Send: the pointer is only read, to a Sync value that outlives its users.
+unsafe impl Sync for FifoPtr<'_> {}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A task never runs under the lock, so a poisoned queue is still consistent.
@@ -85,6 +87,31 @@ impl<'scope> ScopeFifo<'scope> {
             if let Some(task) = oldest {
                 task(fifo);
             }
+        });
+    }
+}
+
+impl<'scope> ScopeFifo<'scope> {
+    /// Spawns `body` once on every worker thread of the scope's pool; see
+    /// [`Scope::spawn_broadcast`].
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let pool = throttle::Pool::new(2).unwrap();
+    /// let n = AtomicUsize::new(0);
+    /// pool.scope_fifo(|s| s.spawn_broadcast(|_, _| { n.fetch_add(1, Ordering::Relaxed); }));
+    /// assert_eq!(n.into_inner(), 2);
+    /// ```
+    pub fn spawn_broadcast<BODY>(&self, body: BODY)
+    where
+        BODY: Fn(&ScopeFifo<'scope>, crate::BroadcastContext<'_>) + Send + Sync + 'scope,
+    {
+        let me = FifoPtr(self);
+        self.scope.spawn_broadcast(move |_, ctx| {
+            let me = &me;
+            // SAFETY: the FIFO scope outlives this job (see `FifoPtr`).
+            body(unsafe { &*me.0 }, ctx)
         });
     }
 }
