@@ -16,8 +16,8 @@ use crate::registry::Registry;
 use crate::worker::Participant;
 use crate::{Pool, PoolBuilder};
 use std::any::Any;
-use std::panic::{self, AssertUnwindSafe};
 use std::collections::VecDeque;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 type IndexFn = Arc<dyn Fn(usize) + Send + Sync>;

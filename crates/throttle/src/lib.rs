@@ -172,8 +172,8 @@ mod semaphore;
 mod sleep;
 mod stats;
 mod sync;
-pub mod trace;
 mod thread_pool;
+pub mod trace;
 mod worker;
 
 pub use broadcast::BroadcastContext;
@@ -189,10 +189,10 @@ pub use scope::Scope;
 pub use semaphore::{Permit, Throttle};
 pub use stats::Stats;
 pub use thread_pool::{
-    broadcast, current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo,
-    join_context, max_num_threads, scope_fifo, spawn_broadcast, spawn_fifo, yield_local,
-    yield_now, CustomSpawn, DefaultSpawn, FnContext, ScopeFifo, ThreadBuilder, ThreadPool,
-    ThreadPoolBuildError, ThreadPoolBuilder, ThreadSpawn, Yield,
+    broadcast, current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo, join_context,
+    max_num_threads, scope_fifo, spawn_broadcast, spawn_fifo, yield_local, yield_now, CustomSpawn,
+    DefaultSpawn, FnContext, ScopeFifo, ThreadBuilder, ThreadPool, ThreadPoolBuildError,
+    ThreadPoolBuilder, ThreadSpawn, Yield,
 };
 
 use worker::Participant;

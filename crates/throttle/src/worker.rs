@@ -475,9 +475,9 @@ impl Participant {
     pub(crate) fn has_local_work(&self) -> bool {
         let registry = self.registry();
         self.reserve() > 0
-            || self.index.is_some_and(|i| {
-                !registry.queue_of(Some(i)).is_empty() || registry.has_mail(i)
-            })
+            || self
+                .index
+                .is_some_and(|i| !registry.queue_of(Some(i)).is_empty() || registry.has_mail(i))
     }
 
     /// Takes one job of this thread's own, never another's: its newest fork, then its mail,

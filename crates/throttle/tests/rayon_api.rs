@@ -102,7 +102,10 @@ fn install_runs_on_a_worker_and_pool_install_on_the_caller() {
     assert!(on_worker.unwrap().starts_with("rayon-api-"));
     let me = std::thread::current().id();
     // Through Deref, throttle's own install: the caller takes part.
-    assert_eq!(throttle::Pool::install(&p, || std::thread::current().id()), me);
+    assert_eq!(
+        throttle::Pool::install(&p, || std::thread::current().id()),
+        me
+    );
 }
 
 #[test]

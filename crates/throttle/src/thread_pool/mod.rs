@@ -32,7 +32,6 @@ use crate::Pool;
 use fifo::{current_in, in_place_scope_fifo_of, in_place_scope_of, scope_fifo_in};
 use std::marker::PhantomData;
 
-
 /// What [`yield_now`] and [`yield_local`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Yield {
