@@ -17,6 +17,6 @@
 pub use throttle::{
     broadcast, current_num_threads, current_thread_has_pending_tasks, current_thread_index,
     in_place_scope, in_place_scope_fifo, join, join_context, max_num_threads, scope, scope_fifo,
-    spawn, spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext, FnContext,
-    Scope, ScopeFifo, ThreadBuilder, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
+    spawn, spawn_broadcast, spawn_fifo, yield_local, yield_now, BroadcastContext, FnContext, Scope,
+    ScopeFifo, ThreadBuilder, ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
 };
