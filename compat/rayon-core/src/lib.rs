@@ -9,10 +9,12 @@
 //! rayon = { path = "…/compat/rayon" }
 //! ```
 //!
-//! Not offered: rayon-core's deprecated
-//! `Configuration` / `initialize` / `ThreadPool::new`. See `docs/rayon.md` in the repository.
+//! See `docs/rayon.md` in the repository for what differs from rayon-core.
 
 #![forbid(unsafe_code)]
+
+#[allow(deprecated)]
+pub use throttle::{initialize, Configuration};
 
 pub use throttle::{
     broadcast, current_num_threads, current_thread_has_pending_tasks, current_thread_index,

@@ -194,6 +194,8 @@ pub use thread_pool::{
     DefaultSpawn, FnContext, ScopeFifo, ThreadBuilder, ThreadPool, ThreadPoolBuildError,
     ThreadPoolBuilder, ThreadSpawn, Yield,
 };
+#[allow(deprecated)]
+pub use thread_pool::{initialize, Configuration};
 
 use worker::Participant;
 

@@ -15,11 +15,14 @@
 //!   migrated; rayon reports both closures migrated when called from outside any pool.
 
 mod builder;
+mod deprecated;
 mod fifo;
 mod handle;
 
 pub use builder::{CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadPoolBuildError};
 pub use builder::{ThreadPoolBuilder, ThreadSpawn};
+#[allow(deprecated)]
+pub use deprecated::{initialize, Configuration};
 pub use fifo::ScopeFifo;
 pub use handle::ThreadPool;
 
