@@ -168,7 +168,7 @@ run_file() { # $1 suite, $2 crate dir, $3 test name
       verdict=ok
     fi
   else
-    verdict="does not compile ($(grep '^error' "$log.build" | grep -vc 'could not compile' || true) errors)"
+    verdict="compile errors: $(grep '^error' "$log.build" | grep -vc 'could not compile' || true)"
   fi
   local judged="reported"
   if expected "$key"; then
@@ -176,7 +176,7 @@ run_file() { # $1 suite, $2 crate dir, $3 test name
     if [ "$verdict" != ok ]; then bad=1; judged="EXPECTED TO PASS"; fi
   fi
   printf '%s\n' "$verdict" >&2
-  rows+=("$(printf '| %-10s | %-22s | %-8s | %6s | %6s | %-28s | %-16s |' \
+  rows+=("$(printf '| %-10s | %-22s | %-8s | %6s | %6s | %-20s | %-16s |' \
     "$suite" "$name" "$compiles" "$passed" "$failed" "$verdict" "$judged")")
 }
 
@@ -185,10 +185,10 @@ for name in "${rayon_files[@]}"; do run_file rayon "$WORK/rayon" "$name"; done
 
 echo
 echo "rayon's own tests against compat/ (logs: target/rayon-tests/logs/)"
-printf '| %-10s | %-22s | %-8s | %6s | %6s | %-28s | %-16s |\n' \
+printf '| %-10s | %-22s | %-8s | %6s | %6s | %-20s | %-16s |\n' \
   suite file compiles passed failed result list
 printf '|%s|%s|%s|%s|%s|%s|%s|\n' ------------ ------------------------ ---------- -------- \
-  -------- ------------------------------ ------------------
+  -------- ---------------------- ------------------
 for r in "${rows[@]}"; do echo "$r"; done
 n_compile=0
 n_ok=0

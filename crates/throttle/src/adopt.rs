@@ -13,14 +13,15 @@
 //! pool; with the default limit (the thread count) the pool has as many runners as threads.
 //!
 //! Release: dropping the pool on the adopted thread, outside any call into the pool, ends the
-//! adoption first (the thread gives back its slot and is an outside thread again, so the drop
-//! waits for detached tasks as usual). Dropped elsewhere, the thread stays adopted by the
+//! adoption first: the thread runs what only worker 0 could run (its mail and spawn queue; in a
+//! pool of one thread, everything queued), gives back its slot and is an outside thread again,
+//! so the drop waits for the remaining detached tasks as usual. Dropped elsewhere, the thread stays adopted by the
 //! stopped pool until it exits: its parallel calls then run on it alone. (rayon leaks the
 //! pool in that case.)
 
 use crate::deque::Worker;
 use crate::job::JobRef;
-use crate::registry::Registry;
+use crate::registry::{Registry, Taken};
 use crate::sleep::Parker;
 use crate::sync::Arc;
 use crate::worker::{with_home, EnterGuard, HomeGuard, Participant};
@@ -72,8 +73,12 @@ pub(crate) fn adopt(registry: &Arc<Registry>, deque: Worker<JobRef>) {
 }
 
 /// Ends the calling thread's adoption by `registry`'s pool if it is adopted by it and not
-/// inside a call (its current participant is the adopted one itself).
+/// inside a call (its current participant is the adopted one itself). First it runs the work
+/// that only worker 0 could run (its mail, its spawn queue, and in a pool of one thread
+/// everything queued): the pool's drop waits for detached tasks, and nobody else would.
 pub(crate) fn release_if_adopted(registry: &Registry) {
+    // Out of the thread-local before any job runs: a job that drops a pool on this thread
+    // finds no adoption to release here.
     let adopted = ADOPTED.with(|a| {
         let mut a = a.borrow_mut();
         let at_top = a.as_ref().is_some_and(|ad| {
@@ -86,6 +91,22 @@ pub(crate) fn release_if_adopted(registry: &Registry) {
             None
         }
     });
-    // Dropped outside the borrow: the drop restores the thread-locals and releases the slot.
+    let Some(adopted) = adopted else {
+        return;
+    };
+    let me = &*adopted.me;
+    loop {
+        if let Some(job) = me.find_local_work() {
+            me.execute_found(job, Taken::Own);
+        } else if registry.threads() == 1 {
+            match me.find_work() {
+                Some((job, taken)) => me.execute_found(job, taken),
+                None => break,
+            }
+        } else {
+            break;
+        }
+    }
+    // Restores the thread-locals and releases the slot.
     drop(adopted);
 }

@@ -215,3 +215,40 @@ fn adopted_thread_is_worker_zero_and_runs_queued_work_when_it_yields() {
         .unwrap();
     assert_eq!(q.install(|| throttle::join(|| 1, || 2)), (1, 2));
 }
+
+#[test]
+fn dropping_an_adopted_pool_runs_what_only_worker_zero_could() {
+    // One thread, adopted: its spawns wait in its own queue; the drop must run them, not hang.
+    let ran = Arc::new(AtomicUsize::new(0));
+    let p = ThreadPoolBuilder::new()
+        .num_threads(1)
+        .use_current_thread()
+        .build()
+        .unwrap();
+    for _ in 0..3 {
+        let r = ran.clone();
+        p.spawn(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+    let r = ran.clone();
+    p.spawn_broadcast(move |_| {
+        r.fetch_add(10, Ordering::SeqCst);
+    });
+    drop(p);
+    assert_eq!(ran.load(Ordering::SeqCst), 13);
+
+    // Two threads: worker 0's share of a broadcast is mail only this thread can run.
+    let p = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .use_current_thread()
+        .build()
+        .unwrap();
+    let (tx, rx) = channel();
+    let tx = Mutex::new(tx);
+    p.spawn_broadcast(move |ctx| tx.lock().unwrap().send(ctx.index()).unwrap());
+    drop(p);
+    let mut seen: Vec<usize> = rx.iter().collect();
+    seen.sort();
+    assert_eq!(seen, [0, 1]);
+}
