@@ -14,6 +14,7 @@ enum ErrorKind {
     TooManyThreads(usize),
     Concurrency { requested: usize, threads: usize },
     Env { name: &'static str, value: String },
+    EnvFlag { name: &'static str, value: String },
     Spawn(std::io::Error),
     Global(String),
     AutoNeedsStats,
@@ -40,6 +41,11 @@ impl Error {
     pub(crate) fn env(name: &'static str, value: String) -> Error {
         Error {
             kind: ErrorKind::Env { name, value },
+        }
+    }
+    pub(crate) fn env_flag(name: &'static str, value: String) -> Error {
+        Error {
+            kind: ErrorKind::EnvFlag { name, value },
         }
     }
     pub(crate) fn global(msg: String) -> Error {
@@ -105,6 +111,10 @@ impl fmt::Display for Error {
                 f,
                 "invalid value '{value}' for environment variable {name}: expected a whole number of threads from 1 to {}; unset it to use all CPUs this process may use",
                 crate::sleep::state::MAX_THREADS
+            ),
+            ErrorKind::EnvFlag { name, value } => write!(
+                f,
+                "invalid value '{value}' for environment variable {name}: expected 1, on, yes or true to turn it on, or 0, off, no, false or nothing to leave it off"
             ),
             ErrorKind::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
             ErrorKind::Global(msg) => f.write_str(msg),

@@ -7,6 +7,37 @@ use std::sync::OnceLock;
 /// The environment variable that sets the global pool's size.
 pub const THREADS_ENV: &str = "THROTTLE_THREADS";
 
+/// The environment variable that starts the global pool, and pools built by
+/// [`ThreadPoolBuilder`](crate::ThreadPoolBuilder), in auto mode
+/// ([`Pool::set_concurrency_auto`]): `1`, `on`, `yes` or `true`; `0`, `off`, `no`, `false` or
+/// empty leave it off (the default, so that rayon programs keep rayon's semantics unless asked).
+/// Pools built with [`Pool::builder`] ignore it.
+pub const AUTO_ENV: &str = "THROTTLE_AUTO";
+
+/// Reads [`AUTO_ENV`].
+pub(crate) fn auto_from_env() -> Result<bool, Error> {
+    match std::env::var(AUTO_ENV) {
+        Err(std::env::VarError::NotPresent) => Ok(false),
+        Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "1" | "on" | "yes" | "true" => Ok(true),
+            "" | "0" | "off" | "no" | "false" => Ok(false),
+            _ => Err(Error::env_flag(AUTO_ENV, v)),
+        },
+        Err(std::env::VarError::NotUnicode(v)) => {
+            Err(Error::env_flag(AUTO_ENV, v.to_string_lossy().into_owned()))
+        }
+    }
+}
+
+/// `b` in auto mode if [`AUTO_ENV`] asks for it.
+pub(crate) fn with_env_auto(b: crate::PoolBuilder) -> Result<crate::PoolBuilder, Error> {
+    Ok(if auto_from_env()? {
+        b.auto_concurrency()
+    } else {
+        b
+    })
+}
+
 /// rayon's variable for the same, read when [`THREADS_ENV`] is not set, the way rayon reads it:
 /// a whole number above 0 counts (capped at the most threads a pool supports), anything else is
 /// ignored. It also sizes pools built by [`ThreadPoolBuilder`](crate::ThreadPoolBuilder) without
@@ -60,7 +91,8 @@ pub fn global_threads() -> Result<usize, Error> {
 
 static GLOBAL: OnceLock<Result<Pool, String>> = OnceLock::new();
 
-/// The global pool, started on first use with [`global_threads`] threads.
+/// The global pool, started on first use with [`global_threads`] threads (in auto mode if
+/// [`AUTO_ENV`] asks for it).
 ///
 /// # Errors
 /// A bad `THROTTLE_THREADS` or a failure to start threads; the error is kept, so every later
@@ -74,7 +106,8 @@ static GLOBAL: OnceLock<Result<Pool, String>> = OnceLock::new();
 pub fn global_pool() -> Result<&'static Pool, Error> {
     let built = GLOBAL.get_or_init(|| {
         global_threads()
-            .and_then(|n| global_builder(n).build())
+            .and_then(|n| with_env_auto(global_builder(n)))
+            .and_then(|b| b.build())
             .inspect(trace_from_env)
             .map_err(|e| e.to_string())
     });

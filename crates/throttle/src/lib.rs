@@ -180,7 +180,9 @@ pub use broadcast::BroadcastContext;
 pub use context::Context;
 pub use current::{current_num_threads, current_thread_index};
 pub use error::Error;
-pub use global::{default_threads, global_pool, global_threads, RAYON_THREADS_ENV, THREADS_ENV};
+pub use global::{
+    default_threads, global_pool, global_threads, AUTO_ENV, RAYON_THREADS_ENV, THREADS_ENV,
+};
 pub use hooks::spawn;
 #[cfg(not(loom))]
 pub use jobserver::{Jobserver, Server, Style, Token, ID_ENV, JOBSERVER_ENV, SOCKET_ENV};

@@ -367,9 +367,13 @@ impl ThreadPoolBuilder {
 impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// Builds the pool: a [`Pool`] with these options.
     ///
+    /// Starts in auto mode (the pool chooses its own concurrency) if
+    /// [`THROTTLE_AUTO`](crate::AUTO_ENV) asks for it.
+    ///
     /// # Errors
-    /// A thread could not be started, or `THROTTLE_THREADS` is set to something that is not a
-    /// thread count (only read when [`num_threads`](ThreadPoolBuilder::num_threads) is 0).
+    /// A thread could not be started, `THROTTLE_AUTO` holds something else than on or off, or
+    /// `THROTTLE_THREADS` is set to something that is not a thread count (only read when
+    /// [`num_threads`](ThreadPoolBuilder::num_threads) is 0).
     ///
     /// # Examples
     /// ```
@@ -414,7 +418,8 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
         global::install_global(pool).map_err(ThreadPoolBuildError::from_error)
     }
 
-    /// The throttle builder with the thread count settled, and the spawner.
+    /// The throttle builder with the thread count settled and `THROTTLE_AUTO` applied, and
+    /// the spawner.
     fn into_parts(self) -> Result<(PoolBuilder, S), ThreadPoolBuildError> {
         let n = if self.num_threads > 0 {
             // rayon reduces a larger request to its maximum rather than failing.
@@ -422,7 +427,9 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
         } else {
             global::global_threads().map_err(ThreadPoolBuildError::from_error)?
         };
-        Ok((self.inner.threads(n), self.spawn))
+        let inner = global::with_env_auto(self.inner.threads(n))
+            .map_err(ThreadPoolBuildError::from_error)?;
+        Ok((inner, self.spawn))
     }
 }
 
