@@ -39,6 +39,8 @@ struct Adopted {
 
 impl Drop for Adopted {
     fn drop(&mut self) {
+        // The thread number goes back before the slot (`Participant::give_back_number`).
+        self.me.give_back_number();
         self.registry.release_slot();
     }
 }

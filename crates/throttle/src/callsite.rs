@@ -91,6 +91,8 @@ struct Slot {
 #[derive(Debug)]
 pub(crate) struct CallSites {
     slots: Box<[Slot]>,
+    /// Calls run the serial way so far (for [`Stats::serial_calls`](crate::Stats)).
+    serial: std::sync::atomic::AtomicU64,
 }
 
 /// The most a sample counts for, as a multiple of the mean it updates (see `record`).
@@ -104,7 +106,18 @@ impl CallSites {
     pub(crate) fn new() -> CallSites {
         CallSites {
             slots: (0..SLOTS).map(|_| Slot::default()).collect(),
+            serial: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Counts one call run the serial way.
+    pub(crate) fn count_serial(&self) {
+        self.serial.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Calls run the serial way so far.
+    pub(crate) fn serial_calls(&self) -> u64 {
+        self.serial.load(Ordering::Relaxed)
     }
 
     fn slot(&self, site: &'static Location<'static>) -> Option<&Slot> {

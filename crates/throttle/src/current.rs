@@ -16,29 +16,35 @@ use crate::worker::Participant;
 pub fn current_num_threads() -> usize {
     match Participant::with_current(|p| p.map(|p| p.registry().threads())) {
         Some(n) => n,
-        None => crate::global::global().threads(),
+        None => crate::global::with_default(crate::Pool::threads),
     }
 }
 
-/// The index of the calling thread among its pool's workers (`0..threads`), or `None` on a
-/// thread that is not a worker. A caller inside [`install`](crate::Pool::install) usually takes
-/// part in the pool's work without being one of its workers (`None`); when every run slot is
-/// busy, its call is handed to a worker instead (`Some`).
+/// The calling thread's index in its current pool, `Some(i)` with `i < current_num_threads()`,
+/// on every thread that runs the pool's work: its workers, and a caller inside
+/// [`install`](crate::Pool::install) (or any call into a pool), which takes part in the work.
+/// `None` outside any pool.
+///
+/// At any instant the threads running a pool's work have distinct indices, so the index can
+/// pick a per-thread buffer. A worker has its own index `i` whenever it is free; a caller takes
+/// a free one (usually that of a sleeping worker) when it first asks. A thread keeps its index
+/// while it runs; it may get another one after it waited (asleep in a join, or for a slot under
+/// a lowered limit), so read the index again after a `join` rather than keeping it across one.
 ///
 /// # Examples
 /// ```
 /// let pool = throttle::Pool::new(2).unwrap();
 /// assert_eq!(throttle::current_thread_index(), None);
-/// let (a, b) = pool.join(|| (), || ());
-/// let _ = (a, b);
+/// let mine = pool.install(throttle::current_thread_index);
+/// assert!(mine.is_some_and(|i| i < 2));
 /// let mut seen = vec![None; 64];
 /// pool.scope(|s| {
 ///     for slot in seen.iter_mut() {
 ///         s.spawn(move |_| *slot = throttle::current_thread_index());
 ///     }
 /// });
-/// assert!(seen.iter().all(|i| i.map_or(true, |i| i < 2)));
+/// assert!(seen.iter().all(|i| i.is_some_and(|i| i < 2)));
 /// ```
 pub fn current_thread_index() -> Option<usize> {
-    Participant::with_current(|p| p.and_then(|p| p.index()))
+    Participant::with_current(|p| p.map(Participant::thread_index))
 }

@@ -159,6 +159,40 @@ pub(crate) fn install_global(pool: Pool) -> Result<(), Error> {
     GLOBAL.set(Ok(pool)).map_err(|_| Error::global_started())
 }
 
+thread_local! {
+    /// The pool of a serial run in progress on this thread (auto mode chose to run a loop on
+    /// the calling thread alone, [`serial_in`]); null otherwise.
+    static SERIAL_POOL: std::cell::Cell<*const Pool> = const { std::cell::Cell::new(std::ptr::null()) };
+}
+
+/// Runs `f` with the pool that a thread outside any pool's work uses: the pool of a serial run
+/// in progress on this thread, or else the global pool. So a loop that auto mode runs on the
+/// calling thread alone still belongs to its pool: `current_num_threads()` is that pool's,
+/// and a `join` in it forks there (never starting the global pool).
+pub(crate) fn with_default<R>(f: impl FnOnce(&Pool) -> R) -> R {
+    let p = SERIAL_POOL.with(std::cell::Cell::get);
+    // SAFETY: non-null only inside `serial_in`, which borrows the pool for as long as the
+    // pointer is set (restored by a guard, also on unwinding).
+    match unsafe { p.as_ref() } {
+        Some(pool) => f(pool),
+        None => f(global()),
+    }
+}
+
+/// Runs `f`, the serial way of a call of `pool`, on the calling thread with `pool` as its
+/// default pool ([`with_default`]). It takes no run slot: a thread outside the pool's work
+/// calls in through the free functions, which enter `pool` as any caller does.
+pub(crate) fn serial_in<R>(pool: &Pool, f: impl FnOnce() -> R) -> R {
+    struct Restore(*const Pool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SERIAL_POOL.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(SERIAL_POOL.with(|c| c.replace(pool)));
+    f()
+}
+
 /// The global pool, or a panic that says what to fix.
 pub(crate) fn global() -> &'static Pool {
     match global_pool() {

@@ -238,7 +238,7 @@ where
         // SAFETY: the registry belongs to the pool the calling thread takes part in right now,
         // so it is alive for the duration of this call.
         Some((registry, hooks)) => spawn_in(unsafe { &*registry }, hooks, task),
-        None => crate::global::global().spawn(task),
+        None => crate::global::with_default(|pool| pool.spawn(task)),
     }
 }
 

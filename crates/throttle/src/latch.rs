@@ -9,7 +9,7 @@
 //! it sees `SET`.
 
 use crate::sleep::Parker;
-use crate::sync::{park, Arc, AtomicU32, Ordering};
+use crate::sync::{Arc, AtomicU32, Ordering};
 use std::cell::UnsafeCell;
 
 const UNSET: u32 = 0;
@@ -39,14 +39,14 @@ impl JobLatch {
         self.state.load(Ordering::Acquire) == SET
     }
 
-    /// Sleeps until the latch is set, or until `interrupted()` (checked before each park; the
-    /// thread's mail, see `Registry::post`, whose poster unparks us after posting). `me` is the
-    /// calling thread's parker. After an interruption the latch stays `SLEEPING` with our parker
-    /// in it, and the owner may call this again later (it then skips the registration); it
-    /// must not leave the latch's frame before the latch is set, which `wait_until` ensures.
-    pub(crate) fn wait_asleep(&self, me: &Arc<Parker>, interrupted: impl Fn() -> bool) {
+    /// Registers the calling thread (`me`, its parker) as the owner to unpark when the latch
+    /// is set. Returns false if the latch is already set (then nothing was registered and the
+    /// owner must not sleep). Idempotent: a second call after a successful one only re-checks.
+    /// After a registration the owner must not leave the latch's frame before the latch is
+    /// set, which `Participant::wait_until` ensures.
+    pub(crate) fn register_sleeper(&self, me: &Arc<Parker>) -> bool {
         if self.probe() {
-            return;
+            return false;
         }
         // Relaxed: only we move the state to SLEEPING, so SLEEPING here is our own earlier
         // registration; anything else is re-checked by the exchange below.
@@ -66,16 +66,10 @@ impl JobLatch {
                 // Already SET: the setter took the UNSET → SET path and never read `owner`.
                 // SAFETY: the latch is set, so no other thread accesses it any more.
                 unsafe { *self.owner.get() = None };
-                return;
+                return false;
             }
         }
-        // Acquire pairs with the setter's Release store of SET.
-        while self.state.load(Ordering::Acquire) != SET {
-            if interrupted() {
-                return;
-            }
-            park();
-        }
+        true
     }
 
     /// Marks the job done and wakes its owner if it sleeps.

@@ -223,7 +223,7 @@ where
     match current() {
         // SAFETY: see `current`.
         Some(p) => join::join_in(unsafe { &*p }, |_| a(), |_| b()),
-        None => global::global().join(a, b),
+        None => global::with_default(|pool| pool.join(a, b)),
     }
 }
 
@@ -250,7 +250,7 @@ where
     match current() {
         // SAFETY: see `current`.
         Some(p) => scope::scope_in(unsafe { &*p }, op),
-        None => global::global().scope(op),
+        None => global::with_default(|pool| pool.scope(op)),
     }
 }
 
@@ -276,7 +276,7 @@ where
             let block = range::auto_block(range.len(), p.registry().threads());
             range::for_range_in(p, range, block, &f)
         }
-        None => global::global().for_range(range, f),
+        None => global::with_default(|pool| pool.for_range(range, f)),
     }
 }
 
@@ -296,7 +296,7 @@ where
     match current() {
         // SAFETY: see `current`.
         Some(p) => range::for_range_grain_in(unsafe { &*p }, range, grain.max(1), &f),
-        None => global::global().for_range_grain(range, grain, f),
+        None => global::with_default(|pool| pool.for_range_grain(range, grain, f)),
     }
 }
 
@@ -327,7 +327,7 @@ where
             let block = range::auto_block(range.len(), p.registry().threads());
             range::map_reduce_in(p, range, block, &identity, &map, &reduce)
         }
-        None => global::global().map_reduce(range, identity, map, reduce),
+        None => global::with_default(|pool| pool.map_reduce(range, identity, map, reduce)),
     }
 }
 

@@ -492,7 +492,13 @@ impl Pool {
         // can unwind), and a published job is run exactly once, by whoever takes it.
         registry.publish(&registry.injector, job.as_job_ref());
         let parker = OUTSIDE_PARKER.with(|p| p.clone());
-        job.latch.wait_asleep(&parker, || false);
+        if job.latch.register_sleeper(&parker) {
+            // The setter unparks this thread after its final store; a token left from an
+            // earlier unpark only costs another look.
+            while !job.latch.probe() {
+                crate::sync::park();
+            }
+        }
         match job.into_thread_result() {
             Ok(r) => r,
             Err(payload) => std::panic::resume_unwind(payload),
@@ -570,7 +576,8 @@ impl Pool {
         if self.auto.is_on_fast() {
             let len = range.len();
             return self.remembered(len, move |way| match way {
-                Way::Serial => range.for_each(&f),
+                // On the calling thread alone, but still belonging to this pool.
+                Way::Serial => crate::global::serial_in(self, || range.for_each(&f)),
                 Way::Parallel => self.in_pool(|p| for_range_in(p, range, block, &f)),
             });
         }
@@ -624,7 +631,9 @@ impl Pool {
         if self.auto.is_on_fast() {
             let len = range.len();
             return self.remembered(len, move |way| match way {
-                Way::Serial => range.fold(identity(), |acc, i| reduce(acc, map(i))),
+                Way::Serial => crate::global::serial_in(self, || {
+                    range.fold(identity(), |acc, i| reduce(acc, map(i)))
+                }),
                 Way::Parallel => {
                     self.in_pool(|p| map_reduce_in(p, range, block, &identity, &map, &reduce))
                 }
@@ -787,6 +796,7 @@ impl Pool {
     pub fn stats(&self) -> Stats {
         let mut s = self.registry.stats.snapshot();
         (s.controller_decisions, s.controller_last) = self.auto.decisions();
+        s.serial_calls = self.sites.serial_calls();
         s
     }
 }
@@ -851,9 +861,10 @@ impl Pool {
     }
 
     /// Auto mode's "if any at all": runs a loop of `len` indices the way its call site's
-    /// memory says is cheaper (serially on the calling thread, or in the pool) and records
-    /// what it cost. A serial run is plain code of the caller, as if it had written the loop
-    /// itself; it takes no run slot.
+    /// memory says is cheaper (serially on the calling thread, or split in the pool) and
+    /// records what it cost. A serial run is plain code on the calling thread (no run slot,
+    /// no set-up) that still belongs to this pool (`global::serial_in`):
+    /// `current_num_threads()` inside it is this pool's, and a `join` in it forks here.
     #[track_caller]
     fn remembered<R>(&self, len: usize, run: impl FnOnce(Way) -> R) -> R {
         self.remembered_at(std::panic::Location::caller(), len, run)
@@ -868,6 +879,9 @@ impl Pool {
         run: impl FnOnce(Way) -> R,
     ) -> R {
         let (way, timed) = self.sites.choose(site);
+        if way == Way::Serial {
+            self.sites.count_serial();
+        }
         if !timed {
             return run(way);
         }

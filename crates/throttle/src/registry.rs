@@ -28,6 +28,12 @@ impl SharedQueue {
         self.len.load(Ordering::Relaxed) == 0
     }
 
+    /// The number of queued jobs (a relaxed hint; the lock decides).
+    #[inline]
+    pub(crate) fn len_hint(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+
     fn push_back(&self, job: JobRef) {
         let mut q = lock(&self.jobs);
         q.push_back(job);
@@ -108,6 +114,12 @@ pub(crate) struct Registry {
     queued: CachePadded<AtomicUsize>,
     pub(crate) stats: Collector,
     threads: usize,
+    /// Thread numbers in use (`current_thread_index`): `numbers[i]` is true while some slot
+    /// holder holds number `i`. A participant takes a number only while it holds a run slot,
+    /// and gives it back *before* it gives back the slot, so at most `active ≤ threads`
+    /// numbers are held, and a slot holder without one always finds one free. Locked only by
+    /// threads that ask for their index and when they give it back.
+    numbers: Mutex<Vec<bool>>,
 }
 
 impl Registry {
@@ -138,6 +150,7 @@ impl Registry {
             queued: CachePadded::new(AtomicUsize::new(0)),
             stats: Collector::new(threads, stats),
             threads,
+            numbers: Mutex::new(vec![false; threads]),
         };
         (registry, deques)
     }
@@ -267,6 +280,27 @@ impl Registry {
         Some(job)
     }
 
+    /// Takes a free thread number, `preferred` if it is free (see the field `numbers`).
+    pub(crate) fn take_number(&self, preferred: usize) -> usize {
+        let mut numbers = lock(&self.numbers);
+        let pick = if numbers.get(preferred) == Some(&false) {
+            Some(preferred)
+        } else {
+            numbers.iter().position(|taken| !taken)
+        };
+        // Always some: the caller holds a slot but no number, and numbers held ≤ slots held ≤
+        // threads. Never panic in a user's thread if that ever broke: share the preferred one.
+        debug_assert!(pick.is_some(), "every thread number is taken");
+        let n = pick.unwrap_or(preferred.min(self.threads - 1));
+        numbers[n] = true;
+        n
+    }
+
+    /// Gives back thread number `n`.
+    pub(crate) fn give_back_number(&self, n: usize) {
+        lock(&self.numbers)[n] = false;
+    }
+
     /// Jobs in the shared queues and the injector (a relaxed snapshot, for `Pool`'s `Debug`).
     pub(crate) fn queued(&self) -> usize {
         self.queued.load(Ordering::Relaxed)
@@ -360,7 +394,10 @@ pub(crate) fn worker_main(
                     me.pause_for_limit();
                 }
                 me.execute_found(job, taken);
-                if sleep.over_limit() && sleep.yield_if_over_limit() {
+                if sleep.over_limit() && {
+                    me.give_back_number();
+                    sleep.yield_if_over_limit()
+                } {
                     searching = false;
                     continue;
                 }

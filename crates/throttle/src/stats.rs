@@ -57,6 +57,9 @@ pub struct Stats {
     /// The controller's latest decision: when, from which `k` to which, why, and the
     /// throughput it measured. In [`Stats::since`], the later snapshot's.
     pub controller_last: Option<crate::controller::ControllerEvent>,
+    /// Calls that auto mode's call-site memory ran the serial way: on the calling thread alone,
+    /// in the pool's context, because its site measured them too short to pay for threads.
+    pub serial_calls: u64,
 }
 
 impl Stats {
@@ -110,6 +113,7 @@ impl Stats {
                 .controller_decisions
                 .saturating_sub(earlier.controller_decisions),
             controller_last: self.controller_last,
+            serial_calls: self.serial_calls.saturating_sub(earlier.serial_calls),
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::job::JobRef;
 use crate::latch::JobLatch;
 use crate::placement::Placement;
 use crate::registry::{Registry, Taken};
-use crate::sleep::{Parker, Wake};
+use crate::sleep::{Parker, WaitWake, Wake};
 use crate::stats::Counters;
 use crate::sync::{spin_over, Arc};
 use crate::trace::{EventKind, Span, TraceSlot, Tracer};
@@ -58,10 +58,18 @@ pub(crate) struct Participant {
     plain_left: Cell<u32>,
     /// `plain_left` when it was last set.
     plain_set: Cell<u32>,
+    /// The limit was 1 when the countdown was set: nobody else may run, so plain calls need
+    /// no reserve until the next look at the state word.
+    alone: Cell<bool>,
     /// Where a worker sleeps (see placement.rs); `None` for outside callers or when disabled.
     placement: Option<Placement>,
     /// The ring this thread records its timeline in (trace/); written only by this thread.
     track: TraceSlot,
+    /// The *thread number* this participant holds while it holds a run slot and someone asked
+    /// ([`Participant::thread_index`]); given back before the slot (see `Registry::numbers`).
+    number: Cell<Option<usize>>,
+    /// The number it held last (a caller asks for it again first).
+    last_number: Cell<usize>,
 }
 
 /// One fork in this many is made shareable even when the thread has forks in reserve. The
@@ -180,11 +188,14 @@ impl Participant {
             forks: Cell::new(0),
             plain_left: Cell::new(0),
             plain_set: Cell::new(0),
+            alone: Cell::new(false),
             placement: None,
             track: match index {
                 Some(i) => TraceSlot::Worker(i),
                 None => registry.trace().claim_caller(),
             },
+            number: Cell::new(None),
+            last_number: Cell::new(index.unwrap_or(0)),
         }
     }
 
@@ -284,6 +295,7 @@ impl Participant {
         let same_pool = self.is_in(home_registry);
         if !same_pool {
             self.flush();
+            self.give_back_number();
             self.end_busy();
             self.registry().release_slot();
             home_registry.wait_for_slot(&home.parker);
@@ -295,6 +307,7 @@ impl Participant {
             }
         }
         if !same_pool {
+            home.give_back_number();
             home_registry.release_slot();
             self.registry().wait_for_slot(&self.parker);
             self.begin_busy();
@@ -324,6 +337,30 @@ impl Participant {
         self.index
     }
 
+    /// The calling thread's number in `0..threads`, unique among the threads that hold a run
+    /// slot of this pool right now ([`crate::current_thread_index`]). Taken on first use while
+    /// the thread holds its slot (a worker asks for its own index first, a caller for the
+    /// number it had last), and kept until the thread gives back its slot. Must be called
+    /// with a slot held (every caller runs pool code, so it holds one).
+    pub(crate) fn thread_index(&self) -> usize {
+        if let Some(n) = self.number.get() {
+            return n;
+        }
+        let n = self.registry().take_number(self.last_number.get());
+        self.number.set(Some(n));
+        self.last_number.set(n);
+        n
+    }
+
+    /// Gives back the thread number, if this participant holds one; called before every
+    /// release of its run slot (so that numbers held never outnumber slots held).
+    #[inline]
+    pub(crate) fn give_back_number(&self) {
+        if let Some(n) = self.number.take() {
+            self.registry().give_back_number(n);
+        }
+    }
+
     pub(crate) fn is_in(&self, registry: &Registry) -> bool {
         ptr::eq(self.registry, registry)
     }
@@ -332,18 +369,19 @@ impl Participant {
         self.registry().stats.counters(self.index)
     }
 
-    /// True if this fork can run as a plain call: the thread already holds enough stealable
-    /// forks for thieves (or nobody else may run), and this is not the one fork in
+    /// True if this fork can run as a plain call: the thread holds at least [`RESERVE`]
+    /// stealable forks *right now* (or nobody else may run), and this is not the one fork in
     /// [`SHARE_EVERY`] that is made shareable anyway. Such a fork skips the limit and hunger
     /// checks, so both take effect at the thread's next shareable fork.
     ///
-    /// A countdown makes this one load, a test and a store: the reserve changes only when a
-    /// shareable fork is pushed or popped, or a thief steals one; the first two recompute the
-    /// countdown ([`Participant::rebudget`]), and a steal at worst leaves the countdown to run out.
+    /// The reserve is read live, at every fork (two loads of the deque's ends): once thieves
+    /// took a thread's older forks, its very next fork is shareable, so a stolen reserve never
+    /// leaves a fork private (`tests/waiting.rs`). The countdown only bounds how many plain
+    /// calls run between two looks at the state word.
     #[inline(always)]
     pub(crate) fn fork_privately(&self) -> bool {
         let n = self.plain_left.get();
-        if n > 0 {
+        if n > 0 && (self.alone.get() || self.reserve() >= RESERVE) {
             self.plain_left.set(n - 1);
             true
         } else {
@@ -351,26 +389,31 @@ impl Participant {
         }
     }
 
-    /// How many of this thread's forks another thread could take right now.
+    /// How many of this thread's forks another thread could take right now: a worker's deque
+    /// length; for an outside caller, its forks in the injector that it has not taken back,
+    /// but at most the injector's live length (a thief that takes one does not tell its owner).
     #[inline]
     fn reserve(&self) -> usize {
         match &self.deque {
             Some(d) => d.len(),
-            None => self.injected.get(),
+            None => self.injected.get().min(self.registry().injector.len_hint()),
         }
     }
 
-    /// Recomputes how many forks may run as plain calls, after the reserve changed.
+    /// Recomputes how many forks may run as plain calls, after a shareable fork was pushed or
+    /// taken back.
     #[inline]
     fn rebudget(&self) {
         self.settle_plain_forks();
-        let n = if self.registry().sleep.load().limit() == 1 {
+        let alone = self.registry().sleep.load().limit() == 1;
+        let n = if alone {
             SHARE_EVERY_ALONE - 1
         } else if self.reserve() >= RESERVE {
             SHARE_EVERY - 1
         } else {
             0
         };
+        self.alone.set(alone);
         self.plain_left.set(n);
         self.plain_set.set(n);
     }
@@ -451,6 +494,10 @@ impl Participant {
     /// stealable by the threads that keep running.
     pub(crate) fn pause_for_limit(&self) {
         let registry = self.registry();
+        if !registry.sleep.over_limit() {
+            return;
+        }
+        self.give_back_number();
         if registry.sleep.yield_if_over_limit() {
             self.end_busy();
             let t0 = Instant::now();
@@ -637,23 +684,34 @@ impl Participant {
                 });
                 continue;
             }
-            // Nothing to help with: sleep until the latch is set, without a slot. Publishers
-            // cannot see latch sleepers, so after giving back the slot (a SeqCst RMW) we look for
-            // work once more (SeqCst loads): work published after our last search is either
-            // seen here, or its publisher saw our free slot and woke an idle worker.
+            // Nothing to help with: sleep without a slot until the latch is set, or until new
+            // work appears. The thread sleeps in the idle list, counted as sleeping, so a
+            // publisher wakes it for new work by the same rule as an idle worker (README.md,
+            // "Waiting threads are sleepers too"); the latch's setter unparks it.
+            self.give_back_number();
             self.end_busy();
-            registry.release_slot();
-            // The thread's mail (a broadcast's share for it, here or in its home pool when it is
-            // away) also ends the sleep: its poster unparks this thread after posting.
-            if latch.probe() || !(registry.has_work() || home_has_mail()) {
-                let t0 = Instant::now();
-                latch.wait_asleep(&self.parker, home_has_mail);
-                self.trace_span_since(Span::JoinSleep, t0);
-            }
             let t0 = Instant::now();
-            if registry.wait_for_slot(&self.parker) {
-                self.add_limit_wait(t0);
-                self.trace_span_since(Span::LimitWait, t0);
+            let woke = registry.sleep.sleep_waiting(
+                &self.parker,
+                || latch.register_sleeper(&self.parker),
+                || latch.probe(),
+                || registry.has_work(),
+                home_has_mail,
+            );
+            self.trace_span_since(Span::JoinSleep, t0);
+            match woke {
+                WaitWake::Slot { searching } => {
+                    if searching {
+                        registry.sleep.transition_from_searching();
+                    }
+                }
+                WaitWake::NoSlot => {
+                    let t0 = Instant::now();
+                    if registry.wait_for_slot(&self.parker) {
+                        self.add_limit_wait(t0);
+                        self.trace_span_since(Span::LimitWait, t0);
+                    }
+                }
             }
             self.begin_busy();
         }
@@ -663,6 +721,7 @@ impl Participant {
     /// the guard takes a slot again when dropped.
     pub(crate) fn suspend(&self) -> Suspended<'_> {
         self.flush();
+        self.give_back_number();
         self.end_busy();
         self.registry().release_slot();
         Suspended(self)
@@ -723,6 +782,7 @@ impl Participant {
 
     fn idle(&self, searching: bool) -> Wake {
         self.flush();
+        self.give_back_number();
         let registry = self.registry();
         if registry.stats.enabled {
             Counters::add(&self.counters().parks, 1);
@@ -750,6 +810,7 @@ impl Participant {
 impl Drop for Participant {
     fn drop(&mut self) {
         self.flush();
+        self.give_back_number();
         self.end_busy();
         if self.index.is_none() {
             let span = Span::Call;

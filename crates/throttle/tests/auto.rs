@@ -239,8 +239,7 @@ fn nested_work_across_two_auto_pools() {
 }
 
 /// "If any at all": in auto mode a loop too short to pay for threads runs on the calling
-/// thread alone (it then leaves no trace in the pool's counters), after its call site has
-/// measured both ways.
+/// thread alone (counted in `Stats::serial_calls`), after its call site has measured both ways.
 #[test]
 fn short_loops_run_serially_after_learning() {
     let pool = Pool::builder()
@@ -251,11 +250,11 @@ fn short_loops_run_serially_after_learning() {
     let total = AtomicUsize::new(0);
     let mut serial = 0;
     for call in 0..200 {
-        let before = pool.stats().busy_outside;
+        let before = pool.stats().serial_calls;
         pool.for_range(0..4, |i| {
             total.fetch_add(i, Ordering::Relaxed);
         });
-        if call >= 136 && pool.stats().busy_outside == before {
+        if call >= 136 && pool.stats().serial_calls == before + 1 {
             serial += 1;
         }
     }
@@ -302,4 +301,40 @@ fn call_site_memory_is_correct_under_concurrency() {
             });
         }
     });
+}
+
+/// The serial way runs in the pool's context: inside it `current_num_threads()` is this pool's
+/// (not the global pool's), and a `join` forks in this pool, never starting the global one.
+/// Before, the serial way ran the body outside any pool.
+#[test]
+fn the_serial_way_runs_in_the_pools_context() {
+    let threads = throttle::global_threads().unwrap() + 3;
+    let pool = Pool::builder()
+        .threads(threads)
+        .auto_concurrency()
+        .build()
+        .unwrap();
+    let mut serial = 0;
+    for _ in 0..300 {
+        let before = pool.stats().serial_calls;
+        let seen = AtomicUsize::new(0);
+        pool.for_range(0..2, |_| {
+            seen.store(throttle::current_num_threads(), Ordering::Relaxed);
+            let (a, b) = throttle::join(throttle::current_num_threads, || 1);
+            assert_eq!((a, b), (threads, 1));
+        });
+        assert_eq!(seen.into_inner(), threads);
+        let sum = pool.map_reduce(
+            0..2,
+            || 0,
+            |_| throttle::current_num_threads(),
+            |a, b| a + b,
+        );
+        assert_eq!(sum, 2 * threads);
+        serial += (pool.stats().serial_calls - before) as usize;
+    }
+    assert!(
+        serial > 0,
+        "no call ran the serial way: the test saw nothing"
+    );
 }

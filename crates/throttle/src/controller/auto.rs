@@ -100,7 +100,17 @@ struct Stop {
 impl Stop {
     /// Sleeps for `d` or until stopped; true if stopped.
     fn wait(&self, d: Duration) -> bool {
-        let deadline = Instant::now() + d;
+        // An interval too long for the clock (`Duration::MAX`) waits for the stop alone.
+        let Some(deadline) = Instant::now().checked_add(d) else {
+            let mut stopped = lock(&self.flag);
+            while !*stopped {
+                stopped = match self.cv.wait(stopped) {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                };
+            }
+            return true;
+        };
         let mut stopped = lock(&self.flag);
         loop {
             if *stopped {
@@ -335,5 +345,25 @@ fn drive(
             }
             prev = Reading::take(registry);
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::Stop;
+    use std::time::Duration;
+
+    /// A wait as long as `Duration::MAX` (from `set_concurrency_auto_every(Duration::MAX)`)
+    /// waits for the stop instead of panicking on the clock's overflow, which killed the
+    /// controller thread while `is_concurrency_auto()` stayed true.
+    #[test]
+    fn an_endless_interval_waits_for_the_stop() {
+        let stop = std::sync::Arc::new(Stop::default());
+        let s = stop.clone();
+        let waiter = std::thread::spawn(move || s.wait(Duration::MAX));
+        std::thread::sleep(Duration::from_millis(20));
+        stop.set();
+        assert!(waiter.join().expect("the wait panicked"));
+        assert!(!Stop::default().wait(Duration::from_millis(1)));
     }
 }

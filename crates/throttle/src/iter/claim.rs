@@ -47,6 +47,14 @@ impl Drop for InPiece {
     }
 }
 
+/// The end of piece `i` of `n` over `len` units: `(i + 1)·len / n`, computed in 128 bits so that
+/// runs of up to `usize::MAX` units (`(0..u64::MAX).into_par_iter()`) neither overflow (a panic
+/// in debug builds) nor wrap (empty pieces in release builds).
+fn piece_end(i: usize, len: usize, n: usize) -> usize {
+    // The quotient is at most `len` because `i + 1 <= n`, so it fits in `usize`.
+    ((i as u128 + 1) * len as u128 / n as u128) as usize
+}
+
 /// Sets a flag if dropped while unwinding: a claimer panicked, so the others stop claiming.
 struct StopOnPanic<'a>(&'a AtomicBool);
 
@@ -81,7 +89,7 @@ where
     let mut rest = Some(producer);
     let mut start = 0;
     for i in 0..n {
-        let end = (i + 1) * len / n;
+        let end = piece_end(i, len, n);
         let whole = rest.take().expect("one producer left per piece");
         let piece = if i + 1 == n {
             whole
@@ -133,5 +141,30 @@ fn claimers<F: Fn() + Sync>(k: usize, claim: &F) {
         claim();
     } else {
         crate::join(|| claimers(k / 2, claim), || claimers(k - k / 2, claim));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::piece_end;
+
+    /// Pieces tile `[0, len)` in order, also for the longest runs (they overflowed or wrapped
+    /// when computed as `(i + 1) * len / n` in `usize`).
+    #[test]
+    fn pieces_tile_the_run_even_at_usize_max() {
+        for len in [0, 1, 31, 1000, 1 << 60, usize::MAX - 1, usize::MAX] {
+            for n in [1, 2, 3, 32, 64] {
+                let mut start = 0;
+                for i in 0..n {
+                    let end = piece_end(i, len, n);
+                    assert!(
+                        end >= start,
+                        "piece {i} of {n} over {len} ends before it starts"
+                    );
+                    start = end;
+                }
+                assert_eq!(start, len, "{n} pieces over {len} units");
+            }
+        }
     }
 }

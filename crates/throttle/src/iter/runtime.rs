@@ -61,7 +61,7 @@ pub(crate) fn in_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
     if in_any_pool() {
         op()
     } else {
-        crate::global::global().install(op)
+        crate::global::with_default(|pool| pool.install(op))
     }
 }
 
@@ -78,14 +78,17 @@ pub(crate) fn remembered<R: Send>(
     len: usize,
     run: impl FnOnce(Way) -> R + Send,
 ) -> R {
-    if !in_any_pool() && user_site(site) {
-        let pool = crate::global::global();
-        if pool.remembers_call_sites() {
-            return pool.remembered_at(site, len, |way| match way {
-                Way::Serial => run(Way::Serial),
+    if !in_any_pool()
+        && user_site(site)
+        && crate::global::with_default(crate::Pool::remembers_call_sites)
+    {
+        return crate::global::with_default(|pool| {
+            pool.remembered_at(site, len, |way| match way {
+                // On the calling thread alone, but still belonging to the pool.
+                Way::Serial => crate::global::serial_in(pool, || run(Way::Serial)),
                 Way::Parallel => pool.install(|| run(Way::Parallel)),
-            });
-        }
+            })
+        });
     }
     in_pool(|| run(Way::Parallel))
 }

@@ -1,0 +1,266 @@
+//! Regression tests for the scheduler's waiting (issue "Scheduler v2"): pending work is never
+//! hidden from a thread asleep in a join wait, a stolen reserve leaves no fork private, and the
+//! serial way of auto mode runs in the pool's context. Each scenario hung or answered wrongly
+//! before its fix; none measures time (a hang is caught by a watchdog that prints the pool).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+use throttle::Pool;
+
+/// Runs `f` on its own thread and fails, printing `state()`, if it has not finished after
+/// `secs` seconds: the scenarios below used to hang forever.
+fn within<R: Send + 'static>(
+    secs: u64,
+    what: &str,
+    state: impl Fn() -> String,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> R {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .stack_size(throttle::DEFAULT_STACK_SIZE)
+        .spawn(move || {
+            let r = catch_unwind(AssertUnwindSafe(f));
+            let _ = tx.send(r);
+        })
+        .unwrap();
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(Ok(r)) => r,
+        Ok(Err(p)) => std::panic::resume_unwind(p),
+        Err(_) => panic!(
+            "{what}: still not done after {secs} s (hang); pool: {}",
+            state()
+        ),
+    }
+}
+
+fn spin_until(flag: &AtomicBool) {
+    while !flag.load(Ordering::Acquire) {
+        std::hint::spin_loop();
+    }
+}
+
+/// A worker asleep in a join wait is a sleeper like an idle one: when the thief of its fork
+/// pushes new work (here the half that the thief's own first half waits for) and no other
+/// thread could run it, the waiting worker is woken for it. Before, it slept on its latch where
+/// no publisher could see it, and the pool hung (the issue: 5 of 6 runs).
+#[test]
+fn a_thread_asleep_in_a_join_is_woken_for_new_work() {
+    let pool = Arc::new(Pool::new(2).unwrap());
+    let p = pool.clone();
+    within(
+        60,
+        "join(wait, set) under a stolen half",
+        move || format!("{:?}", p),
+        move || {
+            for round in 0..6 {
+                let (tx, rx) = mpsc::channel();
+                pool.spawn(move || {
+                    // On a worker: fork a half that the other worker steals (the first half
+                    // waits until it started elsewhere); this worker then waits for it, first
+                    // spinning, then asleep (the half takes 5 ms first).
+                    let started = AtomicBool::new(false);
+                    throttle::join(
+                        || spin_until(&started),
+                        || {
+                            started.store(true, Ordering::Release);
+                            std::thread::sleep(Duration::from_millis(5));
+                            let flag = AtomicBool::new(false);
+                            throttle::join(
+                                || spin_until(&flag),
+                                || flag.store(true, Ordering::Release),
+                            );
+                        },
+                    );
+                    tx.send(round).unwrap();
+                });
+                assert_eq!(rx.recv().unwrap(), round);
+            }
+        },
+    );
+}
+
+/// The same with a loop in that position: its blocks must spread to the worker that waits in
+/// the join (before, all 200 iterations ran on one worker while the other slept in its join).
+#[test]
+fn a_loop_under_a_stolen_half_reaches_the_waiting_worker() {
+    let pool = Arc::new(Pool::new(2).unwrap());
+    let p = pool.clone();
+    let spread = within(
+        60,
+        "for_range under a stolen half",
+        move || format!("{:?}", p),
+        move || {
+            let (tx, rx) = mpsc::channel();
+            pool.spawn(move || {
+                let threads = std::sync::Mutex::new(std::collections::HashSet::new());
+                let started = AtomicBool::new(false);
+                throttle::join(
+                    || spin_until(&started),
+                    || {
+                        started.store(true, Ordering::Release);
+                        std::thread::sleep(Duration::from_millis(5));
+                        let both = AtomicUsize::new(0);
+                        throttle::for_range_grain(0..200, 1, |_| {
+                            threads.lock().unwrap().insert(std::thread::current().id());
+                            // Each iteration waits (bounded) until two threads took part, so a
+                            // loop that ran on one thread alone shows as a 1 below.
+                            let start = std::time::Instant::now();
+                            while threads.lock().unwrap().len() < 2
+                                && start.elapsed() < Duration::from_millis(20)
+                            {
+                                std::hint::spin_loop();
+                            }
+                            both.fetch_add(1, Ordering::Relaxed);
+                        });
+                        assert_eq!(both.into_inner(), 200);
+                    },
+                );
+                tx.send(threads.into_inner().unwrap().len()).unwrap();
+            });
+            rx.recv().unwrap()
+        },
+    );
+    assert_eq!(
+        spread, 2,
+        "the loop ran on one thread while the other slept"
+    );
+}
+
+/// A caller's forks that thieves took are not counted as its reserve any more: after its first
+/// two forks were stolen and run, its next fork is shareable, so a first half that waits for its
+/// second half completes. Before, the count of the caller's forks in the injector went down only
+/// when the caller took one back, so this join ran as a plain call and hung.
+#[test]
+fn a_stolen_reserve_leaves_no_fork_private() {
+    let pool = Arc::new(Pool::new(2).unwrap());
+    let p = pool.clone();
+    within(
+        60,
+        "join after the reserve was stolen",
+        move || format!("{:?}", p),
+        move || {
+            for _ in 0..10 {
+                let (r1, r2) = (AtomicBool::new(false), AtomicBool::new(false));
+                pool.install(|| {
+                    throttle::join(
+                        || {
+                            throttle::join(
+                                || {
+                                    // Both older forks were taken by the worker and ran.
+                                    spin_until(&r1);
+                                    spin_until(&r2);
+                                    let flag = AtomicBool::new(false);
+                                    throttle::join(
+                                        || spin_until(&flag),
+                                        || flag.store(true, Ordering::Release),
+                                    );
+                                },
+                                || r2.store(true, Ordering::Release),
+                            )
+                        },
+                        || r1.store(true, Ordering::Release),
+                    )
+                });
+            }
+        },
+    );
+}
+
+/// The same on a worker: its deque's live length is its reserve, so once thieves took its two
+/// older forks, its next fork is shareable.
+#[test]
+fn a_workers_stolen_reserve_leaves_no_fork_private() {
+    let pool = Arc::new(Pool::new(3).unwrap());
+    let p = pool.clone();
+    within(
+        60,
+        "worker join after the reserve was stolen",
+        move || format!("{:?}", p),
+        move || {
+            for _ in 0..10 {
+                let (tx, rx) = mpsc::channel();
+                pool.spawn(move || {
+                    let (r1, r2) = (AtomicBool::new(false), AtomicBool::new(false));
+                    throttle::join(
+                        || {
+                            throttle::join(
+                                || {
+                                    spin_until(&r1);
+                                    spin_until(&r2);
+                                    let flag = AtomicBool::new(false);
+                                    throttle::join(
+                                        || spin_until(&flag),
+                                        || flag.store(true, Ordering::Release),
+                                    );
+                                },
+                                || r2.store(true, Ordering::Release),
+                            )
+                        },
+                        || r1.store(true, Ordering::Release),
+                    );
+                    tx.send(()).unwrap();
+                });
+                rx.recv().unwrap();
+            }
+        },
+    );
+}
+
+/// rayon's promise for `current_thread_index`: `Some(i)`, `i < current_num_threads()`, on
+/// every thread that runs the pool's work (callers inside `install` included; they got `None`
+/// before, so `buffers[current_thread_index().unwrap()]` panicked), and no two threads running
+/// at the same instant share an index, also while several callers take part and the limit
+/// changes under them.
+#[test]
+fn thread_indices_are_unique_among_running_threads() {
+    let pool = Arc::new(Pool::new(3).unwrap());
+    let in_use: Arc<Vec<AtomicBool>> = Arc::new((0..3).map(|_| AtomicBool::new(false)).collect());
+    let done = Arc::new(AtomicBool::new(false));
+    let limits = {
+        let (pool, done) = (pool.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut k = 1;
+            while !done.load(Ordering::Relaxed) {
+                pool.set_concurrency(k).unwrap();
+                k = k % 3 + 1;
+                std::thread::sleep(Duration::from_micros(300));
+            }
+            pool.set_concurrency(3).unwrap();
+        })
+    };
+    let callers: Vec<_> = (0..4)
+        .map(|_| {
+            let (pool, in_use) = (pool.clone(), in_use.clone());
+            std::thread::spawn(move || {
+                for _ in 0..20 {
+                    let mine = pool.install(throttle::current_thread_index);
+                    assert!(
+                        mine.is_some_and(|i| i < 3),
+                        "caller inside install: {mine:?}"
+                    );
+                    pool.install(|| {
+                        throttle::for_range(0..2_000, |_| {
+                            let i = throttle::current_thread_index().expect("a pool thread");
+                            assert!(i < throttle::current_num_threads());
+                            assert!(
+                                !in_use[i].swap(true, Ordering::AcqRel),
+                                "two running threads have index {i}"
+                            );
+                            for _ in 0..50 {
+                                std::hint::spin_loop();
+                            }
+                            in_use[i].store(false, Ordering::Release);
+                        })
+                    });
+                }
+            })
+        })
+        .collect();
+    for c in callers {
+        c.join().unwrap();
+    }
+    done.store(true, Ordering::Relaxed);
+    limits.join().unwrap();
+}
