@@ -39,20 +39,34 @@ pub(crate) struct Hooks {
 type Task = Box<dyn FnOnce() + Send>;
 
 impl Hooks {
-    /// Runs a worker's main loop between the start and exit handlers.
+    /// Runs a worker's main loop between the start and exit handlers. A handler's panic goes
+    /// to the panic handler if there is one (as in rayon), else it is printed; the worker goes
+    /// on either way.
     pub(crate) fn run_worker(&self, index: usize, main: impl FnOnce()) {
         if let Some(start) = &self.start {
-            report(
+            self.handler_outcome(
                 "start_handler",
                 panic::catch_unwind(AssertUnwindSafe(|| start(index))),
             );
         }
         main();
         if let Some(exit) = &self.exit {
-            report(
+            self.handler_outcome(
                 "exit_handler",
                 panic::catch_unwind(AssertUnwindSafe(|| exit(index))),
             );
+        }
+    }
+
+    fn handler_outcome(&self, which: &str, outcome: std::thread::Result<()>) {
+        if let Err(payload) = outcome {
+            match &self.panic {
+                Some(handler) => report(
+                    "panic_handler",
+                    panic::catch_unwind(AssertUnwindSafe(|| handler(payload))),
+                ),
+                None => report(which, Err(payload)),
+            }
         }
     }
 
@@ -76,6 +90,11 @@ impl Hooks {
         if *n == 0 {
             self.all_done.notify_all();
         }
+    }
+
+    /// True if some detached task has not finished yet.
+    pub(crate) fn has_detached(&self) -> bool {
+        *lock(&self.detached) > 0
     }
 
     /// Waits until every detached task finished (from `Pool::drop`). Does not wait on a thread
@@ -271,7 +290,8 @@ impl Pool {
 impl PoolBuilder {
     /// Calls `handler(index)` on each worker thread when it starts, before it runs any task
     /// (to pin it, name it in a profiler, set up thread-local state, ...). A panic in the
-    /// handler is printed and the worker goes on.
+    /// handler goes to the [`panic_handler`](PoolBuilder::panic_handler) if one is set, else
+    /// it is printed; the worker goes on either way.
     ///
     /// # Examples
     /// ```
@@ -296,6 +316,7 @@ impl PoolBuilder {
     }
 
     /// Calls `handler(index)` on each worker thread when it stops (when the pool is dropped).
+    /// A panic in it is handled as one in the start handler.
     ///
     /// # Examples
     /// ```
@@ -320,7 +341,7 @@ impl PoolBuilder {
     }
 
     /// Receives the panic payload of a detached task ([`Pool::spawn`], [`spawn`](crate::spawn))
-    /// that panicked (default: print it to stderr). Panics of `join`, `scope`, `install` and
+    /// that panicked, or of a start or exit handler (default: print it to stderr). Panics of `join`, `scope`, `install` and
     /// the parallel iterators are not handled here: they reach their caller.
     ///
     /// # Examples

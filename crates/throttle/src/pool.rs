@@ -470,6 +470,12 @@ impl Pool {
         self.in_pool(|_| op())
     }
 
+    /// Lets the worker threads go: when the pool is dropped it stops them but does not join
+    /// them (rayon's `ThreadPool` drop; they exit once idle, after their exit handlers).
+    pub(crate) fn detach_threads(&mut self) {
+        self.handles.clear();
+    }
+
     /// Runs `op` on one of the pool's worker threads and blocks the calling thread until it
     /// returned (rayon's `ThreadPool::install`, see `thread_pool/`): `op` sees a worker's
     /// stack size, name and thread-locals. A thread that already takes part in a pool (this

@@ -2,6 +2,7 @@
 
 use crate::{BroadcastContext, Pool, Scope, ScopeFifo};
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::ops::Deref;
 
 /// rayon-core's thread pool: a [`Pool`] (every throttle method is reachable through `Deref`:
@@ -11,6 +12,11 @@ use std::ops::Deref;
 /// threads, as rayon's do, so that it sees a worker's stack size, name and thread-locals.
 /// `Pool`'s methods of the same names run it on the calling thread, which takes part in the
 /// pool. From a thread that already takes part in a pool, both run it on that thread.
+///
+/// Dropping a `ThreadPool` does not block, as in rayon: it tells the workers to stop without
+/// joining them (each exits once idle, after its exit handler), and if detached tasks
+/// ([`spawn`](Pool::spawn) and friends) are still pending, a short-lived thread waits for them
+/// before it stops the workers. (Dropping a [`Pool`] waits for both on the dropping thread.)
 ///
 /// # Examples
 /// ```
@@ -26,7 +32,8 @@ use std::ops::Deref;
 /// assert_eq!(pool.threads(), 2);
 /// ```
 pub struct ThreadPool {
-    pool: Pool,
+    /// Always live; taken out only by `drop` (and `into_pool`, which forgets `self`).
+    pool: ManuallyDrop<Pool>,
 }
 
 impl ThreadPool {
@@ -147,14 +154,38 @@ impl ThreadPool {
     /// # Examples
     /// See [`ThreadPool`].
     pub fn into_pool(self) -> Pool {
-        self.pool
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped (ManuallyDrop), so the pool is taken out exactly once
+        // and never used again.
+        unsafe { ManuallyDrop::take(&mut this.pool) }
     }
 }
 
 impl From<Pool> for ThreadPool {
     /// Gives a throttle pool rayon's calling conventions.
     fn from(pool: Pool) -> Self {
-        ThreadPool { pool }
+        ThreadPool {
+            pool: ManuallyDrop::new(pool),
+        }
+    }
+}
+
+impl Drop for ThreadPool {
+    fn drop(&mut self) {
+        // An adopted thread (use_current_thread) ends its adoption here, on its own thread.
+        crate::adopt::release_if_adopted(self.pool.registry());
+        // SAFETY: `drop` runs once and the field is not used afterwards.
+        let mut pool = unsafe { ManuallyDrop::take(&mut self.pool) };
+        pool.detach_threads();
+        if !pool.hooks.has_detached() {
+            return drop(pool); // stops the workers at once
+        }
+        // rayon's drop does not wait for spawned tasks (they may wait for the dropping thread):
+        // a reaper thread waits for them and then stops the workers. If it cannot start, the
+        // failed spawn drops its closure, and with it the pool, here.
+        let _ = std::thread::Builder::new()
+            .name("throttle-reaper".into())
+            .spawn(move || drop(pool));
     }
 }
 

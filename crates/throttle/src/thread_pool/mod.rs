@@ -11,8 +11,6 @@
 //! - A detached task's panic without a panic handler is printed, not a process abort.
 //! - `breadth_first` is accepted and ignored (rayon deprecated it).
 //! - A [`ScopeFifo`]'s tasks start in spawn order across all threads, not only per thread.
-//! - [`join_context`]'s first closure always runs on the calling thread, so it is never
-//!   migrated; rayon reports both closures migrated when called from outside any pool.
 
 mod builder;
 mod deprecated;
@@ -88,16 +86,20 @@ impl FnContext {
     }
 }
 
-/// [`join`](crate::join), with each closure told whether it was stolen by another thread.
+/// [`join`](crate::join), with each closure told whether it runs on another thread than the
+/// caller's: the second one when another thread stole it; both when called from outside any
+/// pool (the call is handed to a worker of the global pool, as in rayon).
 ///
 /// # Panics
 /// As [`join`](crate::join).
 ///
 /// # Examples
 /// ```
-/// let (a, b) = throttle::join_context(|_| 1, |ctx| (2, ctx.migrated()));
-/// assert_eq!(a, 1);
-/// assert_eq!(b.0, 2);
+/// let (a, b) = throttle::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated());
+/// assert!(a && b); // from outside any pool: both ran on a worker
+/// let pool = throttle::Pool::new(2).unwrap();
+/// let (a, _) = pool.install(|| throttle::join_context(|ctx| ctx.migrated(), |_| ()));
+/// assert!(!a); // inside: the first closure runs on the calling thread
 /// ```
 pub fn join_context<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
@@ -107,19 +109,37 @@ where
     RB: Send,
 {
     match current() {
-        Some(p) => {
+        // SAFETY: see `current`.
+        Some(p) => join_context_in(unsafe { &*p }, false, a, b),
+        // As in rayon: from outside any pool, the call goes to a worker of the global pool,
+        // and both closures run away from the calling thread.
+        None => crate::global::global().install_on_worker(|| match current() {
             // SAFETY: see `current`.
-            let p = unsafe { &*p };
-            let home = p as *const Participant as usize;
-            join_in(
-                p,
-                |_| a(FnContext::new(false)),
-                // Another participant than the forking one runs `b`: another thread.
-                move |q| b(FnContext::new(q as *const Participant as usize != home)),
-            )
-        }
-        None => crate::global::global().install(|| join_context(a, b)),
+            Some(p) => join_context_in(unsafe { &*p }, true, a, b),
+            None => unreachable!("install_on_worker runs its operation in the pool"),
+        }),
     }
+}
+
+/// [`join_context`] on participant `p`; `injected`: the call came from outside the pool.
+fn join_context_in<A, B, RA, RB>(p: &Participant, injected: bool, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let home = p as *const Participant as usize;
+    join_in(
+        p,
+        |_| a(FnContext::new(injected)),
+        // Another participant than the forking one runs `b`: another thread.
+        move |q| {
+            b(FnContext::new(
+                injected || q as *const Participant as usize != home,
+            ))
+        },
+    )
 }
 
 /// The calling thread's current participant; valid for any call made from the caller's frame.
