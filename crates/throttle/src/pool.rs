@@ -248,38 +248,37 @@ impl PoolBuilder {
         } else {
             None
         };
-        let user_names: Vec<Option<String>> = (0..threads)
-            .map(|index| self.name.as_ref().map(|f| f(index)))
-            .collect();
-        let names: Vec<String> = user_names
-            .iter()
-            .enumerate()
-            .map(|(index, name)| name.clone().unwrap_or_else(|| format!("throttle-{index}")))
-            .collect();
-        pool.registry.trace().set_names(names);
-        let mut workers = deques.into_iter().zip(user_names).enumerate();
+        // Each name is asked for just before its thread starts (as rayon does): a naming
+        // function that panics leaves the threads before it started, and the partial pool's
+        // drop stops them.
+        let name_of = |index: usize| self.name.as_ref().map(|f| f(index));
+        let mut names = Vec::with_capacity(threads);
+        let mut workers = deques.into_iter().enumerate();
         if adopt {
             // Before any other worker starts, so a run slot is free for it.
-            let (_, (deque, _)) = workers.next().expect("a pool has at least one thread");
+            let (_, deque) = workers.next().expect("a pool has at least one thread");
+            names.push(name_of(0).unwrap_or_else(|| "throttle-0".to_string()));
             crate::adopt::adopt(&pool.registry, deque);
         }
-        for (index, (deque, name)) in workers {
+        for (index, deque) in workers {
             let registry = pool.registry.clone();
             let placement = homes.as_ref().map(|h| h.for_worker(index));
             let hooks = pool.hooks.clone();
             let start = WorkerStart {
                 index,
-                name,
+                name: name_of(index),
                 stack_size: self.stack_size,
                 run: Box::new(move || {
                     hooks.run_worker(index, || worker_main(registry, index, deque, placement))
                 }),
             };
+            names.push(start.name_or_default());
             // On failure, `pool` drops here and stops the threads already started.
             if let Some(handle) = spawn(start).map_err(Error::spawn)? {
                 pool.handles.push(handle);
             }
         }
+        pool.registry.trace().set_names(names);
         // --- jobserver (issue 10) ---
         #[cfg(not(loom))]
         if let Some(js) = self.jobserver {
