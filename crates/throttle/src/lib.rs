@@ -64,6 +64,19 @@
 //! sorted.par_iter_mut().for_each(|x| *x *= 2);
 //! ```
 //!
+//! rayon-core's names are here too, on the same runtime: [`ThreadPoolBuilder`] builds a
+//! [`ThreadPool`] (a [`Pool`] underneath), and [`scope_fifo`], [`spawn_fifo`], [`broadcast`],
+//! [`yield_now`], [`join_context`] and the rest act on the current pool as rayon's do. The
+//! facade crates `compat/rayon` and `compat/rayon-core` re-export them under rayon's paths
+//! (`docs/rayon.md`).
+//!
+//! ```
+//! let pool = throttle::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+//! let n = pool.install(|| throttle::current_num_threads()); // runs on a worker
+//! assert_eq!(n, 2);
+//! pool.set_concurrency(1).unwrap(); // and throttle's live limit still applies
+//! ```
+//!
 //! Threads you start yourself can be gated with a [`Throttle`]:
 //!
 //! ```

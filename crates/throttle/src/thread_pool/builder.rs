@@ -572,7 +572,7 @@ impl<S> ThreadPoolBuilder<S> {
     ///     .start_handler(move |_| { m.fetch_add(1, Ordering::SeqCst); })
     ///     .build()
     ///     .unwrap();
-    /// drop(pool);
+    /// pool.broadcast(|_| ()); // every worker has run a job, so each has started
     /// assert_eq!(n.load(Ordering::SeqCst), 2);
     /// ```
     pub fn start_handler<H>(mut self, handler: H) -> Self
@@ -597,7 +597,7 @@ impl<S> ThreadPoolBuilder<S> {
     ///     .exit_handler(move |_| { m.fetch_add(1, Ordering::SeqCst); })
     ///     .build()
     ///     .unwrap();
-    /// drop(pool);
+    /// drop(pool.into_pool()); // a `Pool`'s drop joins its workers (a `ThreadPool`'s does not)
     /// assert_eq!(n.load(Ordering::SeqCst), 2);
     /// ```
     pub fn exit_handler<H>(mut self, handler: H) -> Self

@@ -7,7 +7,8 @@
 //! What differs from rayon, on purpose:
 //! - From outside any pool, the free functions ([`join`](crate::join), [`scope`](crate::scope),
 //!   parallel iterators) let the calling thread take part in the global pool's work instead
-//!   of handing the call to a worker; only `ThreadPool`'s methods hand it over.
+//!   of handing the call to a worker; only `ThreadPool`'s methods and [`join_context`] hand it
+//!   over.
 //! - A detached task's panic without a panic handler is printed, not a process abort.
 //! - `breadth_first` is accepted and ignored (rayon deprecated it).
 //! - A [`ScopeFifo`]'s tasks start in spawn order across all threads, not only per thread.
