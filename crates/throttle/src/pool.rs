@@ -316,7 +316,7 @@ pub(crate) type Spawner<'a> =
 
 /// The default spawner: a `std` thread named `throttle-{i}` (or the builder's name) with
 /// [`DEFAULT_STACK_SIZE`] (or the builder's size), joined when the pool drops.
-fn spawn_std_thread(start: WorkerStart) -> std::io::Result<Option<JoinHandle<()>>> {
+pub(crate) fn spawn_std_thread(start: WorkerStart) -> std::io::Result<Option<JoinHandle<()>>> {
     std::thread::Builder::new()
         .name(start.name_or_default())
         .stack_size(start.stack_size.unwrap_or(DEFAULT_STACK_SIZE))

@@ -6,7 +6,7 @@
 //! [`ThreadBuilder`] handing over a worker's main loop), and rayon's error type.
 
 use crate::global;
-use crate::pool::{WorkerStart, DEFAULT_STACK_SIZE};
+use crate::pool::WorkerStart;
 use crate::{Pool, PoolBuilder};
 use std::any::Any;
 use std::fmt;
@@ -49,18 +49,14 @@ pub trait ThreadSpawn {
 
 /// The default way to start workers: `std` threads named `throttle-{i}` (or by
 /// [`thread_name`](ThreadPoolBuilder::thread_name)) with
-/// [`DEFAULT_STACK_SIZE`] (or [`stack_size`](ThreadPoolBuilder::stack_size)), joined when the
-/// pool is dropped.
+/// [`DEFAULT_STACK_SIZE`](crate::DEFAULT_STACK_SIZE) (or
+/// [`stack_size`](ThreadPoolBuilder::stack_size)).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct DefaultSpawn;
 
 impl ThreadSpawn for DefaultSpawn {
     fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<JoinHandle<()>>> {
-        std::thread::Builder::new()
-            .name(thread.name_or_default())
-            .stack_size(thread.stack_size().unwrap_or(DEFAULT_STACK_SIZE))
-            .spawn(move || thread.run())
-            .map(Some)
+        crate::pool::spawn_std_thread(thread.start)
     }
 }
 
@@ -143,7 +139,8 @@ impl ThreadBuilder {
     }
 
     /// The stack size [`stack_size`](ThreadPoolBuilder::stack_size) asked for, if any. throttle's
-    /// own threads use [`DEFAULT_STACK_SIZE`] when it is `None`; a spawner may do the same.
+    /// own threads use [`DEFAULT_STACK_SIZE`](crate::DEFAULT_STACK_SIZE) when it is `None`; a
+    /// spawner may do the same.
     ///
     /// # Examples
     /// ```
@@ -529,7 +526,8 @@ impl<S> ThreadPoolBuilder<S> {
         self
     }
 
-    /// The stack size of each worker thread in bytes (default: [`DEFAULT_STACK_SIZE`]).
+    /// The stack size of each worker thread in bytes (default:
+    /// [`DEFAULT_STACK_SIZE`](crate::DEFAULT_STACK_SIZE)).
     ///
     /// # Examples
     /// ```
