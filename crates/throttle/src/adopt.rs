@@ -15,9 +15,9 @@
 //! Release: dropping the pool on the adopted thread, outside any call into the pool, ends the
 //! adoption first: the thread runs what only worker 0 could run (its mail and spawn queue; in a
 //! pool of one thread, everything queued), gives back its slot and is an outside thread again,
-//! so the drop waits for the remaining detached tasks as usual. Dropped elsewhere, the thread stays adopted by the
-//! stopped pool until it exits: its parallel calls then run on it alone. (rayon leaks the
-//! pool in that case.)
+//! so the drop waits for the remaining detached tasks as usual. Dropped elsewhere, the thread
+//! stays adopted by the stopped pool until it exits: its parallel calls then run on it alone.
+//! (rayon leaks the pool in that case.)
 
 use crate::deque::Worker;
 use crate::job::JobRef;

@@ -121,7 +121,8 @@ impl ThreadPool {
     /// # Examples
     /// ```
     /// #[allow(deprecated)]
-    /// let pool = throttle::ThreadPool::new(throttle::Configuration::new().num_threads(1)).unwrap();
+    /// let config = throttle::Configuration::new().num_threads(1);
+    /// let pool = throttle::ThreadPool::new(config).unwrap();
     /// assert_eq!(pool.install(|| 2 + 2), 4);
     /// ```
     #[deprecated(note = "Use `ThreadPoolBuilder::build`")]

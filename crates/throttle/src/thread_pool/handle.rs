@@ -47,7 +47,8 @@ impl ThreadPool {
     /// # Examples
     /// ```
     /// let pool = throttle::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-    /// let (i, n) = pool.install(|| (throttle::current_thread_index(), throttle::current_num_threads()));
+    /// let (i, n) =
+    ///     pool.install(|| (throttle::current_thread_index(), throttle::current_num_threads()));
     /// assert!(i.unwrap() < 2);
     /// assert_eq!(n, 2);
     /// ```
