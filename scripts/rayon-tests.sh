@@ -54,7 +54,7 @@ while [ $# -gt 0 ]; do
         exit 2
       fi
       per_file_timeout=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "rayon-tests.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     *) filter=$1; shift ;;
   esac
