@@ -37,6 +37,16 @@ pub struct BroadcastContext<'a> {
 }
 
 impl BroadcastContext<'_> {
+    /// The context of worker `index` of a pool of `num_threads` (also for detached broadcasts,
+    /// `hooks::spawn_broadcast_in`).
+    pub(crate) fn new(index: usize, num_threads: usize) -> Self {
+        BroadcastContext {
+            index,
+            num_threads,
+            _marker: PhantomData,
+        }
+    }
+
     /// The index of the worker thread running the operation, `0..num_threads()`: the same as
     /// [`current_thread_index`](crate::current_thread_index) there.
     ///
@@ -120,11 +130,7 @@ where
     unsafe fn run(this: *const Self) {
         // SAFETY: live (caller's contract); the references end before `Shared::done`.
         let (job, shared) = unsafe { (&*this, &*(*this).shared) };
-        let ctx = BroadcastContext {
-            index: job.index,
-            num_threads: shared.threads,
-            _marker: PhantomData,
-        };
+        let ctx = BroadcastContext::new(job.index, shared.threads);
         let r = panic::catch_unwind(AssertUnwindSafe(|| (shared.op)(ctx)));
         // SAFETY: exclusive access (caller's contract); the write happens-before the caller's
         // read through `pending` (AcqRel) and the latch (Release/Acquire).

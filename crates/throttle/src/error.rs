@@ -14,10 +14,12 @@ enum ErrorKind {
     TooManyThreads(usize),
     Concurrency { requested: usize, threads: usize },
     Env { name: &'static str, value: String },
+    EnvFlag { name: &'static str, value: String },
     Spawn(std::io::Error),
     Global(String),
     AutoNeedsStats,
     GlobalStarted,
+    AlreadyInPool,
 }
 
 impl Error {
@@ -41,6 +43,11 @@ impl Error {
             kind: ErrorKind::Env { name, value },
         }
     }
+    pub(crate) fn env_flag(name: &'static str, value: String) -> Error {
+        Error {
+            kind: ErrorKind::EnvFlag { name, value },
+        }
+    }
     pub(crate) fn global(msg: String) -> Error {
         Error {
             kind: ErrorKind::Global(msg),
@@ -56,10 +63,34 @@ impl Error {
             kind: ErrorKind::GlobalStarted,
         }
     }
+    pub(crate) fn already_in_pool() -> Error {
+        Error {
+            kind: ErrorKind::AlreadyInPool,
+        }
+    }
     pub(crate) fn spawn(e: std::io::Error) -> Error {
         Error {
             kind: ErrorKind::Spawn(e),
         }
+    }
+
+    /// The OS error behind a failure to start a thread, or the error itself if it is another
+    /// kind (for `ThreadPoolBuildError`, which reports OS errors as rayon does).
+    pub(crate) fn into_io(self) -> Result<std::io::Error, Error> {
+        match self.kind {
+            ErrorKind::Spawn(e) => Ok(e),
+            kind => Err(Error { kind }),
+        }
+    }
+
+    /// True if this is the error of `use_current_thread` on a thread that takes part in a pool.
+    pub(crate) fn is_already_in_pool(&self) -> bool {
+        matches!(self.kind, ErrorKind::AlreadyInPool)
+    }
+
+    /// True if this is the error of a second `build_global`.
+    pub(crate) fn is_global_started(&self) -> bool {
+        matches!(self.kind, ErrorKind::GlobalStarted)
     }
 }
 
@@ -81,10 +112,17 @@ impl fmt::Display for Error {
                 "invalid value '{value}' for environment variable {name}: expected a whole number of threads from 1 to {}; unset it to use all CPUs this process may use",
                 crate::sleep::state::MAX_THREADS
             ),
+            ErrorKind::EnvFlag { name, value } => write!(
+                f,
+                "invalid value '{value}' for environment variable {name}: expected 1, on, yes or true to turn it on, or 0, off, no, false or nothing to leave it off"
+            ),
             ErrorKind::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
             ErrorKind::Global(msg) => f.write_str(msg),
             ErrorKind::AutoNeedsStats => f.write_str(
                 "automatic concurrency learns from the pool's counters: build the pool with stats on (PoolBuilder::stats(true), the default)",
+            ),
+            ErrorKind::AlreadyInPool => f.write_str(
+                "the current thread is already part of a thread pool, so it cannot become a worker of a new one (use_current_thread): build the pool from a thread outside every pool",
             ),
             ErrorKind::GlobalStarted => f.write_str(
                 "the global pool has already started (an earlier build_global, or a parallel call before it); call PoolBuilder::build_global once, before any parallel work",

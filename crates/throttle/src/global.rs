@@ -7,6 +7,43 @@ use std::sync::OnceLock;
 /// The environment variable that sets the global pool's size.
 pub const THREADS_ENV: &str = "THROTTLE_THREADS";
 
+/// The environment variable that starts the global pool, and pools built by
+/// [`ThreadPoolBuilder`](crate::ThreadPoolBuilder), in auto mode
+/// ([`Pool::set_concurrency_auto`]): `1`, `on`, `yes` or `true`; `0`, `off`, `no`, `false` or
+/// empty leave it off (the default, so that rayon programs keep rayon's semantics unless asked).
+/// Pools built with [`Pool::builder`] ignore it.
+pub const AUTO_ENV: &str = "THROTTLE_AUTO";
+
+/// Reads [`AUTO_ENV`].
+pub(crate) fn auto_from_env() -> Result<bool, Error> {
+    match std::env::var(AUTO_ENV) {
+        Err(std::env::VarError::NotPresent) => Ok(false),
+        Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "1" | "on" | "yes" | "true" => Ok(true),
+            "" | "0" | "off" | "no" | "false" => Ok(false),
+            _ => Err(Error::env_flag(AUTO_ENV, v)),
+        },
+        Err(std::env::VarError::NotUnicode(v)) => {
+            Err(Error::env_flag(AUTO_ENV, v.to_string_lossy().into_owned()))
+        }
+    }
+}
+
+/// `b` in auto mode if [`AUTO_ENV`] asks for it.
+pub(crate) fn with_env_auto(b: crate::PoolBuilder) -> Result<crate::PoolBuilder, Error> {
+    Ok(if auto_from_env()? {
+        b.auto_concurrency()
+    } else {
+        b
+    })
+}
+
+/// rayon's variable for the same, read when [`THREADS_ENV`] is not set, the way rayon reads it:
+/// a whole number above 0 counts (capped at the most threads a pool supports), anything else is
+/// ignored. It also sizes pools built by [`ThreadPoolBuilder`](crate::ThreadPoolBuilder) without
+/// a thread count, as in rayon.
+pub const RAYON_THREADS_ENV: &str = "RAYON_NUM_THREADS";
+
 /// The CPUs this process may really use: the affinity mask and the cgroup CPU quota, as
 /// `std::thread::available_parallelism` reads them on Linux (1 if unknown).
 ///
@@ -26,14 +63,26 @@ pub(crate) fn parse_threads(value: &str) -> Result<usize, Error> {
     }
 }
 
-/// The size the global pool gets: `THROTTLE_THREADS` if set, else [`default_threads`].
+/// `RAYON_NUM_THREADS`, read as rayon reads it (see [`RAYON_THREADS_ENV`]).
+fn rayon_threads() -> Option<usize> {
+    let n: usize = std::env::var(RAYON_THREADS_ENV).ok()?.trim().parse().ok()?;
+    (n > 0).then(|| n.min(crate::sleep::state::MAX_THREADS))
+}
+
+/// The size the global pool gets: `THROTTLE_THREADS` if set, else `RAYON_NUM_THREADS` if it
+/// holds a whole number above 0, else [`default_threads`].
 ///
 /// # Errors
 /// `THROTTLE_THREADS` is set but is not a whole number from 1 to 65 535.
+///
+/// # Examples
+/// ```
+/// assert!(throttle::global_threads().unwrap() >= 1);
+/// ```
 pub fn global_threads() -> Result<usize, Error> {
     match std::env::var(THREADS_ENV) {
         Ok(v) => parse_threads(&v),
-        Err(std::env::VarError::NotPresent) => Ok(default_threads()),
+        Err(std::env::VarError::NotPresent) => Ok(rayon_threads().unwrap_or_else(default_threads)),
         Err(std::env::VarError::NotUnicode(v)) => {
             Err(Error::env(THREADS_ENV, v.to_string_lossy().into_owned()))
         }
@@ -42,7 +91,8 @@ pub fn global_threads() -> Result<usize, Error> {
 
 static GLOBAL: OnceLock<Result<Pool, String>> = OnceLock::new();
 
-/// The global pool, started on first use with [`global_threads`] threads.
+/// The global pool, started on first use with [`global_threads`] threads (in auto mode if
+/// [`AUTO_ENV`] asks for it).
 ///
 /// # Errors
 /// A bad `THROTTLE_THREADS` or a failure to start threads; the error is kept, so every later
@@ -56,7 +106,8 @@ static GLOBAL: OnceLock<Result<Pool, String>> = OnceLock::new();
 pub fn global_pool() -> Result<&'static Pool, Error> {
     let built = GLOBAL.get_or_init(|| {
         global_threads()
-            .and_then(|n| global_builder(n).build())
+            .and_then(|n| with_env_auto(global_builder(n)))
+            .and_then(|b| b.build())
             .inspect(trace_from_env)
             .map_err(|e| e.to_string())
     });
@@ -103,7 +154,12 @@ thread_local! {
 /// (`CARGO_MAKEFLAGS`, `MAKEFLAGS`, `MFLAGS`) unless `THROTTLE_JOBSERVER` is `0` or `off`;
 /// with the exit hooks only if `THROTTLE_JOBSERVER_HOOKS` asks.
 fn global_builder(n: usize) -> crate::PoolBuilder {
-    let b = Pool::builder().threads(n);
+    with_env_jobserver(Pool::builder().threads(n))
+}
+
+/// `b`, joined to the jobserver in the environment unless `THROTTLE_JOBSERVER` opts out: what
+/// every global pool gets, also one built by `ThreadPoolBuilder::build_global`.
+pub(crate) fn with_env_jobserver(b: crate::PoolBuilder) -> crate::PoolBuilder {
     #[cfg(not(loom))]
     {
         let off = std::env::var(crate::JOBSERVER_ENV)

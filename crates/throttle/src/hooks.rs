@@ -16,6 +16,7 @@ use crate::registry::Registry;
 use crate::worker::Participant;
 use crate::{Pool, PoolBuilder};
 use std::any::Any;
+use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -31,23 +32,41 @@ pub(crate) struct Hooks {
     /// Detached tasks spawned and not yet finished.
     detached: Mutex<usize>,
     all_done: Condvar,
+    /// Tasks of `spawn_fifo`, oldest first; each spawned job runs the oldest.
+    fifo: Mutex<VecDeque<Task>>,
 }
 
+type Task = Box<dyn FnOnce() + Send>;
+
 impl Hooks {
-    /// Runs a worker's main loop between the start and exit handlers.
+    /// Runs a worker's main loop between the start and exit handlers. A handler's panic goes
+    /// to the panic handler if there is one (as in rayon), else it is printed; the worker goes
+    /// on either way.
     pub(crate) fn run_worker(&self, index: usize, main: impl FnOnce()) {
         if let Some(start) = &self.start {
-            report(
+            self.handler_outcome(
                 "start_handler",
                 panic::catch_unwind(AssertUnwindSafe(|| start(index))),
             );
         }
         main();
         if let Some(exit) = &self.exit {
-            report(
+            self.handler_outcome(
                 "exit_handler",
                 panic::catch_unwind(AssertUnwindSafe(|| exit(index))),
             );
+        }
+    }
+
+    fn handler_outcome(&self, which: &str, outcome: std::thread::Result<()>) {
+        if let Err(payload) = outcome {
+            match &self.panic {
+                Some(handler) => report(
+                    "panic_handler",
+                    panic::catch_unwind(AssertUnwindSafe(|| handler(payload))),
+                ),
+                None => report(which, Err(payload)),
+            }
         }
     }
 
@@ -71,6 +90,11 @@ impl Hooks {
         if *n == 0 {
             self.all_done.notify_all();
         }
+    }
+
+    /// True if some detached task has not finished yet.
+    pub(crate) fn has_detached(&self) -> bool {
+        *lock(&self.detached) > 0
     }
 
     /// Waits until every detached task finished (from `Pool::drop`). Does not wait on a thread
@@ -155,6 +179,60 @@ where
     });
 }
 
+/// Publishes `task` as a detached task of `registry` that starts in FIFO order with the pool's
+/// other `spawn_fifo` tasks: the task joins the pool's FIFO queue, and a plain detached job
+/// (which a thread may take in any order) runs whichever task is oldest there when it starts.
+/// One job per task, so every task runs once.
+pub(crate) fn spawn_fifo_in<F>(registry: &Registry, hooks: Arc<Hooks>, task: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    lock(&hooks.fifo).push_back(Box::new(task));
+    let queue = hooks.clone();
+    spawn_in(registry, hooks, move || {
+        let oldest = lock(&queue.fifo).pop_front();
+        if let Some(task) = oldest {
+            task();
+        }
+    });
+}
+
+/// Posts a detached job running `op` to every worker of `registry` (the mailbox: only that
+/// worker runs it); panics go to the panic handler, and dropping the pool waits for them.
+pub(crate) fn spawn_broadcast_in<OP>(registry: &Registry, hooks: Arc<Hooks>, op: OP)
+where
+    OP: Fn(crate::BroadcastContext<'_>) + Send + Sync + 'static,
+{
+    let threads = registry.threads();
+    let op = Arc::new(op);
+    *lock(&hooks.detached) += threads;
+    for index in 0..threads {
+        let (op, hooks) = (op.clone(), hooks.clone());
+        let run = move || {
+            let ctx = crate::BroadcastContext::new(index, threads);
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| op(ctx))) {
+                hooks.task_panicked(payload);
+            }
+            crate::worker::flush_current_and_count_spawn();
+            hooks.task_done();
+        };
+        // SAFETY: [1] `run` is 'static; [2] a posted job runs exactly once, by worker `index`
+        // (`Registry::post`), and `Pool::drop` waits for every detached job before it stops
+        // the workers, so none is left in a mailbox.
+        unsafe {
+            let job = HeapJob::into_job_ref(run);
+            registry.post(index, job);
+        }
+    }
+}
+
+/// The registry and hooks of the pool the calling thread takes part in, if any.
+pub(crate) fn current_target() -> Option<(*const Registry, Arc<Hooks>)> {
+    Participant::with_current(|p| {
+        p.and_then(|p| hooks_of(p.registry()).map(|h| (p.registry() as *const Registry, h)))
+    })
+}
+
 /// Spawns a detached task in the current pool (the pool whose task or `install` the calling
 /// thread runs, or else the global pool). The task may run on any of the pool's threads, after
 /// this call returns; its panic goes to the pool's panic handler (see
@@ -175,10 +253,7 @@ pub fn spawn<F>(task: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    let target = Participant::with_current(|p| {
-        p.and_then(|p| hooks_of(p.registry()).map(|h| (p.registry() as *const Registry, h)))
-    });
-    match target {
+    match current_target() {
         // SAFETY: the registry belongs to the pool the calling thread takes part in right now,
         // so it is alive for the duration of this call.
         Some((registry, hooks)) => spawn_in(unsafe { &*registry }, hooks, task),
@@ -215,7 +290,8 @@ impl Pool {
 impl PoolBuilder {
     /// Calls `handler(index)` on each worker thread when it starts, before it runs any task
     /// (to pin it, name it in a profiler, set up thread-local state, ...). A panic in the
-    /// handler is printed and the worker goes on.
+    /// handler goes to the [`panic_handler`](PoolBuilder::panic_handler) if one is set, else
+    /// it is printed; the worker goes on either way.
     ///
     /// # Examples
     /// ```
@@ -240,6 +316,7 @@ impl PoolBuilder {
     }
 
     /// Calls `handler(index)` on each worker thread when it stops (when the pool is dropped).
+    /// A panic in it is handled as one in the start handler.
     ///
     /// # Examples
     /// ```
@@ -264,7 +341,7 @@ impl PoolBuilder {
     }
 
     /// Receives the panic payload of a detached task ([`Pool::spawn`], [`spawn`](crate::spawn))
-    /// that panicked (default: print it to stderr). Panics of `join`, `scope`, `install` and
+    /// that panicked, or of a start or exit handler (default: print it to stderr). Panics of `join`, `scope`, `install` and
     /// the parallel iterators are not handled here: they reach their caller.
     ///
     /// # Examples

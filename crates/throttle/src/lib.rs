@@ -64,6 +64,19 @@
 //! sorted.par_iter_mut().for_each(|x| *x *= 2);
 //! ```
 //!
+//! rayon-core's names are here too, on the same runtime: [`ThreadPoolBuilder`] builds a
+//! [`ThreadPool`] (a [`Pool`] underneath), and [`scope_fifo`], [`spawn_fifo`], [`broadcast`],
+//! [`yield_now`], [`join_context`] and the rest act on the current pool as rayon's do. The
+//! facade crates `compat/rayon` and `compat/rayon-core` re-export them under rayon's paths
+//! (`docs/rayon.md`).
+//!
+//! ```
+//! let pool = throttle::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+//! let n = pool.install(|| throttle::current_num_threads()); // runs on a worker
+//! assert_eq!(n, 2);
+//! pool.set_concurrency(1).unwrap(); // and throttle's live limit still applies
+//! ```
+//!
 //! Threads you start yourself can be gated with a [`Throttle`]:
 //!
 //! ```
@@ -146,6 +159,7 @@
 
 #![warn(missing_docs)]
 
+mod adopt;
 mod broadcast;
 mod callsite;
 mod context;
@@ -173,6 +187,7 @@ mod semaphore;
 mod sleep;
 mod stats;
 mod sync;
+mod thread_pool;
 pub mod trace;
 mod worker;
 
@@ -180,7 +195,9 @@ pub use broadcast::BroadcastContext;
 pub use context::Context;
 pub use current::{current_num_threads, current_thread_index};
 pub use error::Error;
-pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
+pub use global::{
+    default_threads, global_pool, global_threads, AUTO_ENV, RAYON_THREADS_ENV, THREADS_ENV,
+};
 pub use hooks::spawn;
 #[cfg(not(loom))]
 pub use jobserver::{
@@ -190,6 +207,14 @@ pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE, PLACEMENT_ENV};
 pub use scope::Scope;
 pub use semaphore::{Permit, Throttle};
 pub use stats::Stats;
+pub use thread_pool::{
+    broadcast, current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo, join_context,
+    max_num_threads, scope_fifo, spawn_broadcast, spawn_fifo, yield_local, yield_now, CustomSpawn,
+    DefaultSpawn, FnContext, ScopeFifo, ThreadBuilder, ThreadPool, ThreadPoolBuildError,
+    ThreadPoolBuilder, ThreadSpawn, Yield,
+};
+#[allow(deprecated)]
+pub use thread_pool::{initialize, Configuration};
 
 use worker::Participant;
 

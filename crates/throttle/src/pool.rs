@@ -6,6 +6,7 @@ use crate::controller::auto::{apply_limit, AutoSlot};
 use crate::controller::{ControllerEvent, DEFAULT_INTERVAL};
 use crate::error::Error;
 use crate::hooks::{self, Hooks};
+use crate::job::StackJob;
 use crate::join::join_in;
 use crate::placement::Placement;
 use crate::range::{auto_block, for_range_grain_in, for_range_in, map_reduce_in};
@@ -226,6 +227,16 @@ impl PoolBuilder {
     /// # Errors
     /// Zero threads, more than 65 535 threads, or a thread the OS refuses to start.
     pub fn build(self) -> Result<Pool, Error> {
+        self.build_with(false, &mut spawn_std_thread)
+    }
+
+    /// [`build`](PoolBuilder::build) with the worker threads started by `spawn` (the rayon
+    /// names' `spawn_handler`, `thread_pool/builder.rs`). `spawn` gets each worker's start and
+    /// must run it on a new thread; it returns the thread's handle if the pool may join it on
+    /// drop (`None`: the thread belongs to the spawner, and the pool only tells it to stop).
+    /// With `adopt`, the calling thread becomes worker 0 (`adopt.rs`) and `spawn` starts the
+    /// others.
+    pub(crate) fn build_with(self, adopt: bool, spawn: &mut Spawner<'_>) -> Result<Pool, Error> {
         let threads = match self.threads {
             Some(n) => n,
             None => crate::default_threads(),
@@ -235,6 +246,9 @@ impl PoolBuilder {
         }
         if threads > MAX_THREADS {
             return Err(Error::too_many_threads(threads));
+        }
+        if adopt && crate::adopt::in_some_pool() {
+            return Err(Error::already_in_pool());
         }
         let (registry, deques) =
             Registry::with_trace_capacity(threads, self.stats, self.trace_capacity);
@@ -255,27 +269,37 @@ impl PoolBuilder {
         } else {
             None
         };
-        let names: Vec<String> = (0..threads)
-            .map(|index| match &self.name {
-                Some(f) => f(index),
-                None => format!("throttle-{index}"),
-            })
-            .collect();
-        pool.registry.trace().set_names(names.clone());
-        for ((index, deque), name) in deques.into_iter().enumerate().zip(names) {
-            let mut b = std::thread::Builder::new().name(name);
-            b = b.stack_size(self.stack_size.unwrap_or(DEFAULT_STACK_SIZE));
+        // Each name is asked for just before its thread starts (as rayon does): a naming
+        // function that panics leaves the threads before it started, and the partial pool's
+        // drop stops them.
+        let name_of = |index: usize| self.name.as_ref().map(|f| f(index));
+        let mut names = Vec::with_capacity(threads);
+        let mut workers = deques.into_iter().enumerate();
+        if adopt {
+            // Before any other worker starts, so a run slot is free for it.
+            let (_, deque) = workers.next().expect("a pool has at least one thread");
+            names.push(name_of(0).unwrap_or_else(|| "throttle-0".to_string()));
+            crate::adopt::adopt(&pool.registry, deque);
+        }
+        for (index, deque) in workers {
             let registry = pool.registry.clone();
             let placement = homes.as_ref().map(|h| h.for_worker(index));
             let hooks = pool.hooks.clone();
-            // On failure, `pool` drops here and stops the threads already started.
-            let handle = b
-                .spawn(move || {
+            let start = WorkerStart {
+                index,
+                name: name_of(index),
+                stack_size: self.stack_size,
+                run: Box::new(move || {
                     hooks.run_worker(index, || worker_main(registry, index, deque, placement))
-                })
-                .map_err(Error::spawn)?;
-            pool.handles.push(handle);
+                }),
+            };
+            names.push(start.name_or_default());
+            // On failure, `pool` drops here and stops the threads already started.
+            if let Some(handle) = spawn(start).map_err(Error::spawn)? {
+                pool.handles.push(handle);
+            }
         }
+        pool.registry.trace().set_names(names);
         // --- jobserver (issue 10) ---
         #[cfg(not(loom))]
         if let Some(js) = self.jobserver {
@@ -298,6 +322,38 @@ pub const PLACEMENT_ENV: &str = "THROTTLE_PLACEMENT";
 
 fn placement_from_env() -> bool {
     std::env::var(PLACEMENT_ENV).is_ok_and(|v| matches!(v.trim(), "1" | "on" | "yes" | "true"))
+}
+
+/// What it takes to start one worker thread: its index, the name and stack size the builder
+/// was given (`None` if not), and the worker's main loop, to be run on the new thread.
+pub(crate) struct WorkerStart {
+    pub(crate) index: usize,
+    pub(crate) name: Option<String>,
+    pub(crate) stack_size: Option<usize>,
+    pub(crate) run: Box<dyn FnOnce() + Send>,
+}
+
+impl WorkerStart {
+    /// The thread name throttle gives worker `index` when the builder named none.
+    pub(crate) fn name_or_default(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| format!("throttle-{}", self.index))
+    }
+}
+
+/// Starts a worker thread; see [`PoolBuilder::build_with`].
+pub(crate) type Spawner<'a> =
+    dyn FnMut(WorkerStart) -> std::io::Result<Option<JoinHandle<()>>> + 'a;
+
+/// The default spawner: a `std` thread named `throttle-{i}` (or the builder's name) with
+/// [`DEFAULT_STACK_SIZE`] (or the builder's size), joined when the pool drops.
+pub(crate) fn spawn_std_thread(start: WorkerStart) -> std::io::Result<Option<JoinHandle<()>>> {
+    std::thread::Builder::new()
+        .name(start.name_or_default())
+        .stack_size(start.stack_size.unwrap_or(DEFAULT_STACK_SIZE))
+        .spawn(start.run)
+        .map(Some)
 }
 
 thread_local! {
@@ -444,6 +500,47 @@ impl Pool {
         R: Send,
     {
         self.in_pool(|_| op())
+    }
+
+    /// Lets the worker threads go: when the pool is dropped it stops them but does not join
+    /// them (rayon's `ThreadPool` drop; they exit once idle, after their exit handlers).
+    pub(crate) fn detach_threads(&mut self) {
+        self.handles.clear();
+    }
+
+    /// Runs `op` on one of the pool's worker threads and blocks the calling thread until it
+    /// returned (rayon's `ThreadPool::install`, see `thread_pool/`): `op` sees a worker's
+    /// stack size, name and thread-locals. A thread that already takes part in a pool (this
+    /// one or another) runs `op` itself, as [`install`](Pool::install) does: handing the call
+    /// away and blocking would idle a thread that the call may need (a pool of one thread
+    /// calling back into itself through another pool).
+    ///
+    /// The blocked caller holds no run slot and takes no part in the pool.
+    pub(crate) fn install_on_worker<R, OP>(&self, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        if Participant::with_current(|p| p.is_some()) {
+            return self.install(op);
+        }
+        let job = StackJob::new(op);
+        let registry = &*self.registry;
+        // The job lives in this frame until its latch is set (the wait below; nothing between
+        // can unwind), and a published job is run exactly once, by whoever takes it.
+        registry.publish(&registry.injector, job.as_job_ref());
+        let parker = OUTSIDE_PARKER.with(|p| p.clone());
+        if job.latch.register_sleeper(&parker) {
+            // The setter unparks this thread after its final store; a token left from an
+            // earlier unpark only costs another look.
+            while !job.latch.probe() {
+                crate::sync::park();
+            }
+        }
+        match job.into_thread_result() {
+            Ok(r) => r,
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
     }
 
     /// Runs `a` and `b`, potentially in parallel, and returns both results.
@@ -887,6 +984,9 @@ impl fmt::Debug for Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        // A thread adopted as worker 0 (`adopt.rs`) that drops its pool becomes an outside
+        // thread again first, so that it waits for the detached tasks like any other.
+        crate::adopt::release_if_adopted(&self.registry);
         self.auto.stop();
         // Inside one of its own tasks, `wait_for_detached` does not wait (the task would wait for
         // itself); the detached tasks still run, the workers drain the queues first.

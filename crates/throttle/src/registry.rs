@@ -382,6 +382,14 @@ impl Registry {
         }
     }
 
+    /// Takes the newest job in worker `index`'s spawn queue (`yield_local`).
+    pub(crate) fn pop_own_spawn(&self, index: usize) -> Option<JobRef> {
+        let job = self.queues[index].pop(true)?;
+        // SeqCst: a taker's decrement, as in `find_work`.
+        self.queued.fetch_sub(1, Ordering::SeqCst);
+        Some(job)
+    }
+
     /// Takes a free thread number, `preferred` if it is free (see the field `numbers`).
     pub(crate) fn take_number(&self, preferred: usize) -> usize {
         let mut numbers = lock(&self.numbers);

@@ -98,6 +98,55 @@ impl<'scope> Scope<'scope> {
         self as *const Scope<'scope> as usize
     }
 
+    /// Spawns `body` once on every worker thread of the scope's pool, each with its
+    /// [`BroadcastContext`](crate::BroadcastContext): the worker runs it when it next looks for
+    /// work (a sleeping worker is woken). The scope waits for all of them.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let pool = throttle::Pool::new(3).unwrap();
+    /// let sum = AtomicUsize::new(0);
+    /// pool.scope(|s| {
+    ///     s.spawn_broadcast(|_, ctx| { sum.fetch_add(ctx.index() + 1, Ordering::Relaxed); });
+    /// });
+    /// assert_eq!(sum.into_inner(), 1 + 2 + 3);
+    /// ```
+    pub fn spawn_broadcast<BODY>(&self, body: BODY)
+    where
+        BODY: Fn(&Scope<'scope>, crate::BroadcastContext<'_>) + Send + Sync + 'scope,
+    {
+        // SAFETY: see the `Send` impl: the registry outlives the scope.
+        let registry = unsafe { &*self.registry };
+        let threads = registry.threads();
+        self.pending.fetch_add(threads, Ordering::Relaxed);
+        let body = std::sync::Arc::new(body);
+        for index in 0..threads {
+            let (body, ptr) = (body.clone(), ScopePtr(self));
+            let run = move || {
+                let ptr = ptr;
+                {
+                    // SAFETY: as in `spawn`: the scope lives until this job's `job_done`.
+                    let scope = unsafe { &*ptr.0 };
+                    let ctx = crate::BroadcastContext::new(index, threads);
+                    if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| body(scope, ctx))) {
+                        scope.record_panic(p);
+                    }
+                }
+                crate::worker::flush_current_and_count_spawn();
+                // SAFETY: as in `spawn`.
+                unsafe { Scope::job_done(ptr.0) };
+            };
+            // SAFETY: [1] `run` borrows only `'scope` data, and the scope does not return
+            // before every job ran (`pending`); [2] a posted job is run exactly once, by
+            // worker `index` (`Registry::post`), and the pool's workers outlive the scope.
+            unsafe {
+                let job = HeapJob::into_job_ref(run);
+                registry.post(index, job);
+            }
+        }
+    }
+
     fn record_panic(&self, payload: Box<dyn Any + Send>) {
         let mut slot = lock(&self.panic);
         if slot.is_none() {
@@ -125,27 +174,49 @@ impl<'scope> Scope<'scope> {
     }
 }
 
+impl<'scope> Scope<'scope> {
+    /// A scope of `registry`'s pool, with the body's one pending count.
+    pub(crate) fn new(registry: &Registry) -> Self {
+        Scope {
+            registry,
+            pending: AtomicUsize::new(1),
+            unstarted: AtomicUsize::new(0),
+            panic: Mutex::new(None),
+            latch: JobLatch::new(),
+            _marker: PhantomData,
+        }
+    }
+
+    /// The body returned (or unwound): drops its pending count. Called once.
+    pub(crate) fn body_done(&self) {
+        // SAFETY: the owner calls this once, and keeps the scope alive until `wait` returned.
+        unsafe { Scope::job_done(self) };
+    }
+
+    /// Waits for every task, helping as `p` (a participant of the scope's pool).
+    pub(crate) fn wait(&self, p: &Participant) {
+        p.wait_for_scope(&self.latch, &self.unstarted, self.tag());
+    }
+
+    /// After `wait`: the body's result, or the first task's panic, or the body's panic.
+    pub(crate) fn into_result<R>(self, body: std::thread::Result<R>) -> R {
+        if let Some(payload) = lock(&self.panic).take() {
+            panic::resume_unwind(payload);
+        }
+        match body {
+            Ok(r) => r,
+            Err(payload) => panic::resume_unwind(payload),
+        }
+    }
+}
+
 pub(crate) fn scope_in<'scope, F, R>(p: &Participant, body: F) -> R
 where
     F: FnOnce(&Scope<'scope>) -> R,
 {
-    let scope = Scope {
-        registry: p.registry(),
-        pending: AtomicUsize::new(1),
-        unstarted: AtomicUsize::new(0),
-        panic: Mutex::new(None),
-        latch: JobLatch::new(),
-        _marker: PhantomData,
-    };
+    let scope = Scope::new(p.registry());
     let result = panic::catch_unwind(AssertUnwindSafe(|| body(&scope)));
-    // SAFETY: `scope` lives in this frame until after the wait below; the body's one call.
-    unsafe { Scope::job_done(&scope) };
-    p.wait_for_scope(&scope.latch, &scope.unstarted, scope.tag());
-    if let Some(payload) = lock(&scope.panic).take() {
-        panic::resume_unwind(payload);
-    }
-    match result {
-        Ok(r) => r,
-        Err(payload) => panic::resume_unwind(payload),
-    }
+    scope.body_done();
+    scope.wait(p);
+    scope.into_result(result)
 }

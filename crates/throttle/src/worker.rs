@@ -584,6 +584,27 @@ impl Participant {
         }
     }
 
+    /// True if this thread has pending work of its own: forks in its deque (a caller's: in the
+    /// injector), spawns in its spawn queue, or mail (`current_thread_has_pending_tasks`).
+    pub(crate) fn has_local_work(&self) -> bool {
+        let registry = self.registry();
+        self.reserve() > 0
+            || self
+                .index
+                .is_some_and(|i| !registry.queue_of(Some(i)).is_empty() || registry.has_mail(i))
+    }
+
+    /// Takes one job of this thread's own, never another's: its newest fork, then its mail,
+    /// then its newest spawn (`yield_local`).
+    pub(crate) fn find_local_work(&self) -> Option<JobRef> {
+        if let Some(job) = self.deque.as_ref().and_then(Worker::pop) {
+            return Some(job);
+        }
+        let i = self.index?;
+        let registry = self.registry();
+        registry.take_mail(i).or_else(|| registry.pop_own_spawn(i))
+    }
+
     /// Publishes a heap job (a detached spawn) in this participant's spawn queue.
     pub(crate) fn publish(&self, job: JobRef) {
         self.publish_tagged(job, 0);

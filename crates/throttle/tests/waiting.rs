@@ -279,31 +279,53 @@ fn a_task_holding_a_lock_never_runs_another_that_takes_it() {
         move || format!("{:?}", p),
         move || {
             let m = std::sync::Mutex::new(0u64);
-            for _ in 0..5 {
+            let task = |i: u64| {
+                if i % 4 != 0 {
+                    // Most tasks leave the lock alone, so threads are free to steal.
+                    busy(i, 20);
+                    return;
+                }
+                let mut held = m.lock().unwrap();
+                let started = AtomicBool::new(false);
+                let (a, b) = throttle::join(
+                    || {
+                        // Give a free thread the time to take the second half (bounded, so the
+                        // test does not depend on it), then wait for it holding the lock.
+                        let t = std::time::Instant::now();
+                        while !started.load(Ordering::Acquire)
+                            && t.elapsed() < Duration::from_millis(2)
+                        {
+                            std::hint::spin_loop();
+                        }
+                        busy(i, 1)
+                    },
+                    || {
+                        started.store(true, Ordering::Release);
+                        busy(i + 1, 200)
+                    },
+                );
+                *held += a.min(1) + b.min(1);
+            };
+            for _ in 0..10 {
                 pool.install(|| {
-                    throttle::for_range_grain(0..64, 1, |i| {
-                        let mut held = m.lock().unwrap();
-                        let (a, b) = throttle::join(
-                            || busy(i as u64),
-                            || {
-                                // Taken by another thread while this one holds the lock.
-                                busy(i as u64 + 1)
-                            },
-                        );
-                        *held += a.min(1) + b.min(1);
+                    throttle::scope(|s| {
+                        for i in 0..64 {
+                            let task = &task;
+                            s.spawn(move |_| task(i));
+                        }
                     })
                 });
             }
-            assert_eq!(*m.lock().unwrap(), 5 * 64 * 2);
+            assert_eq!(*m.lock().unwrap(), 10 * 16 * 2);
         },
     );
 }
 
-/// About 20 µs of work that returns at least 1.
-fn busy(seed: u64) -> u64 {
+/// About `micros` µs of work that returns at least 1.
+fn busy(seed: u64, micros: u64) -> u64 {
     let start = std::time::Instant::now();
     let mut x = seed | 1;
-    while start.elapsed() < Duration::from_micros(20) {
+    while start.elapsed() < Duration::from_micros(micros) {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
     }
     x | 1

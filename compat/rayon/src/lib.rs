@@ -1,0 +1,51 @@
+//! rayon's public API, re-exported from the [`throttle`] runtime under rayon's module paths.
+//! Nothing is implemented here: every item is throttle's own, so a dependency tree patched onto
+//! this crate (and `compat/rayon-core`) runs on throttle's one pool.
+//!
+//! ```toml
+//! [patch.crates-io]
+//! rayon = { path = "…/compat/rayon" }
+//! rayon-core = { path = "…/compat/rayon-core" }
+//! ```
+//!
+//! The modules below re-export what throttle has today; rayon modules with no throttle
+//! counterpart yet (`str`, `option`, `result`, `string`, `array`, `range_inclusive`,
+//! `collections`) are absent rather than empty, so a program that needs them fails to compile
+//! and says which path is missing. See `docs/rayon.md` in the repository.
+
+#![forbid(unsafe_code)]
+
+pub use throttle::{
+    broadcast, current_num_threads, current_thread_index, in_place_scope, in_place_scope_fifo,
+    join, join_context, max_num_threads, scope, scope_fifo, spawn, spawn_broadcast, spawn_fifo,
+    yield_local, yield_now, BroadcastContext, FnContext, Scope, ScopeFifo, ThreadBuilder,
+    ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield,
+};
+
+/// rayon's `rayon::iter`: the parallel iterator traits, adapters and plumbing.
+pub mod iter {
+    pub use throttle::iter::*;
+}
+
+/// rayon's `rayon::prelude`: the traits a data-parallel program needs in scope.
+pub mod prelude {
+    pub use throttle::prelude::*;
+}
+
+/// rayon's `rayon::slice`: parallel iterators over slices, and the slice traits.
+pub mod slice {
+    pub use throttle::iter::{
+        Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter as Iter,
+        SliceIterMut as IterMut, Windows,
+    };
+}
+
+/// rayon's `rayon::vec`: the parallel iterator that owns a `Vec`'s items.
+pub mod vec {
+    pub use throttle::iter::IntoIter;
+}
+
+/// rayon's `rayon::range`: the parallel iterator over a `Range`.
+pub mod range {
+    pub use throttle::iter::RangeIter as Iter;
+}
