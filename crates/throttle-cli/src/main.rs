@@ -33,6 +33,7 @@ mod table;
 mod tasks;
 mod topology;
 mod units;
+mod verdict;
 
 use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};

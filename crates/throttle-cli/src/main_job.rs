@@ -347,29 +347,10 @@ fn recommend(
         sweep_section.and_then(|s| Some((sweep::recommend_under(s, cpus, sweep_outside)?, s)))
     {
         out.push(rec.sentence.clone());
-        // Oversubscription: all 64 tasks at once against the recommendation, same mode.
-        // (Nothing to compare when the recommendation is itself "no limit".)
-        let pair = section
-            .row(&rec.series, 0)
-            .zip(section.row(&rec.series, rec.level))
-            .filter(|_| rec.level != 0);
-        if let Some((free, chosen)) = pair {
-            let overlap = free.wall.min <= chosen.wall.max && chosen.wall.min <= free.wall.max;
-            out.push(format!(
-                "Oversubscription, seed 000: letting all 64 tasks contend (no limit) took {} against {} at {} in {} mode ({:+.1} %); {}",
-                units::secs(free.wall.median),
-                units::secs(chosen.wall.median),
-                chosen.label,
-                rec.series,
-                (free.wall.median / chosen.wall.median - 1.0) * 100.0,
-                if free.wall.count < 2 || chosen.wall.count < 2 {
-                    "with a single run of each there is no run-to-run spread to judge it by."
-                } else if overlap {
-                    "their min–max ranges overlap, so for this pure-CPU work the cost is within the run-to-run noise."
-                } else {
-                    "their min–max ranges do not overlap."
-                }
-            ));
+        // Oversubscription: all 64 tasks at once against the recommendation, same mode: the
+        // clause the sweep's own findings print, so the summary and the section agree.
+        if let Some(clause) = sweep::oversubscription(section, &rec.series, rec.level, 64) {
+            out.push(format!("Oversubscription, concurrency sweep: {clause}."));
         }
     } else {
         out.push(format!(
