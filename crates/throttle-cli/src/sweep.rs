@@ -337,7 +337,7 @@ fn findings(
             units::secs(best.wall.median),
             speed,
             and_list(&names),
-            ties[0].1.reason()
+            verdict::reasons(&ties.iter().map(|(_, c)| *c).collect::<Vec<_>>())
         ));
     }
 

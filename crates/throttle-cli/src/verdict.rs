@@ -90,6 +90,23 @@ impl Comparison {
     }
 }
 
+/// Why none of `ties` (comparisons the test did not call real) is real, in one phrase: the
+/// closest call (smallest p) among those with enough runs, and the first with too few runs.
+pub fn reasons(ties: &[Comparison]) -> String {
+    let closest = ties
+        .iter()
+        .filter(|c| c.verdict == Verdict::Indistinct)
+        .min_by(|a, b| a.p.unwrap_or(1.0).total_cmp(&b.p.unwrap_or(1.0)));
+    let few = ties.iter().find(|c| c.verdict == Verdict::TooFewRuns);
+    match (closest, few) {
+        (Some(c), Some(f)) => format!("closest {}; {}", c.reason(), f.reason()),
+        (Some(c), None) if ties.len() > 1 => format!("closest {}", c.reason()),
+        (Some(c), None) => c.reason(),
+        (None, Some(f)) => f.reason(),
+        (None, None) => String::new(),
+    }
+}
+
 /// One sentence that states the rule, for a page or a help text.
 pub const RULE: &str = "A difference is called real only when a Mann–Whitney U test on the \
 repetitions of both sides gives p ≤ 0.10, with at least 3 repetitions of each (for 3 against 3: \

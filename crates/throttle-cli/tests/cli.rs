@@ -139,7 +139,11 @@ fn sweep_quick_writes_every_format() {
     ] {
         assert!(table.contains(needle), "missing {needle:?} in\n{table}");
     }
-    assert!(table.contains("It peaks at"), "{table}");
+    // The peak is stated either as a single level or as a plateau, by the test's verdict.
+    assert!(
+        table.contains("It peaks at") || table.contains("The fastest median is at"),
+        "{table}"
+    );
 
     let v = read_json(&json);
     assert_eq!(v["schema_version"], 1);

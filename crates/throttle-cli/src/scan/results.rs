@@ -89,7 +89,7 @@ pub fn report(scan: &Scan, analysis: &Analysis) -> Report {
         };
         row.value = point.n;
         row.command = Some(point.command.clone());
-        row.speedup = Some(stats.speedup);
+        row.speedup = stats.speedup;
         row.efficiency = stats.efficiency;
         row.metrics.clear();
         let mut put = |key: &str, v: Option<f64>| {
