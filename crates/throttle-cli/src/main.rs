@@ -88,7 +88,16 @@ fn main() -> ExitCode {
         Command::Run(args) => return run::main(args),
         other => other,
     };
-    interrupt::install();
+    // Helper children share the user's process group: they note a Ctrl-C silently, and the
+    // parent prints the one message.
+    if matches!(
+        command,
+        Command::Spin(_) | Command::Tasks(_) | Command::PoolJob(_)
+    ) {
+        interrupt::quiet();
+    } else {
+        interrupt::install();
+    }
     let result = match command {
         Command::Scan(args) => scan::run(args),
         Command::Report(args) => main_job::run(&args),

@@ -748,3 +748,33 @@ fn experiments_write_markdown() {
         "the table goes to standard error"
     );
 }
+
+/// A Ctrl-C in a terminal signals the whole foreground process group: `procs`' `__spin`
+/// children get it too. The user must see one message, naming the signal, not one per process.
+#[test]
+fn one_interrupt_message_per_process_group_naming_the_signal() {
+    use std::os::unix::process::CommandExt as _;
+    for (signal, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let child = std::process::Command::new(bin())
+            .args(["procs", "--max", "4", "--ms", "3000", "--reps", "50"])
+            .process_group(0)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("starts");
+        // Long enough for the spin children of the first batches to be running.
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        // SAFETY: kill(2) on the process group this test created for its own child; no
+        // memory is involved.
+        let rc = unsafe { libc::kill(-(child.id() as libc::pid_t), signal) };
+        assert_eq!(rc, 0);
+        let out = child.wait_with_output().expect("exits");
+        let err = text(&out.stderr);
+        let messages = err.matches("finishing the current measurement").count();
+        assert_eq!(messages, 1, "{name}: {err}");
+        assert!(err.contains(name), "{err}");
+        if signal == libc::SIGTERM {
+            assert!(!err.contains("Ctrl-C"), "{err}");
+        }
+    }
+}
