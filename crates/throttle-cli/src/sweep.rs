@@ -300,9 +300,20 @@ fn findings(
             and_list(&unmeasured)
         )
     };
-    let speed = best.speedup.map_or(String::new(), |s| {
-        format!(", {s:.2}× faster than one at a time")
-    });
+    // No speedup of level 1 over itself.
+    let speed = best
+        .speedup
+        .filter(|_| best.level != 1)
+        .map_or(String::new(), |s| {
+            format!(", {s:.2}× faster than one at a time")
+        });
+    let tasks_word = |r: &Row| {
+        if r.level == 1 {
+            "concurrent task"
+        } else {
+            "concurrent tasks"
+        }
+    };
     // The peak, judged against every other level of its series by the one rule: a level the
     // test cannot tell from the fastest shares the peak.
     let ties: Vec<(&Row, Comparison)> = section
@@ -318,9 +329,10 @@ fn findings(
     );
     if ties.is_empty() {
         out.push(format!(
-            "It peaks at {} concurrent tasks{scope} ({} mode: {}{}) {machine_words}; every other \
-             level of that mode is slower by the test ({}).",
+            "It peaks at {} {}{scope} ({} mode: {}{}) {machine_words}; every other level of \
+             that mode is slower by the test ({}).",
             best.label,
+            tasks_word(best),
             best.series,
             units::secs(best.wall.median),
             speed,
@@ -329,10 +341,11 @@ fn findings(
     } else {
         let names: Vec<String> = ties.iter().map(|(r, _)| r.label.clone()).collect();
         out.push(format!(
-            "The fastest median{scope} is at {} concurrent tasks ({} mode: {}{}) {machine_words}, \
-             but the test cannot tell it from {} ({}), so read the peak as a plateau, not a \
-             single best level.",
+            "The fastest median{scope} is at {} {} ({} mode: {}{}) {machine_words}, but the \
+             test cannot tell it from {} ({}), so read the peak as a plateau, not a single best \
+             level.",
             best.label,
+            tasks_word(best),
             best.series,
             units::secs(best.wall.median),
             speed,

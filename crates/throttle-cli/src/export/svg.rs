@@ -8,7 +8,7 @@
 //! CPU time per process. Concurrency axes mark the physical and logical core counts.
 
 use crate::chart::{core_marks, Axis, BarChart, LineChart, Mark, Series, PALETTE};
-use crate::report::{Report, Row, Section};
+use crate::report::{Report, Row, Sample, Section};
 
 /// The report's charts as one SVG document.
 pub fn to_string(report: &Report) -> anyhow::Result<String> {
@@ -49,6 +49,36 @@ fn series_names(section: &Section) -> Vec<String> {
 
 fn rows_of<'a>(section: &'a Section, series: &'a str) -> impl Iterator<Item = &'a Row> + 'a {
     section.rows.iter().filter(move |r| r.series == series)
+}
+
+/// The min–max of `f` over a row's repetitions, when there are at least two of them: the
+/// spread bar drawn through the row's median.
+fn spread(r: &Row, f: &dyn Fn(&Sample) -> Option<f64>) -> Option<(f64, f64)> {
+    let v: Vec<f64> = r.samples.iter().filter_map(f).filter(|v| v.is_finite()).collect();
+    (v.len() > 1).then(|| {
+        v.iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+    })
+}
+
+/// A sample's wall time, seconds.
+fn wall_of(s: &Sample) -> Option<f64> {
+    Some(s.wall.as_secs_f64())
+}
+
+/// A sample's CPU time (user + system), seconds.
+fn cpu_of(s: &Sample) -> Option<f64> {
+    Some((s.user + s.system).as_secs_f64())
+}
+
+/// Spread bars of `f` for `rows`, at the x that `at` gives each row.
+fn bars<'a>(
+    rows: impl Iterator<Item = &'a Row>,
+    at: impl Fn(&Row) -> f64,
+    f: &dyn Fn(&Sample) -> Option<f64>,
+) -> Vec<(f64, f64, f64)> {
+    rows.filter_map(|r| spread(r, f).map(|(lo, hi)| (at(r), lo, hi)))
+        .collect()
 }
 
 fn metric(r: &Row, key: &str) -> Option<f64> {
@@ -123,18 +153,27 @@ fn sweep_chart(report: &Report, section: &Section) -> String {
                 .map(|r| (no_limit_x, f(r)))
                 .collect()
         };
+        let at = |r: &Row| {
+            if r.level == 0 {
+                no_limit_x
+            } else {
+                r.level as f64
+            }
+        };
         let mut wall = Series::line(
             &format!("{name}: wall time"),
             color,
             limited(|r| r.wall.median),
-        );
+        )
+        .with_ranges(bars(rows_of(section, name), at, &wall_of));
         wall.loose = free(|r| r.wall.median);
         let mut cpu = Series::line(
             &format!("{name}: CPU time (user + system)"),
             color,
             limited(|r| r.user + r.system),
         )
-        .dashed();
+        .dashed()
+        .with_ranges(bars(rows_of(section, name), at, &cpu_of));
         cpu.loose = free(|r| r.user + r.system);
         series.push(wall);
         series.push(cpu);
@@ -173,7 +212,11 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
                 .filter_map(|r| Some((r.x, metric(r, key)?)))
                 .collect()
         };
-        rates.push(Series::line(name, color, pts("jobs_per_sec")));
+        let key_of = |s: &Sample| s.metrics.get("jobs_per_sec").copied();
+        rates.push(
+            Series::line(name, color, pts("jobs_per_sec"))
+                .with_ranges(bars(rows_of(section, name), |r| r.x, &key_of)),
+        );
         ratios.push(Series::line(name, color, pts("user_per_system")));
     }
     // Seed 001's points A and B on the job-length axis.
@@ -245,6 +288,23 @@ fn frames_charts(report: &Report, section: &Section) -> Vec<String> {
             })
             .collect()
     };
+    // Min–max over the repetitions of the value `f` reads from a sample.
+    let ranges = |f: &dyn Fn(&Sample) -> Option<f64>| -> Vec<Option<(f64, f64)>> {
+        names
+            .iter()
+            .map(|n| {
+                let row = section.rows.iter().find(|r| &r.series == n)?;
+                spread(row, f)
+            })
+            .collect()
+    };
+    let key = |k: &'static str| move |s: &Sample| s.metrics.get(k).copied();
+    let per_frame_of = |s: &Sample| {
+        s.metrics
+            .get("frames_per_sec")
+            .filter(|f| **f > 0.0)
+            .map(|f| 1.0 / f)
+    };
     let per_frame: Vec<Option<f64>> = values("frames_per_sec")
         .into_iter()
         .map(|v| v.filter(|f| *f > 0.0).map(|f| 1.0 / f))
@@ -276,6 +336,7 @@ fn frames_charts(report: &Report, section: &Section) -> Vec<String> {
         y: Axis::seconds("median time per frame"),
         groups: vec![("time per frame".into(), PALETTE[0].into(), per_frame)],
         reference,
+        ranges: vec![ranges(&per_frame_of)],
     };
     let concurrency = BarChart {
         title: partial(
@@ -292,6 +353,7 @@ fn frames_charts(report: &Report, section: &Section) -> Vec<String> {
             values("avg_concurrency"),
         )],
         reference: Some((threads as f64, format!("{threads} threads"))),
+        ranges: vec![ranges(&key("avg_concurrency"))],
     };
     let wakeups = BarChart {
         title: partial(
@@ -308,6 +370,7 @@ fn frames_charts(report: &Report, section: &Section) -> Vec<String> {
             values("wakeups_per_sec"),
         )],
         reference: None,
+        ranges: vec![ranges(&key("wakeups_per_sec"))],
     };
     vec![time.to_svg(), concurrency.to_svg(), wakeups.to_svg()]
 }
@@ -321,18 +384,23 @@ fn procs_chart(report: &Report, section: &Section) -> String {
                 .filter_map(|r| Some((r.x, f(r)?)))
                 .collect()
         };
-        series.push(Series::line(
-            "elapsed (wall) time of the batch",
-            PALETTE[0],
-            pts(&|r| Some(r.wall.median)),
-        ));
+        let cpu_per_process = |s: &Sample| s.metrics.get("cpu_per_process_s").copied();
+        series.push(
+            Series::line(
+                "elapsed (wall) time of the batch",
+                PALETTE[0],
+                pts(&|r| Some(r.wall.median)),
+            )
+            .with_ranges(bars(rows_of(section, &name), |r| r.x, &wall_of)),
+        );
         series.push(
             Series::line(
                 "CPU time per process",
                 PALETTE[1],
                 pts(&|r| metric(r, "cpu_per_process_s")),
             )
-            .dashed(),
+            .dashed()
+            .with_ranges(bars(rows_of(section, &name), |r| r.x, &cpu_per_process)),
         );
         series.push(
             Series::line(
@@ -368,18 +436,23 @@ fn budget_chart(report: &Report, section: &Section) -> String {
                 .filter_map(|r| Some((r.x, f(r)?)))
                 .collect()
         };
-        series.push(Series::line(
-            &format!("{name}: mean completion time"),
-            color,
-            pts(&|r| metric(r, "mean_completion_s")),
-        ));
+        let completion = |s: &Sample| s.metrics.get("mean_completion_s").copied();
+        series.push(
+            Series::line(
+                &format!("{name}: mean completion time"),
+                color,
+                pts(&|r| metric(r, "mean_completion_s")),
+            )
+            .with_ranges(bars(rows_of(section, name), |r| r.x, &completion)),
+        );
         series.push(
             Series::line(
                 &format!("{name}: makespan"),
                 color,
                 pts(&|r| Some(r.wall.median)),
             )
-            .dashed(),
+            .dashed()
+            .with_ranges(bars(rows_of(section, name), |r| r.x, &wall_of)),
         );
     }
     LineChart {
@@ -404,18 +477,22 @@ fn time_chart(report: &Report, section: &Section) -> String {
         let pts = |f: fn(&Row) -> f64| -> Vec<(f64, f64)> {
             rows_of(section, name).map(|r| (r.x, f(r))).collect()
         };
-        series.push(Series::line(
-            &format!("{name}: wall time"),
-            color,
-            pts(|r| r.wall.median),
-        ));
+        series.push(
+            Series::line(
+                &format!("{name}: wall time"),
+                color,
+                pts(|r| r.wall.median),
+            )
+            .with_ranges(bars(rows_of(section, name), |r| r.x, &wall_of)),
+        );
         series.push(
             Series::line(
                 &format!("{name}: CPU time"),
                 color,
                 pts(|r| r.user + r.system),
             )
-            .dashed(),
+            .dashed()
+            .with_ranges(bars(rows_of(section, name), |r| r.x, &cpu_of)),
         );
     }
     LineChart {
