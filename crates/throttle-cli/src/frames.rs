@@ -28,7 +28,7 @@ use crate::units;
     about = "Seeds 002/003: a game loop under six schedulers; frames/s, concurrency, wake-ups/s",
     long_about = "Seeds 002 and 003 (task scheduler profiling; persistent thread vs thread per \
 job): a scene of --meshes meshes × --vertices vertices, one parallel loop over the meshes per \
-frame, under: serial; thread_per_frame (threads created every frame); mutex_pool (persistent \
+frame, under: serial; std_spawn (threads created every frame); mutex_pool (persistent \
 threads signalled by Mutex+Condvar, seed 003's heavy monitor); event_pool (persistent threads \
 signalled by a light event, seed 003's ManualResetEvent); locked_queue (seed 002's first \
 version: a shared Mutex<VecDeque> of tasks); and throttle (throttle::Pool::for_range). Every \
@@ -277,9 +277,9 @@ pub fn timeline_svg(
         d => format!(", {d} events dropped (rings full)"),
     };
     let subtitle = format!(
-        "seed 002's profiler view: {meshes} meshes × {vertices} vertices per frame; average concurrency {:.2}, {} wake-ups{dropped}",
+        "seed 002's profiler view: {meshes} meshes × {vertices} vertices per frame; average concurrency {:.2}, {}{dropped}",
         trace.average_concurrency(),
-        trace.wakeups().len(),
+        units::plural(trace.wakeups().len() as u64, "wake-up"),
     );
     crate::chart::timeline::to_svg(trace, &title, &subtitle)
 }
@@ -298,15 +298,15 @@ fn trace_finding(trace: &throttle::trace::Trace, frames: usize) -> String {
         )
     });
     format!(
-        "Timeline of {} ({frames} frames recorded, {}): average concurrency {:.2}, {} wake-ups ({}/s), {} sleeps, {} steals, {} events dropped.",
+        "Timeline of {} ({frames} frames recorded, {}): average concurrency {:.2}, {} ({}/s), {}, {}, {} dropped.",
         trace.scheduler,
         units::secs(secs),
         trace.average_concurrency(),
-        trace.wakeups().len(),
+        units::plural(trace.wakeups().len() as u64, "wake-up"),
         units::count(trace.wakeups().len() as f64 / secs),
-        sleeps,
-        trace.count(|k| matches!(k, EventKind::Steal { .. })),
-        trace.dropped()
+        units::plural(sleeps, "sleep"),
+        units::plural(trace.count(|k| matches!(k, EventKind::Steal { .. })), "steal"),
+        units::plural(trace.dropped(), "event")
     )
 }
 

@@ -44,10 +44,10 @@ use crate::report::{Machine, Report};
 
 /// Run CPU-bound parallel work at the right concurrency, and measure what the wrong one costs.
 ///
-/// `throttle report` is the main job: every seed's experiment on this machine, one HTML page of
-/// figures and a recommendation. The other subcommands run one seed's experiment in detail (sum,
-/// sweep, overhead, frames, procs), show what the probe knows about the CPUs (topology), or
-/// profile any command (scan). Tables go to standard output; --json, --csv and --plot save the results.
+/// Start with `throttle report`. The other subcommands run one of its experiments in detail (sum,
+/// sweep, overhead, frames, procs; numbered seed 000–004 after the five starting experiments the
+/// project was built from), show what the probe knows about the CPUs (topology), profile any
+/// command (scan), or run a command under one budget of CPUs (run). Tables go to standard output; --json, --csv and --plot save the results.
 /// Ctrl-C (or SIGTERM) stops an experiment between measurements and still prints and saves what
 /// was measured, marked partial (exit status 130, or 143 for SIGTERM).
 #[derive(Debug, Parser)]

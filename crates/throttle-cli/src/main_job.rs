@@ -1,4 +1,4 @@
-//! `throttle report`: THE MAIN JOB. Every seed's experiment on this machine within a time
+//! `throttle report`: the main job. Every seed's experiment on this machine within a time
 //! budget, one self-contained HTML page of figures and findings, and a recommendation whose
 //! every sentence quotes a number shown on the page.
 //!
@@ -49,9 +49,9 @@ pub const REPORT_SCHEMA_VERSION: u32 = 1;
 /// Options of `throttle report`.
 #[derive(Debug, Args)]
 #[command(
-    about = "THE MAIN JOB: every seed's experiment on this machine, one HTML page and a recommendation",
-    long_about = "THE MAIN JOB. Runs every seed's experiment on this machine within a time budget \
-(about 3 minutes by default, 30 s with --quick): the concurrency sweep (seed 000), thread overhead \
+    about = "The main job: every experiment on this machine, one HTML page and a recommendation",
+    long_about = "The main job. Runs every experiment on this machine within a time budget \
+(3 minutes of measuring by default, 30 s with --quick; a first build adds its own time): the concurrency sweep (seed 000), thread overhead \
 (001), frame schedulers (002, 003) and concurrent processes (004). Prints a short summary and \
 writes one self-contained HTML page (--html, default throttle-report.html): the recommendation \
 on top (the concurrency to use, what oversubscription and a thread per job cost here, each \

@@ -164,6 +164,11 @@ fn run_batch(program: &[String], k: usize) -> anyhow::Result<Sample> {
                 }
                 // A command that cannot start is bad input, as in `scan`: exit status 2.
                 return Err(match e {
+                    throttle_probe::ProbeError::Spawn { ref source, .. }
+                        if source.kind() == std::io::ErrorKind::NotFound =>
+                    {
+                        crate::error::missing_program(exe)
+                    }
                     throttle_probe::ProbeError::Spawn { .. } => {
                         crate::error::usage("CMD", &program.join(" "), &e.to_string())
                     }

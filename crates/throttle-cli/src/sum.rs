@@ -306,8 +306,8 @@ pub fn render(report: &Report, verbose: bool) -> String {
             units::secs(row.user),
             units::secs(row.system),
             units::ratio(row.cpu_per_wall),
-            row.voluntary_switches,
-            row.involuntary_switches
+            units::events(row.voluntary_switches),
+            units::events(row.involuntary_switches)
         ));
         match (&row.run_queue_wait, &row.run_queue_wait_unavailable) {
             (Some(w), _) => out.push_str(&format!("run-queue wait {}\n", units::secs(*w))),

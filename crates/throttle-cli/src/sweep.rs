@@ -1,4 +1,4 @@
-//! `throttle sweep`: THE MAIN JOB. Seed 000's batch file on this machine: the same 64-task sum at
+//! `throttle sweep`: seed 000's batch file on this machine: the same 64-task sum at
 //! concurrency levels 1, 2, 3, 4, 5, 6, 8, 16, 32, 64 and 0 (no limit), in two modes, repeated with
 //! the order of levels and modes interleaved so drift does not favour one configuration.
 //!
@@ -34,8 +34,8 @@ const QUICK_SECONDS: f64 = 5.0;
 /// Options of `throttle sweep`.
 #[derive(Debug, Args)]
 #[command(
-    about = "THE MAIN JOB: seed 000's batch (N = 1,2,3,4,5,6,8,16,32,64,0) in two modes, repeated",
-    long_about = "THE MAIN JOB. Seed 000's batch file on this machine: 64 CPU-bound tasks (task i \
+    about = "The concurrency sweep in detail: 64 tasks at N = 1,2,3,4,5,6,8,16,32,64,0 in two modes",
+    long_about = "The concurrency sweep (seed 000, the first section of `throttle report`) in detail: 64 CPU-bound tasks (task i \
 sums 1 + i·chunk ..= (i+1)·chunk) run with at most N at once, for each level N (0 = no limit), \
 repeated --reps times with the order of levels and modes interleaved.\n\n\
 Both modes have one thread per task (64) and differ only in the gate: `threads` creates 64 OS \
@@ -44,7 +44,9 @@ tasks on one persistent throttle::Pool of 64 threads with set_concurrency(N) (0 
 Per level and mode: wall median (min–max), user and system CPU, CPU/wall, voluntary and \
 involuntary context switches, run-queue wait (schedstat: summed over the pool's threads, or read \
 by each task thread just before it exits in threads mode), speedup over level 1 and efficiency = speedup / \
-min(N, usable CPUs). The best level is marked, and a few sentences say what the numbers mean.\n\n\
+min(N, usable CPUs). The best level is marked, and a few sentences say what the numbers mean; a difference is \
+called real only when a Mann–Whitney test on the repetitions says so (p ≤ 0.10, at least 3 \
+repetitions of each).\n\n\
 The work is calibrated so the whole sweep takes about --seconds (60 by default, 5 with --quick)."
 )]
 pub struct SweepArgs {

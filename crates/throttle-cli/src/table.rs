@@ -152,8 +152,8 @@ fn cells(section: &Section, row: &Row, shape: Shape) -> Vec<String> {
         units::secs(row.user),
         units::secs(row.system),
         units::ratio(row.cpu_per_wall),
-        units::count(row.voluntary_switches),
-        units::count(row.involuntary_switches),
+        units::events(row.voluntary_switches),
+        units::events(row.involuntary_switches),
         match row.run_queue_wait {
             Some(w) => units::secs(w),
             None if shape.wait => "n/a".into(),

@@ -96,6 +96,26 @@ pub fn count(value: f64) -> String {
     }
 }
 
+/// A count of events (context switches, wake-ups) as a whole number, even when it is a median
+/// of an even number of runs (`6.5` → `6`, rounded half to even), abbreviated as [`count`] from
+/// 10 000 on: a switch is never a fraction.
+pub fn events(value: f64) -> String {
+    if value.is_finite() && value.abs() < 1e4 {
+        format!("{value:.0}")
+    } else {
+        count(value)
+    }
+}
+
+/// `1 wake-up`, `2 wake-ups`: a count and its noun, singular for exactly one.
+pub fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// A ratio with two decimals: `1.97`.
 pub fn ratio(value: f64) -> String {
     format!("{value:.2}")
@@ -128,6 +148,16 @@ pub fn sig3(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn events_are_whole_and_plurals_agree() {
+        assert_eq!(events(6.5), "6");
+        assert_eq!(events(7.0), "7");
+        assert_eq!(events(12_345.0), "12.3k");
+        assert_eq!(plural(1, "wake-up"), "1 wake-up");
+        assert_eq!(plural(0, "wake-up"), "0 wake-ups");
+        assert_eq!(plural(49, "wake-up"), "49 wake-ups");
+    }
 
     #[test]
     fn picks_units() {

@@ -359,6 +359,10 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["sum", "abc"], &["'abc'", "<N>"]),
         (&["sweep", "--levels", "2,x"], &["'2,x'", "--levels"]),
         (&["sweep", "--levels", "1,65"], &["--levels", "65"]),
+        (
+            &["sweep", "--levels", "99999999999999999999"],
+            &["--levels", "too large"],
+        ),
         (&["procs", "--max", "0"], &["'0'", "--max"]),
         (
             &["sweep", "--json", "/nonexistent-dir/out.json"],
@@ -777,4 +781,27 @@ fn one_interrupt_message_per_process_group_naming_the_signal() {
             assert!(!err.contains("Ctrl-C"), "{err}");
         }
     }
+}
+
+/// A program that does not exist gets one wording from every subcommand that runs commands.
+#[test]
+fn a_missing_program_is_worded_the_same_by_scan_and_procs() {
+    let scan = throttle()
+        .args(["scan", "-L", "n", "1", "--", "no-such-program-xyz", "{n}"])
+        .output()
+        .expect("runs");
+    let procs = throttle()
+        .args(["procs", "--max", "1", "--reps", "1", "--", "no-such-program-xyz"])
+        .output()
+        .expect("runs");
+    let line = |out: &Output| {
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        text(&out.stderr).trim().to_string()
+    };
+    let (scan, procs) = (line(&scan), line(&procs));
+    assert_eq!(scan, procs);
+    assert!(
+        scan.contains("'no-such-program-xyz'") && scan.contains("no executable of that name on PATH"),
+        "{scan}"
+    );
 }

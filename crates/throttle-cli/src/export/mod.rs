@@ -32,7 +32,9 @@ pub struct OutputArgs {
     /// Write the results as CSV to FILE, one line per measured row.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Draw wall and CPU time against the level as an SVG image in FILE.
+    /// Draw the experiment's figures as one SVG image in FILE (the same figures as its section
+    /// of `throttle report`'s page: sweep and procs draw time against the level, overhead draws
+    /// jobs per second and the user:system ratio, frames draws bars per scheduler).
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
     /// Write the tables and findings as Markdown to FILE (`-` for standard output), for a

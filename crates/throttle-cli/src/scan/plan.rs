@@ -357,11 +357,7 @@ impl Plan {
         }
         match find_program(&program) {
             Some(path) => Ok(same_for_all.then_some(path)),
-            None => Err(usage(
-                "CMD",
-                &program,
-                "cannot be started: no such executable file (not found on PATH or not executable)",
-            )),
+            None => Err(crate::error::missing_program(&program)),
         }
     }
 }
