@@ -133,7 +133,13 @@ mod tests {
     fn the_message_names_the_signal() {
         let int = String::from_utf8_lossy(message(libc::SIGINT));
         let term = String::from_utf8_lossy(message(libc::SIGTERM));
-        assert!(int.contains("SIGINT") && int.contains("Ctrl-C again"), "{int}");
-        assert!(term.contains("SIGTERM") && !term.contains("Ctrl-C"), "{term}");
+        assert!(
+            int.contains("SIGINT") && int.contains("Ctrl-C again"),
+            "{int}"
+        );
+        assert!(
+            term.contains("SIGTERM") && !term.contains("Ctrl-C"),
+            "{term}"
+        );
     }
 }

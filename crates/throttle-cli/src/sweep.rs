@@ -667,7 +667,9 @@ mod tests {
         assert!(
             rec.sentence.contains("= the 2 usable CPUs")
                 && rec.sentence.contains("the test cannot tell the two apart")
-                && rec.sentence.contains("1 and 1 run: the test needs at least 3"),
+                && rec
+                    .sentence
+                    .contains("1 and 1 run: the test needs at least 3"),
             "{}",
             rec.sentence
         );
@@ -680,7 +682,10 @@ mod tests {
         assert!(plateau.contains("1 and 1 run"), "{plateau}");
 
         // Even 20 % is no verdict from one run each: the rule needs 3 of each.
-        assert_eq!(recommend(&one_rep_sweep(1200, 1000), 2).expect("rec").level, 2);
+        assert_eq!(
+            recommend(&one_rep_sweep(1200, 1000), 2).expect("rec").level,
+            2
+        );
         // With 3 runs each, a CPU count that is slower than every other busy level by the test
         // is overruled by the smallest level the test cannot tell from the fastest.
         let s = three_reps(&[
@@ -716,7 +721,11 @@ mod tests {
         let (one, two) = (s.row("pool", 1).unwrap(), s.row("pool", 2).unwrap());
         assert_eq!(compare(one, two).verdict, verdict::Verdict::Slower);
         // A clean 1.9× difference at every level: a single peak, said so.
-        let s = three_reps(&[(1, [198, 199, 201]), (2, [104, 105, 106]), (4, [150, 151, 152])]);
+        let s = three_reps(&[
+            (1, [198, 199, 201]),
+            (2, [104, 105, 106]),
+            (4, [150, 151, 152]),
+        ]);
         let f = findings(&s, &Machine::example(2, 2), 64, &[1, 2, 4], None);
         assert!(f[0].starts_with("It peaks at 2"), "{}", f[0]);
         assert!(f[0].contains("every other level of that mode is slower by the test"));

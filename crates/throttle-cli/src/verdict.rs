@@ -252,7 +252,8 @@ fn std_normal_cdf(z: f64) -> f64 {
     let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
     let poly = t
         * (0.254_829_592
-            + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     let erf = 1.0 - poly * (-x * x).exp();
     let erf = if x >= 0.0 { erf } else { -erf };
     0.5 * (1.0 + erf)
@@ -272,7 +273,11 @@ mod tests {
         let c = compare(&level_1, &level_2);
         assert_eq!(c.verdict, Verdict::Slower, "{}", c.reason());
         assert!((c.ratio - 0.1995 / 0.105).abs() < 1e-9);
-        assert!(c.clause().starts_with("a real difference"), "{}", c.clause());
+        assert!(
+            c.clause().starts_with("a real difference"),
+            "{}",
+            c.clause()
+        );
         assert_eq!(compare(&level_2, &level_1).verdict, Verdict::Faster);
     }
 
@@ -302,7 +307,7 @@ mod tests {
         assert_eq!(c.verdict, Verdict::TooFewRuns);
         assert!(!c.is_real());
         assert!(c.reason().contains("needs at least 3"), "{}", c.reason());
-        assert_eq!(compare(&[0.2], &[0.1]).reason().contains("1 and 1 run:"), true);
+        assert!(compare(&[0.2], &[0.1]).reason().contains("1 and 1 run:"));
         assert_eq!(compare(&[], &[0.1]).verdict, Verdict::TooFewRuns);
     }
 

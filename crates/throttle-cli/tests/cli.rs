@@ -791,7 +791,15 @@ fn a_missing_program_is_worded_the_same_by_scan_and_procs() {
         .output()
         .expect("runs");
     let procs = throttle()
-        .args(["procs", "--max", "1", "--reps", "1", "--", "no-such-program-xyz"])
+        .args([
+            "procs",
+            "--max",
+            "1",
+            "--reps",
+            "1",
+            "--",
+            "no-such-program-xyz",
+        ])
         .output()
         .expect("runs");
     let line = |out: &Output| {
@@ -801,7 +809,8 @@ fn a_missing_program_is_worded_the_same_by_scan_and_procs() {
     let (scan, procs) = (line(&scan), line(&procs));
     assert_eq!(scan, procs);
     assert!(
-        scan.contains("'no-such-program-xyz'") && scan.contains("no executable of that name on PATH"),
+        scan.contains("'no-such-program-xyz'")
+            && scan.contains("no executable of that name on PATH"),
         "{scan}"
     );
 }

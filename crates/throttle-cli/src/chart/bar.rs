@@ -25,7 +25,10 @@ impl BarChart {
         let has_ranges = self.ranges.iter().flatten().any(Option::is_some);
         let subtitle = if has_ranges {
             let sep = if self.subtitle.is_empty() { "" } else { "; " };
-            format!("{}{sep}bars: medians, whiskers: min–max of the repetitions", self.subtitle)
+            format!(
+                "{}{sep}bars: medians, whiskers: min–max of the repetitions",
+                self.subtitle
+            )
         } else {
             self.subtitle.clone()
         };
@@ -99,10 +102,7 @@ impl BarChart {
                         bar - 2.0,
                         (base - y).max(0.0)
                     );
-                    let range = self
-                        .ranges
-                        .get(g)
-                        .and_then(|r| r.get(c).copied().flatten());
+                    let range = self.ranges.get(g).and_then(|r| r.get(c).copied().flatten());
                     let mut top = y;
                     if let Some((lo, hi)) = range {
                         let (y_lo, y_hi) = (ym.t(lo / div), ym.t(hi / div));

@@ -463,7 +463,10 @@ impl LineChart {
         let mut out = String::new();
         let subtitle = if self.series.iter().any(|s| !s.ranges.is_empty()) {
             let sep = if self.subtitle.is_empty() { "" } else { "; " };
-            format!("{}{sep}points: medians, bars: min–max of the repetitions", self.subtitle)
+            format!(
+                "{}{sep}points: medians, bars: min–max of the repetitions",
+                self.subtitle
+            )
         } else {
             self.subtitle.clone()
         };
@@ -472,10 +475,7 @@ impl LineChart {
             .series
             .iter()
             .flat_map(|s| {
-                let ends = s
-                    .ranges
-                    .iter()
-                    .flat_map(|&(x, lo, hi)| [(x, lo), (x, hi)]);
+                let ends = s.ranges.iter().flat_map(|&(x, lo, hi)| [(x, lo), (x, hi)]);
                 s.points.iter().chain(&s.loose).copied().chain(ends)
             })
             .filter(|p| self.shows(*p))
@@ -755,15 +755,24 @@ mod tests {
             subtitle: String::new(),
             x: Axis::count("level"),
             y: Axis::linear("time"),
-            series: vec![Series::line("wall", PALETTE[0], vec![(1.0, 2.0), (2.0, 1.0)])
-                .with_ranges(vec![(1.0, 1.9, 2.1), (2.0, 0.5, 9.0)])],
+            series: vec![
+                Series::line("wall", PALETTE[0], vec![(1.0, 2.0), (2.0, 1.0)])
+                    .with_ranges(vec![(1.0, 1.9, 2.1), (2.0, 0.5, 9.0)]),
+            ],
             marks: Vec::new(),
         };
         let svg = chart.to_svg();
         // Two bars, each one path with caps, and the note that says what they are.
-        assert_eq!(svg.matches("stroke-width=\"1.5\" opacity").count(), 2, "{svg}");
+        assert_eq!(
+            svg.matches("stroke-width=\"1.5\" opacity").count(),
+            2,
+            "{svg}"
+        );
         assert!(svg.contains("bars: min–max of the repetitions"));
         // The y axis reaches the top of the widest bar.
-        assert!(svg.contains(">8<") || svg.contains(">9<") || svg.contains(">10<"), "{svg}");
+        assert!(
+            svg.contains(">8<") || svg.contains(">9<") || svg.contains(">10<"),
+            "{svg}"
+        );
     }
 }

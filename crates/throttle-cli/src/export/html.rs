@@ -183,7 +183,9 @@ pub fn page(
     }
     out.push_str("<section id=\"recommendation\" class=\"rec\">\n<h2>Recommendation</h2>\n");
     list(&mut out, recommendation);
-    out.push_str("<p class=\"small\">Every number above appears in a figure or a folded table below.</p>\n");
+    out.push_str(
+        "<p class=\"small\">Every number above appears in a figure or a folded table below.</p>\n",
+    );
     let _ = writeln!(
         out,
         "<p class=\"small\">How differences are judged, everywhere on this page: {} The sections are numbered 000–004 after the five starting experiments (seeds) the project was built from.</p>\n</section>",

@@ -54,10 +54,17 @@ fn rows_of<'a>(section: &'a Section, series: &'a str) -> impl Iterator<Item = &'
 /// The min–max of `f` over a row's repetitions, when there are at least two of them: the
 /// spread bar drawn through the row's median.
 fn spread(r: &Row, f: &dyn Fn(&Sample) -> Option<f64>) -> Option<(f64, f64)> {
-    let v: Vec<f64> = r.samples.iter().filter_map(f).filter(|v| v.is_finite()).collect();
+    let v: Vec<f64> = r
+        .samples
+        .iter()
+        .filter_map(f)
+        .filter(|v| v.is_finite())
+        .collect();
     (v.len() > 1).then(|| {
         v.iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                (lo.min(x), hi.max(x))
+            })
     })
 }
 
@@ -214,10 +221,20 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
         };
         let key_of = |s: &Sample| s.metrics.get("jobs_per_sec").copied();
         rates.push(
-            Series::line(name, color, pts("jobs_per_sec"))
-                .with_ranges(bars(rows_of(section, name), |r| r.x, &key_of)),
+            Series::line(name, color, pts("jobs_per_sec")).with_ranges(bars(
+                rows_of(section, name),
+                |r| r.x,
+                &key_of,
+            )),
         );
-        ratios.push(Series::line(name, color, pts("user_per_system")));
+        let ratio_of = |s: &Sample| s.metrics.get("user_per_system").copied();
+        ratios.push(
+            Series::line(name, color, pts("user_per_system")).with_ranges(bars(
+                rows_of(section, name),
+                |r| r.x,
+                &ratio_of,
+            )),
+        );
     }
     // Seed 001's points A and B on the job-length axis.
     let mut marks = marks(report, section);
@@ -478,12 +495,8 @@ fn time_chart(report: &Report, section: &Section) -> String {
             rows_of(section, name).map(|r| (r.x, f(r))).collect()
         };
         series.push(
-            Series::line(
-                &format!("{name}: wall time"),
-                color,
-                pts(|r| r.wall.median),
-            )
-            .with_ranges(bars(rows_of(section, name), |r| r.x, &wall_of)),
+            Series::line(&format!("{name}: wall time"), color, pts(|r| r.wall.median))
+                .with_ranges(bars(rows_of(section, name), |r| r.x, &wall_of)),
         );
         series.push(
             Series::line(

@@ -388,7 +388,12 @@ fn fastest(scan: &Scan, measured: &[(&Point, &PointStats)]) -> Option<String> {
     let ties: Vec<(String, crate::verdict::Comparison)> = measured
         .iter()
         .filter(|(p, _)| !std::ptr::eq(*p, *best))
-        .map(|(p, _)| (p.label.clone(), crate::verdict::compare(&walls(p), &best_walls)))
+        .map(|(p, _)| {
+            (
+                p.label.clone(),
+                crate::verdict::compare(&walls(p), &best_walls),
+            )
+        })
         .filter(|(_, c)| !c.is_real())
         .collect();
     let scope = if measured.len() < scan.points.len() {
@@ -510,7 +515,10 @@ mod tests {
     #[test]
     fn no_speedup_against_an_unmeasured_first_value() {
         // Interrupted before n = 1 was measured: n = 2 must not read "speedup 1.00×".
-        let mut s = scan(&[(1.0, 1.0), (2.0, 0.5), (4.0, 0.3)], Machine::example(4, 2));
+        let mut s = scan(
+            &[(1.0, 1.0), (2.0, 0.5), (4.0, 0.3)],
+            Machine::example(4, 2),
+        );
         s.points[0].runs.clear();
         s.partial = true;
         let a = analyse(&s);
@@ -520,18 +528,39 @@ mod tests {
             assert_eq!(st.efficiency, None);
             assert_eq!(st.karp_flatt, None);
         }
-        let note = a.notes.iter().find(|n| n.contains("Fastest")).expect("a verdict");
+        let note = a
+            .notes
+            .iter()
+            .find(|n| n.contains("Fastest"))
+            .expect("a verdict");
         assert!(note.contains("of the values measured at n = 4"), "{note}");
     }
 
     #[test]
     fn the_fastest_value_is_judged_by_the_one_rule() {
         // 3 runs each within ±1 %: 0.5 s against 0.3 s separate, 0.30 against 0.301 do not.
-        let a = analyse(&scan(&[(1.0, 1.0), (2.0, 0.5), (4.0, 0.3)], Machine::example(4, 2)));
-        let note = a.notes.iter().find(|n| n.contains("Fastest")).expect("a verdict");
-        assert!(note.contains("every other value is slower by the test"), "{note}");
-        let a = analyse(&scan(&[(1.0, 1.0), (2.0, 0.301), (4.0, 0.3)], Machine::example(4, 2)));
-        let note = a.notes.iter().find(|n| n.contains("fastest median")).expect("a plateau");
+        let a = analyse(&scan(
+            &[(1.0, 1.0), (2.0, 0.5), (4.0, 0.3)],
+            Machine::example(4, 2),
+        ));
+        let note = a
+            .notes
+            .iter()
+            .find(|n| n.contains("Fastest"))
+            .expect("a verdict");
+        assert!(
+            note.contains("every other value is slower by the test"),
+            "{note}"
+        );
+        let a = analyse(&scan(
+            &[(1.0, 1.0), (2.0, 0.301), (4.0, 0.3)],
+            Machine::example(4, 2),
+        ));
+        let note = a
+            .notes
+            .iter()
+            .find(|n| n.contains("fastest median"))
+            .expect("a plateau");
         assert!(note.contains("cannot tell it from n = 2"), "{note}");
     }
 

@@ -164,9 +164,8 @@ pub fn charts(report: &Report) -> Vec<String> {
         x: view.level_axis(),
         y: Axis::seconds("median time per run"),
         series: vec![
-            Series::line("wall time", PALETTE[0], pick(&|r| r.wall.median)).with_ranges(
-                spread(view.rows.iter().copied(), &|s| s.wall.as_secs_f64()),
-            ),
+            Series::line("wall time", PALETTE[0], pick(&|r| r.wall.median))
+                .with_ranges(spread(view.rows.iter().copied(), &|s| s.wall.as_secs_f64())),
             Series::line(
                 "CPU time (user + system)",
                 PALETTE[1],
@@ -193,7 +192,9 @@ fn spread<'a>(
                 .samples
                 .iter()
                 .map(f)
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                    (a.min(v), b.max(v))
+                });
             (r.x, lo, hi)
         })
         .collect()
