@@ -199,6 +199,30 @@ fn clap_error(err: clap::Error) -> ExitCode {
             eprintln!("{}", line.join(" "));
             ExitCode::from(2)
         }
+        ErrorKind::UnknownArgument => {
+            // One line, like every other bad input: the option, and clap's suggestion if any.
+            use clap::error::{ContextKind, ContextValue};
+            let text = |kind| match err.get(kind) {
+                Some(ContextValue::String(s)) => Some(s.clone()),
+                Some(ContextValue::Strings(v)) => v.first().cloned(),
+                _ => None,
+            };
+            let arg = text(ContextKind::InvalidArg).unwrap_or_default();
+            let tip = text(ContextKind::SuggestedArg)
+                .map(|s| format!("; did you mean '{s}'?"))
+                .unwrap_or_default();
+            let runs_commands = matches!(
+                std::env::args().nth(1).as_deref(),
+                Some("scan" | "procs" | "run")
+            );
+            let dash = if runs_commands {
+                "; a command whose words start with '-' goes after '--'"
+            } else {
+                ""
+            };
+            eprintln!("error: unknown option '{arg}'{tip} (see --help{dash})");
+            ExitCode::from(2)
+        }
         _ => {
             let code = err.exit_code();
             // Printing to a closed stream is not worth a panic; the exit status still tells.

@@ -643,14 +643,25 @@ fn help_explains_the_seeds() {
     let out = run_ok(&["sweep", "--help"]);
     let help = text(&out.stdout);
     assert!(
-        help.contains("Seed 000") && help.contains("set_concurrency"),
+        help.contains("seed 000") && help.contains("set_concurrency"),
         "{help}"
     );
     let out = run_ok(&["--help"]);
+    let top = text(&out.stdout);
     for sub in [
         "report", "sum", "sweep", "overhead", "frames", "procs", "topology", "scan",
     ] {
-        assert!(text(&out.stdout).contains(sub));
+        assert!(top.contains(sub));
+    }
+    // The main job is named once, "seed" is said once what it means, and no issue number
+    // leaks into the help of any subcommand.
+    assert_eq!(top.to_lowercase().matches("main job").count(), 1, "{top}");
+    assert!(top.contains("starting experiments"), "{top}");
+    for sub in [
+        "report", "sum", "sweep", "overhead", "frames", "procs", "topology", "scan", "adapt",
+    ] {
+        let help = text(&run_ok(&[sub, "--help"]).stdout);
+        assert!(!help.to_lowercase().contains("issue"), "{sub}: {help}");
     }
 }
 

@@ -102,11 +102,19 @@ fn mean(row: &Row, f: impl Fn(&Sample) -> f64) -> Option<f64> {
     Summary::of(&row.samples.iter().map(f).collect::<Vec<_>>()).map(|s| s.mean)
 }
 
-fn result_json(row: &Row, parameter: &str) -> Value {
+/// One result; `parameter` is `None` for a comparison of commands, which has none (hyperfine
+/// then writes no `parameters` and names each result by its `--command-name`, or its text).
+fn result_json(row: &Row, parameter: Option<&str>) -> Value {
     let mut parameters = BTreeMap::new();
-    parameters.insert(parameter.to_string(), row.label.clone());
-    json!({
-        "command": row.command,
+    if let Some(parameter) = parameter {
+        parameters.insert(parameter.to_string(), row.label.clone());
+    }
+    let command = match parameter {
+        Some(_) => row.command.clone(),
+        None => Some(row.label.clone()),
+    };
+    let mut v = json!({
+        "command": command,
         "mean": row.wall.mean,
         "stddev": (row.wall.count > 1).then_some(row.wall.stddev),
         "median": row.wall.median,
@@ -136,7 +144,13 @@ fn result_json(row: &Row, parameter: &str) -> Value {
         "outliers": count(row, OUTLIERS),
         "failures": count(row, FAILURES),
         "runs": row.samples.iter().map(run_json).collect::<Vec<_>>(),
-    })
+    });
+    if parameter.is_none() {
+        if let Some(map) = v.as_object_mut() {
+            map.remove("parameters");
+        }
+    }
+    v
 }
 
 /// scan's hyperfine-compatible document of `report` (see the module docs; docs/json.md).
@@ -151,7 +165,7 @@ pub fn hyperfine(report: &Report) -> Value {
         .sections
         .iter()
         .flat_map(|s| &s.rows)
-        .map(|r| result_json(r, parameter))
+        .map(|r| result_json(r, (param("mode") != "commands").then_some(parameter)))
         .collect();
     let t = &report.machine.topology;
     json!({

@@ -37,8 +37,8 @@ pub struct OutputArgs {
     /// jobs per second and the user:system ratio, frames draws bars per scheduler).
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
-    /// Write the tables and findings as Markdown to FILE (`-` for standard output), for a
-    /// README or an issue.
+    /// Write the tables and findings as Markdown to FILE (`-` for standard output), to paste
+    /// into a README or a bug report.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
 }

@@ -159,7 +159,7 @@ fn fit_model(scan: &Scan) -> Option<Model> {
         return None;
     }
     let unit = match scan.mode {
-        Mode::Parameter => "runs/s",
+        Mode::Parameter | Mode::Commands => "runs/s",
         Mode::Procs => "copies/s",
     };
     let n_max = points.iter().map(|p| p.0).fold(0.0, f64::max);
@@ -290,6 +290,9 @@ pub fn explain(fit: &Fit, range: Range, name: &str, unit: &str) -> Vec<String> {
 }
 
 fn notes(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
+    if scan.mode == Mode::Commands {
+        return summary(scan, stats);
+    }
     let mut out = Vec::new();
     let name = &scan.parameter;
     if !scan.points.is_empty() && !values_are_counts(scan) {
@@ -417,6 +420,51 @@ fn fastest(scan: &Scan, measured: &[(&Point, &PointStats)]) -> Option<String> {
             crate::verdict::reasons(&ties.iter().map(|(_, c)| *c).collect::<Vec<_>>())
         )
     })
+}
+
+/// hyperfine's summary of a comparison of commands: the fastest by mean, and how many times
+/// faster it ran than each other (± by error propagation of both standard deviations, as
+/// hyperfine computes it); each ratio followed by the one rule's verdict on the runs, so a
+/// ratio that noise could give is said to be one.
+fn summary(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
+    let measured: Vec<(&Point, &PointStats)> = scan
+        .points
+        .iter()
+        .zip(stats)
+        .filter_map(|(p, s)| s.as_ref().map(|s| (p, s)))
+        .collect();
+    let Some(&(fast, fs)) = measured
+        .iter()
+        .min_by(|a, b| a.1.wall.mean.total_cmp(&b.1.wall.mean))
+    else {
+        return Vec::new();
+    };
+    if measured.len() < 2 {
+        return Vec::new();
+    }
+    let walls = |p: &Point| -> Vec<f64> { p.runs.iter().map(|r| secs(r.wall)).collect() };
+    let mut out = vec![format!("Summary: '{}' ran", fast.label)];
+    for &(p, s) in &measured {
+        if std::ptr::eq(p, fast) {
+            continue;
+        }
+        let ratio = s.wall.mean / fs.wall.mean;
+        let rel = |x: &Summary| {
+            if x.count > 1 && x.mean > 0.0 {
+                x.stddev / x.mean
+            } else {
+                0.0
+            }
+        };
+        let err = ratio * (rel(&s.wall).powi(2) + rel(&fs.wall).powi(2)).sqrt();
+        let c = crate::verdict::compare(&walls(p), &walls(fast));
+        out.push(format!(
+            "  {ratio:.2} ± {err:.2} times faster than '{}' ({})",
+            p.label,
+            c.clause()
+        ));
+    }
+    out
 }
 
 fn warnings(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {

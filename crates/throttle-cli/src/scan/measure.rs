@@ -130,6 +130,10 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
                 plan.parameter,
                 plan.values[i].label
             ));
+            if round == 0 {
+                hook(plan, "--setup", plan.hooks.setup.as_deref(), i)?;
+            }
+            hook(plan, "--prepare", plan.hooks.prepare.as_deref(), i)?;
             let run = run_once(
                 plan,
                 i,
@@ -137,10 +141,12 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
                 &sampler,
                 &mut scan,
             )?;
+            hook(plan, "--conclude", plan.hooks.conclude.as_deref(), i)?;
             progress.0.inc(1);
             if crate::interrupt::requested() {
                 // The run in flight saw the SIGINT too: discard it.
                 scan.partial = true;
+                cleanup(plan, &scan)?;
                 return Ok(scan);
             }
             if !run.succeeded() && !plan.ignore_failure {
@@ -149,7 +155,7 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
                     (Some(c), None) => format!("exited with status {c}"),
                     (None, None) => "failed".to_string(),
                 };
-                if plan.shell
+                if plan.shell.is_some()
                     && run.exit_code == Some(127)
                     && scan.points.iter().all(|p| p.runs.is_empty())
                 {
@@ -170,7 +176,40 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
             }
         }
     }
+    cleanup(plan, &scan)?;
     Ok(scan)
+}
+
+/// Runs the hook `line` (given as `flag`) for value `index`, if there is one; fails the scan
+/// when it cannot start or exits non-zero.
+fn hook(plan: &Plan, flag: &str, line: Option<&str>, index: usize) -> anyhow::Result<()> {
+    let Some(line) = line else { return Ok(()) };
+    let status = plan
+        .hook(line, index)
+        .status()
+        .with_context(|| format!("starting {flag} `{line}`"))?;
+    if !status.success() {
+        anyhow::bail!(
+            "{flag} `{line}` {} (for `{}`); use --show-output to see its output",
+            match status.code() {
+                Some(c) => format!("exited with status {c}"),
+                None => "was killed by a signal".to_string(),
+            },
+            plan.display(index)
+        );
+    }
+    Ok(())
+}
+
+/// `--cleanup` once for every value (all of them started: setup runs in the first round).
+fn cleanup(plan: &Plan, scan: &Scan) -> anyhow::Result<()> {
+    if plan.hooks.cleanup.is_none() {
+        return Ok(());
+    }
+    for (i, _) in scan.points.iter().enumerate() {
+        hook(plan, "--cleanup", plan.hooks.cleanup.as_deref(), i)?;
+    }
+    Ok(())
 }
 
 /// True when every value's median wall time is known well enough.

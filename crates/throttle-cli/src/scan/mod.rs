@@ -117,20 +117,51 @@ pub struct ScanArgs {
     pub runs: Option<usize>,
 
     /// Adaptive runs: at least this many per value [default: 3].
-    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 100000))]
+    #[arg(short = 'm', long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 100000))]
     pub min_runs: Option<usize>,
 
     /// Adaptive runs: at most this many per value [default: 10].
-    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 100000))]
+    #[arg(short = 'M', long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 100000))]
     pub max_runs: Option<usize>,
 
     /// Unmeasured warm-up runs per value (page cache, CPU frequency) before measuring.
     #[arg(short = 'w', long, value_name = "W", default_value_t = 1, allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(0, 100000))]
     pub warmup: usize,
 
-    /// Run the command through `sh -c` (for pipes and redirections).
-    #[arg(long)]
-    pub shell: bool,
+    /// The shell that runs each command line (`SHELL -c 'COMMAND'`) [default: sh for quoted
+    /// command lines]. Words after `--` run directly unless this is given (bare `--shell`: sh).
+    /// `--shell=none` is -N.
+    #[arg(short = 'S', long, value_name = "SHELL", num_args = 0..=1, default_missing_value = "sh")]
+    pub shell: Option<String>,
+
+    /// Run quoted command lines without a shell: split into words and started directly (no
+    /// shell start-up in the times, no pipes or redirections).
+    #[arg(short = 'N')]
+    pub no_shell: bool,
+
+    /// Run CMD once before a command's (or value's) first run, warm-up included; not timed.
+    #[arg(short = 's', long, value_name = "CMD")]
+    pub setup: Option<String>,
+
+    /// Run CMD before every run (warm-up included), e.g. to clear a cache; not timed.
+    #[arg(short = 'p', long, value_name = "CMD")]
+    pub prepare: Option<String>,
+
+    /// Run CMD after every run; not timed.
+    #[arg(long, value_name = "CMD")]
+    pub conclude: Option<String>,
+
+    /// Run CMD once after a command's (or value's) last run; not timed.
+    #[arg(short = 'c', long, value_name = "CMD")]
+    pub cleanup: Option<String>,
+
+    /// Name a command in the table, the summary and the exports (once per command, in order).
+    #[arg(short = 'n', long, value_name = "NAME")]
+    pub command_name: Vec<String>,
+
+    /// True when the command came after `--` (set from the command line, not a flag).
+    #[arg(skip)]
+    pub dashdash: bool,
 
     /// Go on when the command exits non-zero (the exit codes are reported).
     #[arg(short = 'i', long)]
@@ -170,21 +201,26 @@ pub struct ScanArgs {
     #[arg(long, requires = "self_overhead")]
     pub quick: bool,
 
-    /// The command, with {NAME} where the value goes (after `--` if it has options).
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    /// The command: one quoted command line per argument (as in hyperfine; several are
+    /// compared), or after `--` the words of one command. {NAME} marks where a scanned value goes.
+    #[arg(value_name = "CMD", num_args = 0..)]
     pub command: Vec<String>,
 }
 
 /// Runs `throttle scan`.
-pub fn run(args: ScanArgs) -> anyhow::Result<()> {
+pub fn run(mut args: ScanArgs) -> anyhow::Result<()> {
     if args.self_overhead {
+        if !args.command.is_empty() {
+            return Err(crate::error::usage(
+                "--self-overhead",
+                &args.command.join(" "),
+                "measures `true` itself; give no command",
+            ));
+        }
         return overhead::run(args.quick);
     }
     reject_unknown_option(&args.command, std::env::args())?;
+    args.dashdash = std::env::args().any(|a| a == "--");
     let plan = plan::Plan::from_args(&args)?;
     let outputs = [
         ("--export-json", &args.export_json),

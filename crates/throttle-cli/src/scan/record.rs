@@ -15,6 +15,9 @@ pub enum Mode {
     Parameter,
     /// `--procs`: K copies of the same command at once; throughput is K / wall.
     Procs,
+    /// One or several commands, no parameter (hyperfine's plain form): each command is one
+    /// value, compared with the others.
+    Commands,
 }
 
 /// One measured run: a single command, or K concurrent copies in `--procs` mode (then the

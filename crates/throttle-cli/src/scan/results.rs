@@ -49,6 +49,7 @@ pub fn report(scan: &Scan, analysis: &Analysis) -> Report {
     let mode = match scan.mode {
         Mode::Parameter => "parameter",
         Mode::Procs => "procs",
+        Mode::Commands => "commands",
     };
     report.param(param::MODE, mode);
     report.param(param::PARAMETER, &scan.parameter);
@@ -57,7 +58,7 @@ pub fn report(scan: &Scan, analysis: &Analysis) -> Report {
     report.subtitle = Some(header(scan));
 
     let unit = match scan.mode {
-        Mode::Parameter => "throughput = runs/s (1 / wall)",
+        Mode::Parameter | Mode::Commands => "throughput = runs/s (1 / wall)",
         Mode::Procs => "throughput = copies/s (K / wall)",
     };
     let mut section = Section::new("scan", "", "", &scan.parameter, true)
@@ -135,6 +136,18 @@ fn header(scan: &Scan) -> String {
     let what = match scan.mode {
         Mode::Parameter => format!("{} over {labels}", scan.parameter),
         Mode::Procs => format!("concurrent copies K = {labels}"),
+        Mode::Commands => {
+            return format!(
+                "benchmark of {}; {runs} per command after {} warm-up, interleaved; machine: {}",
+                scan.points
+                    .iter()
+                    .map(|p| format!("`{}`", p.command))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                scan.warmup,
+                machine_line(&scan.machine),
+            )
+        }
     };
     format!(
         "scan of `{}`: {what}; {runs} per value after {} warm-up, interleaved; machine: {}",
