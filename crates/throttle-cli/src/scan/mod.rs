@@ -50,10 +50,17 @@ Runs are interleaved: each round runs every value once, in a freshly shuffled or
 of the machine does not bias one value. Without --runs, rounds continue past --min-runs until \
 every median is known to ±2.5 % (95 % notch interval), at most --max-runs.
 
-The command runs without a shell (no quoting surprises, no shell start-up in the times); \
---shell runs it with `sh -c`. Its output is discarded unless --show-output. A failing run \
-stops the scan with its exit code unless --ignore-failure. Ctrl-C stops after the current run \
-and still prints and exports what was measured, marked partial.
+Commands are given as in hyperfine: each argument is one command line, run through a shell \
+(`sh -c`, or -S SHELL); -N runs it without one (split into words, no shell start-up in the \
+times). Several commands without -P/-L/--procs are compared, with hyperfine's summary ('a' \
+ran 1.80 ± 0.05 times faster than 'b') followed by the test's verdict; one command alone is \
+a plain benchmark. Throttle's own form puts the words of one command after `--`; they run \
+directly, without a shell, unless -S is given. --setup and --cleanup run once per command or \
+value, --prepare and --conclude around every run (warm-up included); none is timed. Output is \
+discarded unless --show-output. A failing run stops the scan with its exit code unless \
+--ignore-failure. Ctrl-C stops after the current run and still prints and exports what was \
+measured, marked partial. A difference is called real only when a Mann–Whitney test on the \
+runs says so (p ≤ 0.10, at least 3 runs of each).
 
 Exit status: 0 success; 1 a run failed; 130 interrupted (results partial); 2 bad usage (MIN > MAX, step 0, \
 missing {NAME} placeholder, a command that cannot be started, an unwritable output path).";
@@ -70,8 +77,10 @@ Examples:
       --export-markdown scan.md --plot scan.svg --report scan.html -- zstd -T{threads} -c data.bin
   # K concurrent copies of a single-threaded program (seed 004's experiment):
   throttle scan --procs 1,2,4,8 -- gzip -c data.bin
-  # through a shell (pipes, redirections):
-  throttle scan --shell -P j 1 4 -- 'pigz -p {j} -c data.bin | wc -c'
+  # hyperfine's form: quoted command lines, through a shell (pipes, redirections):
+  throttle scan -P j 1 4 'pigz -p {j} -c data.bin | wc -c'
+  # two commands compared, named, with a cache-dropping step before every run:
+  throttle scan -N -n gzip -n zstd --prepare 'sync' 'gzip -c data.bin' 'zstd -c data.bin'
   # the profiler's own cost per run against hyperfine's, on `true`:
   throttle scan --self-overhead --quick
 
