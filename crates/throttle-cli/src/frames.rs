@@ -328,9 +328,33 @@ fn findings(section: &Section, threads: usize) -> Vec<String> {
     let mut out = Vec::new();
     let metric = |r: &Row, k: &str| r.metrics.get(k).copied().unwrap_or(f64::NAN);
     if let Some(best) = section.rows.iter().find(|r| r.best) {
+        // The one rule of `crate::verdict`: the schedulers the runs cannot tell from the fastest
+        // share its place.
+        let ties: Vec<(&Row, crate::verdict::Comparison)> = section
+            .rows
+            .iter()
+            .filter(|r| r.series != best.series)
+            .map(|r| (r, crate::verdict::compare(&r.wall_runs, &best.wall_runs)))
+            .filter(|(_, c)| !c.is_real())
+            .collect();
+        let shared = if ties.is_empty() {
+            format!(
+                "; every other scheduler is slower by the test ({})",
+                crate::verdict::RULE_SHORT
+            )
+        } else {
+            format!(
+                "; the test cannot tell it from {} ({})",
+                ties.iter()
+                    .map(|(r, _)| r.series.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                crate::verdict::reasons(&ties.iter().map(|(_, c)| *c).collect::<Vec<_>>())
+            )
+        };
         out.push(format!(
-            "Fastest: {} at {} frames/s, {:.2}× the theoretical minimum (serial time / {threads}), \
-             average concurrency {:.2}.",
+            "Fastest median: {} at {} frames/s, {:.2}× the theoretical minimum (serial time / \
+             {threads}), average concurrency {:.2}{shared}.",
             best.series,
             units::count(metric(best, "frames_per_sec")),
             metric(best, "ratio_to_ideal"),
@@ -359,4 +383,45 @@ fn findings(section: &Section, threads: usize) -> Vec<String> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn section(rows: &[(&str, [u64; 3])]) -> Section {
+        let mut s = Section::new("frames", "t", "scheduler", "threads", false);
+        for (name, walls) in rows {
+            let samples: Vec<Sample> = walls
+                .iter()
+                .map(|&ms| {
+                    Sample {
+                        wall: Duration::from_millis(ms),
+                        ..Sample::default()
+                    }
+                    .metric("frames_per_sec", 1000.0 / ms as f64)
+                })
+                .collect();
+            s.rows
+                .push(Row::from_samples(name, 2, "2", 2.0, &samples).expect("row"));
+        }
+        s.mark_best();
+        s
+    }
+
+    #[test]
+    fn the_fastest_scheduler_shares_its_place_with_those_the_test_cannot_tell_from_it() {
+        let s = section(&[
+            ("serial", [200, 201, 202]),
+            ("event_pool", [100, 140, 101]),
+            ("throttle", [102, 103, 104]),
+        ]);
+        let f = findings(&s, 2);
+        assert!(f[0].starts_with("Fastest median: event_pool"), "{}", f[0]);
+        assert!(f[0].contains("cannot tell it from throttle"), "{}", f[0]);
+        assert!(!f[0].contains("serial ("), "{}", f[0]);
+        let s = section(&[("serial", [200, 201, 202]), ("throttle", [102, 103, 104])]);
+        assert!(findings(&s, 2)[0].contains("every other scheduler is slower by the test"));
+    }
 }

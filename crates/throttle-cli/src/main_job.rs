@@ -368,15 +368,31 @@ fn recommend(
                     metric(one, "cpu_per_process_s").unwrap_or(f64::NAN),
                     metric(most, "cpu_per_process_s").unwrap_or(f64::NAN),
                 );
+                // The same rule as every other verdict: more CPU time per process only when
+                // the test on the repetitions says so.
+                let cpu_runs = |r: &Row| -> Vec<f64> {
+                    r.samples
+                        .iter()
+                        .filter_map(|s| s.metrics.get("cpu_per_process_s").copied())
+                        .collect()
+                };
+                let c = crate::verdict::compare(&cpu_runs(most), &cpu_runs(one));
+                let why = match c.verdict {
+                    crate::verdict::Verdict::Slower => format!(" and extra work ({})", c.clause()),
+                    crate::verdict::Verdict::TooFewRuns => format!(
+                        "; whether it is also extra work, the runs are too few to tell ({})",
+                        c.reason()
+                    ),
+                    _ => format!(", not extra work (the CPU times: {})", c.clause()),
+                };
                 out.push(format!(
-                    "Oversubscription, seed 004: {} processes on {cpus} CPUs took {} of wall time per batch against {} for one; the CPU time per process went from {} to {} ({:+.1} %), so the extra wall time is waiting for a CPU{}.",
+                    "Oversubscription, seed 004: {} processes on {cpus} CPUs took {} of wall time per batch against {} for one; the CPU time per process went from {} to {} ({:+.1} %), so the extra wall time is waiting for a CPU{why}.",
                     most.level,
                     units::secs(most.wall.median),
                     units::secs(one.wall.median),
                     units::secs(c1),
                     units::secs(cm),
                     (cm / c1 - 1.0) * 100.0,
-                    if (cm / c1 - 1.0).abs() < 0.1 { ", not extra work" } else { " and extra work" }
                 ));
             }
         }
