@@ -284,7 +284,9 @@ fn measure(system: System, jobs: usize, length: u64, pool: Option<&Pool>) -> Sam
     }
     let wall = span.wall.max(Duration::from_nanos(1)).as_secs_f64();
     sample = sample.metric("jobs_per_sec", jobs as f64 / wall);
-    if span.system > Duration::ZERO {
+    // A ratio needs both times measured: a run of a few milliseconds, accounted in whole
+    // ticks, often shows 0 for one of them, and 0 would read as "no user work at all".
+    if span.system > Duration::ZERO && span.user > Duration::ZERO {
         sample = sample.metric(
             "user_per_system",
             span.user.as_secs_f64() / span.system.as_secs_f64(),

@@ -463,10 +463,7 @@ impl LineChart {
         let mut out = String::new();
         let subtitle = if self.series.iter().any(|s| !s.ranges.is_empty()) {
             let sep = if self.subtitle.is_empty() { "" } else { "; " };
-            format!(
-                "{}{sep}points: medians, bars: min–max of the repetitions",
-                self.subtitle
-            )
+            format!("{}{sep}bars: min–max of the repetitions", self.subtitle)
         } else {
             self.subtitle.clone()
         };

@@ -212,13 +212,22 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
     let x = level_axis(section);
     let mut rates = Vec::new();
     let mut ratios = Vec::new();
-    for (i, name) in series_names(section).iter().enumerate() {
+    for (i, series) in series_names(section).iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
+        let name = series;
         let pts = |key: &str| -> Vec<(f64, f64)> {
-            rows_of(section, name)
+            rows_of(section, series)
                 .filter_map(|r| Some((r.x, metric(r, key)?)))
                 .collect()
         };
+        // On the job-length axis every line but the loop and the pool creates a thread per
+        // job: the legend says so.
+        let legend = if section.id == "job_length" && name != "sequential" && name != "pool" {
+            format!("a thread per job, {name}")
+        } else {
+            name.clone()
+        };
+        let name = &legend;
         let key_of = |s: &Sample| s.metrics.get("jobs_per_sec").copied();
         rates.push(
             Series::line(name, color, pts("jobs_per_sec")).with_ranges(bars(
@@ -265,7 +274,27 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
         marks: marks.clone(),
     }
     .to_svg()];
-    if ratios.iter().any(|s| !s.points.is_empty()) {
+    // The seed's rule as a line: above a user:system ratio of 2, threading pays. It spans the
+    // whole measured axis, so this chart and the jobs-per-second chart share their x range.
+    let xs = section.rows.iter().map(|r| r.x).filter(|x| x.is_finite());
+    let (x_lo, x_hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    if x_lo.is_finite() && x_hi.is_finite() {
+        ratios.push(
+            Series::line(
+                "user:system = 2 (above it, the seed says, threading pays)",
+                "#000000",
+                vec![(x_lo, 2.0), (x_hi, 2.0)],
+            )
+            .dashed()
+            .no_markers(),
+        );
+    }
+    if ratios
+        .iter()
+        .any(|s| !s.points.is_empty() && s.color != "#000000")
+    {
         out.push(
             LineChart {
                 title: partial(
@@ -276,7 +305,7 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
                     ),
                 ),
                 subtitle: format!(
-                    "{}; runs with no system time at all have no ratio and are left out",
+                    "{}; runs with 0 user or 0 system time (tick accounting) left out",
                     section.title
                 ),
                 x,
