@@ -338,7 +338,9 @@ fn bad_input_is_one_line_and_exit_2() {
             "cannot be started",
         ),
         (&["--procs", "0,2", "--", "true"], "'--procs'"),
-        (&["--", "true"], "-P NAME MIN MAX"),
+        // Without -P/-L/--procs the command is a plain benchmark (as in hyperfine), so the
+        // bad input here is a step with nothing to step.
+        (&["-D", "2", "--", "true"], "-D only goes with -P"),
         (&["-P", "n", "1", "2"], "give the command"),
         (
             &[

@@ -118,7 +118,7 @@ fn frames_writes_a_trace_and_a_timeline_per_scheduler() {
         for needle in [
             title.as_str(),
             "busy threads",
-            "time since the recording started (",
+            "time since the first event (",
             "wake-up: waker → woken",
             "own call (caller",
         ] {
