@@ -151,6 +151,12 @@ fn names_must_match_the_commands_and_commands_do_not_mix_with_a_scan() {
         .output()
         .expect("runs");
     assert_usage_error(&out, &["'-N'", "bash"]);
+    // --self-overhead measures `true` itself: a command given with it is an error, not ignored.
+    let out = throttle()
+        .args(["scan", "--self-overhead", "--", "sleep", "5"])
+        .output()
+        .expect("runs");
+    assert_usage_error(&out, &["--self-overhead", "sleep 5"]);
 }
 
 #[test]
