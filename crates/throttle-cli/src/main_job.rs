@@ -383,7 +383,7 @@ fn recommend(
                         "; whether it is also extra work, the runs are too few to tell ({})",
                         c.reason()
                     ),
-                    _ => format!(", not extra work (the CPU times: {})", c.clause()),
+                    _ => format!(", not extra work: the CPU times are {}", c.clause()),
                 };
                 out.push(format!(
                     "Oversubscription, seed 004: {} processes on {cpus} CPUs took {} of wall time per batch against {} for one; the CPU time per process went from {} to {} ({:+.1} %), so the extra wall time is waiting for a CPU{why}.",

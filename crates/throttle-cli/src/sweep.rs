@@ -428,7 +428,7 @@ pub fn oversubscription(
     let c = compare(free, chosen);
     Some(format!(
         "in {mode} mode letting all {tasks} tasks contend (no limit) took {} against {} at the \
-         recommended {} ({:+.1} %, {})",
+         recommended {}, {:+.1} %: {}",
         units::secs(free.wall.median),
         units::secs(chosen.wall.median),
         chosen.label,
@@ -669,7 +669,7 @@ mod tests {
                 && rec.sentence.contains("the test cannot tell the two apart")
                 && rec
                     .sentence
-                    .contains("1 and 1 run: the test needs at least 3"),
+                    .contains("only 1 and 1 run; the test needs at least 3"),
             "{}",
             rec.sentence
         );

@@ -71,7 +71,7 @@ impl Comparison {
         let (a, b) = self.runs;
         match (self.verdict, self.p) {
             (Verdict::TooFewRuns, _) => format!(
-                "{a} and {b} run{}: the test needs at least {MIN_REPS} of each",
+                "only {a} and {b} run{}; the test needs at least {MIN_REPS} of each",
                 if a == 1 && b == 1 { "" } else { "s" }
             ),
             (_, Some(p)) => format!("Mann–Whitney p = {p:.2} over {a} and {b} runs"),
@@ -307,7 +307,9 @@ mod tests {
         assert_eq!(c.verdict, Verdict::TooFewRuns);
         assert!(!c.is_real());
         assert!(c.reason().contains("needs at least 3"), "{}", c.reason());
-        assert!(compare(&[0.2], &[0.1]).reason().contains("1 and 1 run:"));
+        assert!(compare(&[0.2], &[0.1])
+            .reason()
+            .contains("only 1 and 1 run;"));
         assert_eq!(compare(&[], &[0.1]).verdict, Verdict::TooFewRuns);
     }
 
