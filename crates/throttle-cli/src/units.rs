@@ -11,9 +11,22 @@ pub enum Unit {
     Us,
 }
 
+/// The unit every duration is printed in, when the user chose one (`scan --time-unit`); set
+/// once at start-up, before anything is printed.
+static FORCED: std::sync::OnceLock<Unit> = std::sync::OnceLock::new();
+
+/// Prints every later duration in `unit` instead of the one that suits each value (hyperfine's
+/// `--time-unit`). Only the first call counts.
+pub fn force_unit(unit: Unit) {
+    let _ = FORCED.set(unit);
+}
+
 impl Unit {
-    /// The unit that suits `seconds`.
+    /// The unit that suits `seconds` (or the one forced by [`force_unit`]).
     pub fn for_secs(seconds: f64) -> Unit {
+        if let Some(&unit) = FORCED.get() {
+            return unit;
+        }
         let a = seconds.abs();
         if a >= 1.0 {
             Unit::S
@@ -58,7 +71,7 @@ pub fn secs(seconds: f64) -> String {
     if !seconds.is_finite() {
         return "–".to_string();
     }
-    if seconds == 0.0 {
+    if seconds == 0.0 && FORCED.get().is_none() {
         return "0 s".to_string();
     }
     let unit = Unit::for_secs(seconds);

@@ -326,3 +326,66 @@ fn the_json_export_is_a_superset_of_hyperfines() {
         }
     }
 }
+
+#[test]
+fn input_and_output_files_reach_the_command() {
+    let dir = workdir("io");
+    let (input, output) = (dir.join("in.txt"), dir.join("out.txt"));
+    std::fs::write(&input, "three\nlines\nhere\n").expect("input written");
+    scan_ok(&[
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--input",
+        input.to_str().expect("utf-8"),
+        "--output",
+        output.to_str().expect("utf-8"),
+        "cat; echo done",
+    ]);
+    // Created afresh for every run: one copy, not two.
+    assert_eq!(
+        std::fs::read_to_string(&output).expect("output written"),
+        "three\nlines\nhere\ndone\n"
+    );
+    let out = throttle()
+        .args(["scan", "--input", "/nonexistent-dir/in.txt", "cat"])
+        .output()
+        .expect("runs");
+    assert_usage_error(&out, &["--input", "/nonexistent-dir/in.txt"]);
+}
+
+#[test]
+fn time_unit_and_sort_order_the_table_as_hyperfine_does() {
+    let dir = workdir("sort");
+    let json = dir.join("s.json");
+    let stdout = scan_ok(&[
+        "--runs",
+        "3",
+        "--warmup",
+        "0",
+        "-u",
+        "second",
+        "--sort",
+        "mean-time",
+        "--export-json",
+        json.to_str().expect("utf-8"),
+        "sleep 0.05",
+        "true",
+    ]);
+    // Every duration in seconds, zero included.
+    assert!(
+        !stdout.contains(" ms") && !stdout.contains(" µs"),
+        "{stdout}"
+    );
+    // Sorted by the means the export itself reports (no assumption about which is faster).
+    let v = read_json(&json);
+    let means: Vec<f64> = v["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["mean"].as_f64().expect("a mean"))
+        .collect();
+    assert_eq!(means.len(), 2);
+    assert!(means[0] <= means[1], "{means:?}");
+}

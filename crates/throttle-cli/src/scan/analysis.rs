@@ -444,7 +444,9 @@ fn summary(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
     }
     let walls = |p: &Point| -> Vec<f64> { p.runs.iter().map(|r| secs(r.wall)).collect() };
     let mut out = vec![format!("Summary: '{}' ran", fast.label)];
-    for &(p, s) in &measured {
+    let mut others = measured.clone();
+    others.sort_by(|a, b| a.1.wall.mean.total_cmp(&b.1.wall.mean));
+    for &(p, s) in &others {
         if std::ptr::eq(p, fast) {
             continue;
         }
@@ -459,7 +461,7 @@ fn summary(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
         let err = ratio * (rel(&s.wall).powi(2) + rel(&fs.wall).powi(2)).sqrt();
         let c = crate::verdict::compare(&walls(p), &walls(fast));
         out.push(format!(
-            "  {ratio:.2} ± {err:.2} times faster than '{}' ({})",
+            "  {ratio:.2} ± {err:.2} times faster than '{}': {}",
             p.label,
             c.clause()
         ));

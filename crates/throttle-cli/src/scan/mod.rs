@@ -89,6 +89,28 @@ system, min, max, times, exit_codes, parameters) plus ours (throughput, speedup,
 karp_flatt, cpu_per_wall, switches, run_queue_wait, max_rss_kib, runs[]), and top-level model, \
 notes, machine and partial. Times are in seconds; missing data is null.";
 
+/// `--time-unit`, hyperfine's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimeUnit {
+    /// Microseconds.
+    Microsecond,
+    /// Milliseconds.
+    Millisecond,
+    /// Seconds.
+    Second,
+}
+
+/// `--sort`, hyperfine's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SortOrder {
+    /// The table in the order given.
+    Auto,
+    /// The table in the order given.
+    Command,
+    /// The table fastest (mean wall time) first.
+    MeanTime,
+}
+
 /// Options of `throttle scan`.
 #[derive(Debug, Args)]
 #[command(before_long_help = LONG_ABOUT, after_long_help = AFTER_LONG_HELP)]
@@ -180,6 +202,26 @@ pub struct ScanArgs {
     #[arg(long)]
     pub show_output: bool,
 
+    /// Where the command's standard output and error go: `null` (the default), `inherit`
+    /// (the terminal, as --show-output) or a FILE (created afresh for every run), as hyperfine's
+    /// --output.
+    #[arg(long, value_name = "WHERE", conflicts_with = "show_output")]
+    pub output: Option<String>,
+
+    /// Print every time in this unit instead of the one that suits each value.
+    #[arg(short = 'u', long, value_enum, value_name = "UNIT")]
+    pub time_unit: Option<TimeUnit>,
+
+    /// Order of the table (and the exports): `auto` and `command` keep the order given,
+    /// `mean-time` puts the fastest (mean wall time) first. The summary always lists the other
+    /// commands fastest first.
+    #[arg(long, value_enum, value_name = "ORDER", default_value = "auto")]
+    pub sort: SortOrder,
+
+    /// Read the command's standard input from FILE (default: nothing, /dev/null).
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+
     /// Write results as JSON (hyperfine's fields plus ours, and the model); `-` for standard
     /// output (the table then goes to standard error), as with the experiments' --json.
     #[arg(long, value_name = "FILE")]
@@ -231,6 +273,13 @@ pub fn run(mut args: ScanArgs) -> anyhow::Result<()> {
     reject_unknown_option(&args.command, std::env::args())?;
     args.dashdash = std::env::args().any(|a| a == "--");
     let plan = plan::Plan::from_args(&args)?;
+    if let Some(unit) = args.time_unit {
+        crate::units::force_unit(match unit {
+            TimeUnit::Microsecond => crate::units::Unit::Us,
+            TimeUnit::Millisecond => crate::units::Unit::Ms,
+            TimeUnit::Second => crate::units::Unit::S,
+        });
+    }
     let outputs = [
         ("--export-json", &args.export_json),
         ("--export-csv", &args.export_csv),
@@ -256,7 +305,14 @@ pub fn run(mut args: ScanArgs) -> anyhow::Result<()> {
     let machine = crate::report::Machine::detect();
     let scan = measure::measure(&plan, machine)?;
     let analysis = analysis::analyse(&scan);
-    let report = results::report(&scan, &analysis);
+    let mut report = results::report(&scan, &analysis);
+    if args.sort == SortOrder::MeanTime {
+        for section in &mut report.sections {
+            section
+                .rows
+                .sort_by(|a, b| a.wall.mean.total_cmp(&b.wall.mean));
+        }
+    }
     // With an export on standard output, the table goes to standard error.
     let text = crate::table::render(&report);
     if on_stdout.is_some() {

@@ -69,6 +69,10 @@ pub struct Plan {
     pub ignore_failure: bool,
     /// Let the command's output through instead of discarding it.
     pub show_output: bool,
+    /// `--output FILE`: the command's output goes to this file, created afresh for every run.
+    pub output_file: Option<PathBuf>,
+    /// `--input FILE`: the command's standard input.
+    pub input: Option<PathBuf>,
     /// The program, resolved against `PATH` once before the first run (when its name holds no
     /// placeholder): a bare name would otherwise be searched for in the child at every spawn,
     /// one failed `execve` per `PATH` entry before the right one (8 per run of `true` here).
@@ -455,9 +459,33 @@ impl Plan {
             runs,
             warmup: args.warmup,
             ignore_failure: args.ignore_failure,
-            show_output: args.show_output,
+            show_output: args.show_output || args.output.as_deref() == Some("inherit"),
+            output_file: match args.output.as_deref() {
+                None | Some("null") | Some("inherit") => None,
+                Some("pipe") => {
+                    return Err(usage(
+                        "--output",
+                        "pipe",
+                        "not supported: use null, inherit or a file",
+                    ))
+                }
+                Some(file) => Some(PathBuf::from(file)),
+            },
+            input: args.input.clone(),
             program: None,
         };
+        if let Some(input) = &plan.input {
+            if let Err(e) = std::fs::File::open(input) {
+                return Err(usage(
+                    "--input",
+                    &input.display().to_string(),
+                    &format!("cannot be read: {e}"),
+                ));
+            }
+        }
+        if let Some(out) = &plan.output_file {
+            crate::export::check_output("--output", out)?;
+        }
         let program = plan.check_program()?;
         Ok(Plan { program, ..plan })
     }
@@ -516,11 +544,27 @@ impl Plan {
             c.args(&words[1..]);
             c
         };
-        cmd.stdin(Stdio::null());
-        if !self.show_output {
+        cmd.stdin(self.stdin());
+        if let Some(path) = &self.output_file {
+            // Created afresh for every run, as hyperfine does; a file that cannot be created is
+            // no run at all (the spawn fails with the reason).
+            if let Ok(file) = std::fs::File::create(path) {
+                let err = file.try_clone().map_or(Stdio::null(), Stdio::from);
+                cmd.stdout(Stdio::from(file)).stderr(err);
+            }
+        } else if !self.show_output {
             cmd.stdout(Stdio::null()).stderr(Stdio::null());
         }
         cmd
+    }
+
+    /// The measured command's standard input: `--input FILE`, else nothing (/dev/null). A
+    /// file that cannot be opened was already refused by [`Plan::from_args`].
+    fn stdin(&self) -> Stdio {
+        self.input
+            .as_ref()
+            .and_then(|p| std::fs::File::open(p).ok())
+            .map_or(Stdio::null(), Stdio::from)
     }
 
     /// The hook `line` for value `index` (placeholder substituted) as a command: through the
