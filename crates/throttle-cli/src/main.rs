@@ -67,7 +67,7 @@ enum Command {
     Procs(procs::ProcsArgs),
     Topology(topology::TopologyArgs),
     /// Profile how any command scales with its thread count or with concurrent copies.
-    Scan(scan::ScanArgs),
+    Scan(Box<scan::ScanArgs>),
     Adapt(adapt::AdaptArgs),
     #[command(name = "__spin", hide = true)]
     Spin(spin::SpinArgs),
@@ -99,7 +99,7 @@ fn main() -> ExitCode {
         interrupt::install();
     }
     let result = match command {
-        Command::Scan(args) => scan::run(args),
+        Command::Scan(args) => scan::run(*args),
         Command::Report(args) => main_job::run(&args),
         Command::Sum(args) => experiment(
             &args.output,
