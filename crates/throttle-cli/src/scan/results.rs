@@ -123,7 +123,7 @@ fn header(scan: &Scan) -> String {
         runs.iter().copied().max().unwrap_or(0),
     );
     let runs = if lo == hi {
-        format!("{lo} runs")
+        crate::units::plural(lo as u64, "run")
     } else {
         format!("{lo}–{hi} runs")
     };
@@ -138,21 +138,21 @@ fn header(scan: &Scan) -> String {
         Mode::Procs => format!("concurrent copies K = {labels}"),
         Mode::Commands => {
             return format!(
-                "benchmark of {}; {runs} per command after {} warm-up, interleaved; machine: {}",
+                "benchmark of {}; {runs} per command after {}, interleaved; machine: {}",
                 scan.points
                     .iter()
                     .map(|p| format!("`{}`", p.command))
                     .collect::<Vec<_>>()
                     .join(", "),
-                scan.warmup,
+                crate::units::plural(scan.warmup as u64, "warm-up run"),
                 machine_line(&scan.machine),
             )
         }
     };
     format!(
-        "scan of `{}`: {what}; {runs} per value after {} warm-up, interleaved; machine: {}",
+        "scan of `{}`: {what}; {runs} per value after {}, interleaved; machine: {}",
         scan.template,
-        scan.warmup,
+        crate::units::plural(scan.warmup as u64, "warm-up run"),
         machine_line(&scan.machine),
     )
 }
