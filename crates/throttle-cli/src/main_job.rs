@@ -346,7 +346,28 @@ fn recommend(
     if let Some((rec, section)) =
         sweep_section.and_then(|s| Some((sweep::recommend_under(s, cpus, sweep_outside)?, s)))
     {
-        out.push(rec.sentence.clone());
+        // An interrupted sweep measured only some levels: the recommendation holds over those.
+        let unmeasured: Vec<String> = sweep_report
+            .and_then(|r| r.parameters.get("levels"))
+            .and_then(serde_json::Value::as_array)
+            .map(|levels| {
+                levels
+                    .iter()
+                    .filter_map(serde_json::Value::as_u64)
+                    .filter(|&l| section.row(&rec.series, l).is_none())
+                    .map(|l| crate::sum::level_label(l as usize))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if unmeasured.is_empty() {
+            out.push(rec.sentence.clone());
+        } else {
+            out.push(format!(
+                "{} (Over the levels measured only: the run stopped before {}.)",
+                rec.sentence,
+                unmeasured.join(", ")
+            ));
+        }
         // Oversubscription: all 64 tasks at once against the recommendation, same mode: the
         // clause the sweep's own findings print, so the summary and the section agree.
         if let Some(clause) = sweep::oversubscription(section, &rec.series, rec.level, 64) {
@@ -529,4 +550,65 @@ fn seed_sections(reports: &[Report], timelines: Vec<String>) -> Vec<SeedSection>
             missing: missing(procs_r, "procs"),
         },
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Sample;
+
+    /// A sweep report of pool mode at `rows` (level, three wall times in ms), planned `levels`.
+    fn sweep_report(levels: &[usize], rows: &[(u64, [u64; 3])]) -> Report {
+        let mut r = Report::new("sweep", Machine::example(2, 2));
+        r.param("levels", levels);
+        let mut s = Section::new("sweep", "t", "mode", "concurrent tasks", true);
+        for (level, walls) in rows {
+            let samples: Vec<Sample> = walls
+                .iter()
+                .map(|&ms| Sample {
+                    wall: Duration::from_millis(ms),
+                    ..Sample::default()
+                })
+                .collect();
+            s.rows.push(
+                Row::from_samples("pool", *level, &level.to_string(), *level as f64, &samples)
+                    .expect("row"),
+            );
+        }
+        s.mark_best();
+        r.sections.push(s);
+        r
+    }
+
+    #[test]
+    fn the_summary_of_an_interrupted_sweep_says_which_levels_it_covers() {
+        let machine = Machine::example(2, 2);
+        let partial = sweep_report(&[1, 2, 4, 0], &[(1, [200, 201, 202]), (2, [104, 105, 106])]);
+        let rec = recommend(&machine, Some(&partial), None, None, None, None);
+        assert!(
+            rec[0]
+                .contains("Over the levels measured only: the run stopped before 4, 0 (no limit)."),
+            "{rec:?}"
+        );
+        // With no unlimited level measured there is no oversubscription to state.
+        assert!(
+            !rec.iter().any(|r| r.contains("Oversubscription")),
+            "{rec:?}"
+        );
+        let whole = sweep_report(
+            &[1, 2, 0],
+            &[
+                (1, [200, 201, 202]),
+                (2, [104, 105, 106]),
+                (0, [150, 151, 152]),
+            ],
+        );
+        let rec = recommend(&machine, Some(&whole), None, None, None, None);
+        assert!(!rec[0].contains("Over the levels measured only"), "{rec:?}");
+        // The summary's oversubscription clause is the sweep's own, by the same rule.
+        let clause =
+            crate::sweep::oversubscription(&whole.sections[0], "pool", 2, 64).expect("clause");
+        assert!(rec.iter().any(|r| r.contains(&clause)), "{rec:?}");
+        assert!(clause.contains("a real difference"), "{clause}");
+    }
 }
