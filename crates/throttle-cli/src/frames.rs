@@ -217,7 +217,7 @@ pub fn run(args: &FramesArgs, machine: Machine) -> anyhow::Result<Report> {
             }
             if let Some(path) = &args.timeline {
                 let path = per_scheduler(path, sched.name());
-                let svg = timeline_svg(&trace, traced_frames, meshes, vertices);
+                let svg = timeline_svg(&trace, traced_frames, meshes, vertices, None);
                 std::fs::write(&path, svg)
                     .with_context(|| format!("writing {}", path.display()))?;
                 eprintln!("timeline of {}: {}", sched.name(), path.display());
@@ -267,6 +267,7 @@ pub fn timeline_svg(
     frames: usize,
     meshes: usize,
     vertices: usize,
+    axis_ns: Option<u64>,
 ) -> String {
     let title = format!(
         "{}: what each thread did over {frames} frames",
@@ -281,7 +282,7 @@ pub fn timeline_svg(
         trace.average_concurrency(),
         units::plural(trace.wakeups().len() as u64, "wake-up"),
     );
-    crate::chart::timeline::to_svg(trace, &title, &subtitle)
+    crate::chart::timeline::to_svg_on(trace, &title, &subtitle, axis_ns)
 }
 
 /// A finding from a recorded run: what the timeline shows in numbers.

@@ -474,13 +474,16 @@ fn frames_timelines(machine: &Machine) -> anyhow::Result<Vec<String>> {
         Box::new(ThrottlePool::new(threads)?),
         Box::new(LockedQueuePool::new(threads)?),
     ];
-    let mut out = Vec::new();
-    for sched in &mut schedulers {
-        if let Some(trace) = frames::traced_run(sched.as_mut(), meshes, vertices, frames) {
-            out.push(frames::timeline_svg(&trace, frames, meshes, vertices));
-        }
-    }
-    Ok(out)
+    let traces: Vec<_> = schedulers
+        .iter_mut()
+        .filter_map(|sched| frames::traced_run(sched.as_mut(), meshes, vertices, frames))
+        .collect();
+    // One time scale for both pictures, so their widths compare.
+    let axis = traces.iter().map(crate::chart::timeline::span_ns).max();
+    Ok(traces
+        .iter()
+        .map(|t| frames::timeline_svg(t, frames, meshes, vertices, axis))
+        .collect())
 }
 
 /// The page's sections, one per seed, from whatever experiments finished.

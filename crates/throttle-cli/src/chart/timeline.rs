@@ -42,15 +42,40 @@ fn style(span: Span) -> (&'static str, &'static str) {
 
 const WAKE_COLOR: &str = "#000000";
 
-/// The timeline of `trace` as a standalone `<svg>` element.
-pub fn to_svg(trace: &Trace, title: &str, subtitle: &str) -> String {
-    let mut lanes: Vec<usize> = (0..trace.tracks().len())
+/// The lanes a picture of `trace` draws: every worker, and a caller that did something.
+fn lane_tracks(trace: &Trace) -> Vec<usize> {
+    (0..trace.tracks().len())
         .filter(|&i| trace.tracks()[i].role != Role::Pool)
         .filter(|&i| {
             // A caller lane only if the caller did something in the window.
             trace.tracks()[i].role == Role::Worker || !trace.tracks()[i].events.is_empty()
         })
-        .collect();
+        .collect()
+}
+
+/// When the picture's time axis starts: the first event of any lane.
+fn first_event_ns(trace: &Trace, lanes: &[usize]) -> u64 {
+    lanes
+        .iter()
+        .filter_map(|&i| trace.tracks()[i].events.first().map(|e| e.at_ns))
+        .min()
+        .unwrap_or(0)
+        .min(trace.duration_ns())
+}
+
+/// The time a picture of `trace` spans, from its first event to the end of the recording:
+/// give the largest of several to [`to_svg_on`] so their pictures share one time scale.
+pub fn span_ns(trace: &Trace) -> u64 {
+    let lanes = lane_tracks(trace);
+    trace
+        .duration_ns()
+        .saturating_sub(first_event_ns(trace, &lanes))
+}
+
+/// The timeline of `trace` as a standalone `<svg>` element, on a time axis of `axis_ns` when that is longer than the trace's own span, so
+/// pictures of several recordings placed together share one scale (`None`: its own span).
+pub fn to_svg_on(trace: &Trace, title: &str, subtitle: &str, axis_ns: Option<u64>) -> String {
+    let mut lanes = lane_tracks(trace);
     // Callers first, then workers, whatever order the scheduler made its tracks in, so two
     // timelines read alike.
     lanes.sort_by_key(|&i| (trace.tracks()[i].role != Role::Caller, i));
@@ -90,13 +115,12 @@ pub fn to_svg(trace: &Trace, title: &str, subtitle: &str) -> String {
     // The time axis starts at the first event of any lane: the stretch between starting the
     // recording and the first frame's work (ring set-up, a thread not yet scheduled) is not
     // part of the picture.
-    let t0 = lanes
-        .iter()
-        .filter_map(|&i| trace.tracks()[i].events.first().map(|e| e.at_ns))
-        .min()
-        .unwrap_or(0)
-        .min(trace.duration_ns());
-    let end_ns = trace.duration_ns().saturating_sub(t0).max(1);
+    let t0 = first_event_ns(trace, &lanes);
+    let end_ns = trace
+        .duration_ns()
+        .saturating_sub(t0)
+        .max(axis_ns.unwrap_or(0))
+        .max(1);
     let plot_w = WIDTH - LEFT - RIGHT;
     let x_of = |ns: u64| LEFT + plot_w * (ns.saturating_sub(t0) as f64 / end_ns as f64);
 
@@ -527,7 +551,11 @@ mod tests {
             ],
         };
         let trace = Trace::new("test", Duration::from_nanos(100), vec![w0, w1]);
-        let svg = to_svg(&trace, "title", "sub");
+        let svg = to_svg_on(&trace, "title", "sub", None);
+        assert_eq!(span_ns(&trace), 100);
+        // On a shared axis twice as long, the ticks run on to 200 ns = 0.2 µs.
+        let wide = to_svg_on(&trace, "title", "sub", Some(200));
+        assert!(wide.contains(">0.2<") && !svg.contains(">0.2<"), "{wide}");
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
         // Lanes are named by role, the same for every scheduler.
         assert!(
