@@ -72,8 +72,9 @@ pub fn span_ns(trace: &Trace) -> u64 {
         .saturating_sub(first_event_ns(trace, &lanes))
 }
 
-/// The timeline of `trace` as a standalone `<svg>` element, on a time axis of `axis_ns` when that is longer than the trace's own span, so
-/// pictures of several recordings placed together share one scale (`None`: its own span).
+/// The timeline of `trace` as a standalone `<svg>` element, on a time axis of `axis_ns` when
+/// that is longer than the trace's own span, so pictures of several recordings placed together
+/// share one scale (`None`: its own span).
 pub fn to_svg_on(trace: &Trace, title: &str, subtitle: &str, axis_ns: Option<u64>) -> String {
     let mut lanes = lane_tracks(trace);
     // Callers first, then workers, whatever order the scheduler made its tracks in, so two
