@@ -103,10 +103,8 @@ impl BarChart {
                         (base - y).max(0.0)
                     );
                     let range = self.ranges.get(g).and_then(|r| r.get(c).copied().flatten());
-                    let mut top = y;
                     if let Some((lo, hi)) = range {
                         let (y_lo, y_hi) = (ym.t(lo / div), ym.t(hi / div));
-                        top = top.min(y_hi);
                         let _ = writeln!(
                             out,
                             r##"<path d="M{:.1},{y_lo:.1} H{:.1} M{mid:.1},{y_lo:.1} V{y_hi:.1} M{:.1},{y_hi:.1} H{:.1}" fill="none" stroke="#222" stroke-width="1.5"/>"##,
@@ -116,12 +114,18 @@ impl BarChart {
                             mid + 5.0
                         );
                     }
-                    // The value over the bar, so a zero and a short bar read differently.
+                    // The value at the bar's top, beside the whisker (so it reads as the bar's
+                    // height, not the whisker's), so a zero and a short bar read differently.
+                    let (lx, anchor) = if range.is_some() {
+                        (mid + 4.0, "start")
+                    } else {
+                        (mid, "middle")
+                    };
                     text(
                         &mut out,
-                        mid,
-                        top - 5.0,
-                        "middle",
+                        lx,
+                        y - 4.0,
+                        anchor,
                         11.0,
                         "",
                         &value_label(v / div),
