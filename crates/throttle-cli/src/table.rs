@@ -29,7 +29,7 @@ pub fn render(report: &Report) -> String {
         }
         out.push_str(&render_section(section));
         out.push('\n');
-        if let Some(legend) = &section.legend {
+        if let Some(legend) = &section.legend_text() {
             out.push_str(legend);
             out.push('\n');
         }
@@ -149,8 +149,8 @@ fn cells(section: &Section, row: &Row, shape: Shape) -> Vec<String> {
     cells.extend([
         label,
         units::secs_range(row.wall.median, row.wall.min, row.wall.max),
-        units::secs(row.user),
-        units::secs(row.system),
+        cpu_side(row, row.user),
+        cpu_side(row, row.system),
         units::ratio(row.cpu_per_wall),
         units::events(row.voluntary_switches),
         units::events(row.involuntary_switches),
@@ -181,6 +181,16 @@ fn cells(section: &Section, row: &Row, shape: Shape) -> Vec<String> {
         });
     }
     cells
+}
+
+/// A user or system time cell: [`crate::report::UNRESOLVED`] for the 0 side of a split the
+/// kernel could not make.
+fn cpu_side(row: &Row, value: f64) -> String {
+    if value == 0.0 && row.cpu_split_unresolved() {
+        crate::report::UNRESOLVED.to_string()
+    } else {
+        units::secs(value)
+    }
 }
 
 /// Formats a metric by its column's [`Format`].

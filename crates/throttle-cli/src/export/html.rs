@@ -155,7 +155,7 @@ pub fn tables(report: &Report) -> String {
             out.push_str("</tr>\n");
         }
         out.push_str("</tbody></table></div>\n");
-        if let Some(legend) = &section.legend {
+        if let Some(legend) = &section.legend_text() {
             let _ = writeln!(out, "<p class=\"small\">{}</p>", escape(legend));
         }
     }

@@ -47,7 +47,7 @@ pub fn to_string(report: &Report) -> String {
             let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
-        if let Some(legend) = &section.legend {
+        if let Some(legend) = &section.legend_text() {
             let _ = write!(out, "\n{}\n", escape(legend));
         }
         out.push('\n');
