@@ -270,7 +270,6 @@ pub fn run(mut args: ScanArgs) -> anyhow::Result<()> {
         }
         return overhead::run(args.quick);
     }
-    reject_unknown_option(&args.command, std::env::args())?;
     args.dashdash = std::env::args().any(|a| a == "--");
     let plan = plan::Plan::from_args(&args)?;
     if let Some(unit) = args.time_unit {
@@ -347,25 +346,4 @@ fn write_outputs(args: &ScanArgs, report: &crate::report::Report) -> anyhow::Res
         write_output(path, &html::report_page(report, &plots, figures::CAPTION))?;
     }
     Ok(())
-}
-
-/// The command is everything clap did not recognise, so a mistyped option (`--export-jsn`)
-/// would become the command. A command that starts with `-` must follow `--`; otherwise it is
-/// an unknown option of `scan` (exit status 2).
-fn reject_unknown_option(
-    command: &[String],
-    argv: impl Iterator<Item = String>,
-) -> anyhow::Result<()> {
-    let Some(first) = command.first().filter(|w| w.starts_with('-')) else {
-        return Ok(());
-    };
-    let argv: Vec<String> = argv.collect();
-    if argv.windows(2).any(|w| w[0] == "--" && &w[1] == first) {
-        return Ok(());
-    }
-    Err(crate::error::UsageError(format!(
-        "unknown option '{first}' for 'throttle scan' (see 'throttle scan --help'; a command that \
-         starts with '-' goes after '--')"
-    ))
-    .into())
 }

@@ -133,6 +133,18 @@ pub(super) fn findings(
         }
     }
 
+    // Too few repetitions for any verdict: say how to get one.
+    let reps = section.rows.iter().map(|r| r.wall.count).min().unwrap_or(0);
+    if reps < verdict::MIN_REPS {
+        out.push(format!(
+            "Only {} of every level fit the time given, and the test needs at least {} to call \
+             any difference real: give it more time (`throttle report --budget`, `throttle sweep \
+             --seconds`) or more repetitions (`throttle sweep --reps`).",
+            units::plural(reps as u64, "repetition"),
+            verdict::MIN_REPS
+        ));
+    }
+
     // The semaphore against the pool, level by level.
     let mut ratios = Vec::new();
     let mut real = 0;
@@ -430,6 +442,12 @@ mod tests {
             .find(|f| f.contains("plateau"))
             .expect("a plateau finding");
         assert!(plateau.contains("1 and 1 run"), "{plateau}");
+        let f = findings(&s, &Machine::example(2, 2), 64, &[], Some(&rec));
+        assert!(
+            f.iter()
+                .any(|x| x.starts_with("Only 1 repetition of every level fit")),
+            "{f:?}"
+        );
 
         // Even 20 % is no verdict from one run each: the rule needs 3 of each.
         assert_eq!(
