@@ -151,6 +151,14 @@ fn names_must_match_the_commands_and_commands_do_not_mix_with_a_scan() {
         .output()
         .expect("runs");
     assert_usage_error(&out, &["'-N'", "bash"]);
+    let out = throttle()
+        .args(["scan", "-n", "x", "-L", "n", "1,2", "true {n}"])
+        .output()
+        .expect("runs");
+    assert_usage_error(
+        &out,
+        &["--command-name", "a scan's rows are named by their values"],
+    );
     // --self-overhead measures `true` itself: a command given with it is an error, not ignored.
     let out = throttle()
         .args(["scan", "--self-overhead", "--", "sleep", "5"])

@@ -360,6 +360,15 @@ impl Plan {
                 "several commands go without -P, -L or --procs (to scan one command, give it as one argument, or its words after `--`)",
             ));
         }
+        let scanning =
+            args.parameter_scan.is_some() || args.parameter_list.is_some() || args.procs.is_some();
+        if !args.command_name.is_empty() && scanning {
+            return Err(usage(
+                "--command-name",
+                &args.command_name.join(","),
+                "names the commands of a comparison; a scan's rows are named by their values",
+            ));
+        }
         if !args.command_name.is_empty() && args.command_name.len() != commands.list.len() {
             return Err(usage(
                 "--command-name",
