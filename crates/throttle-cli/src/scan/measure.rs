@@ -110,6 +110,8 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
     let progress = Progress::new(((plan.warmup + min_rounds) * values) as u64);
     let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
     let mut order: Vec<usize> = (0..values).collect();
+    // Values whose --setup ran (their first run started), so --cleanup runs for them only.
+    let mut set_up = vec![false; values];
     let total_rounds = plan.warmup + max_rounds;
     for round in 0..total_rounds {
         let warming = round < plan.warmup;
@@ -130,8 +132,9 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
                 plan.parameter,
                 plan.values[i].label
             ));
-            if round == 0 {
+            if !set_up[i] {
                 hook(plan, "--setup", plan.hooks.setup.as_deref(), i)?;
+                set_up[i] = true;
             }
             hook(plan, "--prepare", plan.hooks.prepare.as_deref(), i)?;
             let run = run_once(
@@ -146,7 +149,10 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
             if crate::interrupt::requested() {
                 // The run in flight saw the SIGINT too: discard it.
                 scan.partial = true;
-                cleanup(plan, &scan)?;
+                // What was measured is kept whatever the cleanup does (it saw the signal too).
+                if let Err(e) = cleanup(plan, &set_up) {
+                    eprintln!("warning: {e:#}");
+                }
                 return Ok(scan);
             }
             if !run.succeeded() && !plan.ignore_failure {
@@ -176,7 +182,7 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
             }
         }
     }
-    cleanup(plan, &scan)?;
+    cleanup(plan, &set_up)?;
     Ok(scan)
 }
 
@@ -188,7 +194,9 @@ fn hook(plan: &Plan, flag: &str, line: Option<&str>, index: usize) -> anyhow::Re
         .hook(line, index)
         .status()
         .with_context(|| format!("starting {flag} `{line}`"))?;
-    if !status.success() {
+    // A hook stopped by the Ctrl-C that stops the scan is no failure of its own: the caller
+    // sees the interrupt and keeps what was measured.
+    if !status.success() && !crate::interrupt::requested() {
         anyhow::bail!(
             "{flag} `{line}` {} (for `{}`); use --show-output to see its output",
             match status.code() {
@@ -201,12 +209,9 @@ fn hook(plan: &Plan, flag: &str, line: Option<&str>, index: usize) -> anyhow::Re
     Ok(())
 }
 
-/// `--cleanup` once for every value (all of them started: setup runs in the first round).
-fn cleanup(plan: &Plan, scan: &Scan) -> anyhow::Result<()> {
-    if plan.hooks.cleanup.is_none() {
-        return Ok(());
-    }
-    for (i, _) in scan.points.iter().enumerate() {
+/// `--cleanup` once for every value whose `--setup` ran (`set_up[i]`).
+fn cleanup(plan: &Plan, set_up: &[bool]) -> anyhow::Result<()> {
+    for (i, _) in set_up.iter().enumerate().filter(|(_, done)| **done) {
         hook(plan, "--cleanup", plan.hooks.cleanup.as_deref(), i)?;
     }
     Ok(())
