@@ -40,6 +40,8 @@ pub mod keys {
     pub const THROUGHPUT: &str = "throughput";
     /// Row metric: the Karp–Flatt serial fraction (absent at the first value).
     pub const KARP_FLATT: &str = "karp_flatt";
+    /// Row metric (a comparison of commands): mean wall time over the fastest command's.
+    pub const RELATIVE: &str = "relative";
     /// Row metric: wall times flagged as outliers.
     pub const OUTLIERS: &str = "outliers";
     /// Row metric: runs that did not exit with status 0 (the table marks the value).

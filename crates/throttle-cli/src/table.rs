@@ -204,7 +204,8 @@ fn metric(key: &str, format: Format, value: f64) -> String {
         Format::ByKey
             if key.contains("ratio")
                 || key.contains("concurrency")
-                || key.contains("_per_system") =>
+                || key.contains("_per_system")
+                || key == crate::report::keys::RELATIVE =>
         {
             units::ratio(value)
         }

@@ -109,6 +109,11 @@ fn several_commands_are_compared_with_hyperfines_summary() {
         "sleep 0.2",
     ]);
     assert!(stdout.contains("Summary: '"), "{stdout}");
+    // hyperfine's relative column: the fastest command is 1.00.
+    assert!(
+        stdout.contains("relative") && stdout.contains(" 1.00 "),
+        "{stdout}"
+    );
     assert!(stdout.contains(" times faster than '"), "{stdout}");
     // Each ratio carries the one rule's verdict.
     assert!(

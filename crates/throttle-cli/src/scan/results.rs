@@ -64,12 +64,28 @@ pub fn report(scan: &Scan, analysis: &Analysis) -> Report {
     let mut section = Section::new("scan", "", "", &scan.parameter, true)
         .metric_column_as(WALL_STDDEV, "± stddev", Format::Secs, 5)
         .metric_column_as(MAX_RSS_KIB, "peak RSS", Format::KibAsMib, 6)
-        .metric_column_as(THROUGHPUT, "throughput", Format::PerSec, 2)
-        .metric_column_as(KARP_FLATT, "Karp–Flatt", Format::Sig3, 5);
+        .metric_column_as(THROUGHPUT, "throughput", Format::PerSec, 2);
+    section = if scan.mode == Mode::Commands {
+        // hyperfine's "Relative" column: mean wall time over the fastest command's.
+        section.metric_column_as(RELATIVE, "relative", Format::ByKey, 2)
+    } else {
+        section.metric_column_as(KARP_FLATT, "Karp–Flatt", Format::Sig3, 5)
+    };
+    let fastest_mean = analysis
+        .stats
+        .iter()
+        .flatten()
+        .map(|s| s.wall.mean)
+        .fold(f64::INFINITY, f64::min);
     section.levels_are_concurrency = scan.points.iter().all(|p| p.n.is_some());
     section.level_is_placeholder = scan.mode == Mode::Parameter;
     section.legend = Some(format!(
-        "medians over the runs, min–max beside the wall time; {unit}; CPU/wall = CPUs kept busy; run-queue wait = time runnable but waiting for a CPU, summed over threads; Karp–Flatt = serial fraction implied by the speedup"
+        "medians over the runs, min–max beside the wall time; {unit}; CPU/wall = CPUs kept busy; run-queue wait = time runnable but waiting for a CPU, summed over threads; {}",
+        if scan.mode == Mode::Commands {
+            "relative = mean wall time over the fastest command's"
+        } else {
+            "Karp–Flatt = serial fraction implied by the speedup"
+        }
     ));
     let numeric = scan.points.iter().all(|p| p.n.is_some());
     for (i, (point, stats)) in scan.points.iter().zip(&analysis.stats).enumerate() {
@@ -106,6 +122,10 @@ pub fn report(scan: &Scan, analysis: &Analysis) -> Report {
         put(FAILURES, Some(stats.failures as f64));
         put(COPIES, Some(point.copies as f64));
         put(CPU_MEDIAN, Some(stats.cpu.median));
+        if scan.mode == Mode::Commands && fastest_mean > 0.0 && fastest_mean.is_finite() {
+            row.metrics
+                .insert(RELATIVE.to_string(), stats.wall.mean / fastest_mean);
+        }
         section.rows.push(row);
     }
     report.sections.push(section);
