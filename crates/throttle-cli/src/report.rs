@@ -345,6 +345,10 @@ pub struct Row {
     /// The command line this row ran, when the experiment runs one per row (scan).
     #[serde(skip)]
     pub command: Option<String>,
+    /// Parameter values of a row that is not named by them (scan comparing several commands,
+    /// each scanned over a parameter): written to hyperfine's `parameters`.
+    #[serde(skip)]
+    pub parameters: BTreeMap<String, String>,
     /// Wall time of the repetitions, in seconds.
     pub wall: Summary,
     /// Wall time of each repetition, in seconds, in measurement order.
@@ -524,6 +528,7 @@ impl Row {
             x,
             value: Some(level as f64),
             command: None,
+            parameters: BTreeMap::new(),
             wall,
             wall_runs: walls,
             user: pick(&|s| s.user.as_secs_f64()),

@@ -133,6 +133,49 @@ fn several_commands_are_compared_with_hyperfines_summary() {
         assert!(r.get("parameters").is_none(), "hyperfine writes none: {r}");
         assert_eq!(r["times"].as_array().map(Vec::len), Some(3));
     }
+    // Several commands each over a parameter: every pair measured, named with the value
+    // substituted (hyperfine 1.15 repeats the first name for the last pairs; we do not).
+    let json2 = dir.join("c2.json");
+    scan_ok(&[
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "-P",
+        "n",
+        "1",
+        "2",
+        "-n",
+        "first {n}",
+        "-n",
+        "second {n}",
+        "--export-json",
+        json2.to_str().expect("utf-8"),
+        "echo a{n}",
+        "echo b{n}",
+    ]);
+    let v = json_of(&json2);
+    let pairs: Vec<(String, String)> = v["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            (
+                r["command"].as_str().expect("name").to_string(),
+                r["parameters"]["n"].as_str().expect("value").to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = [
+        ("first 1", "1"),
+        ("second 1", "1"),
+        ("first 2", "2"),
+        ("second 2", "2"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(pairs, want);
     // One command alone is a plain benchmark: no summary, no parameter.
     let stdout = scan_ok(&["--runs", "2", "--warmup", "0", "true"]);
     assert!(!stdout.contains("Summary"), "{stdout}");
@@ -140,17 +183,25 @@ fn several_commands_are_compared_with_hyperfines_summary() {
 }
 
 #[test]
-fn names_must_match_the_commands_and_commands_do_not_mix_with_a_scan() {
+fn names_must_match_the_commands_and_every_scanned_command_has_the_placeholder() {
     let out = throttle()
         .args(["scan", "-n", "a", "true", "false", "--runs", "1"])
         .output()
         .expect("runs");
     assert_usage_error(&out, &["--command-name", "2 commands"]);
     let out = throttle()
-        .args(["scan", "-L", "n", "1,2", "true {n}", "false {n}"])
+        .args(["scan", "--procs", "1,2", "true", "false"])
         .output()
         .expect("runs");
-    assert_usage_error(&out, &["several commands go without -P, -L or --procs"]);
+    assert_usage_error(&out, &["several commands go without --procs"]);
+    let out = throttle()
+        .args(["scan", "-L", "n", "1,2", "true {n}", "false"])
+        .output()
+        .expect("runs");
+    assert_usage_error(
+        &out,
+        &["'false'", "every command must contain the placeholder {n}"],
+    );
     let out = throttle()
         .args(["scan", "-N", "--shell", "bash", "true"])
         .output()
@@ -244,7 +295,19 @@ fn text_of(bytes: &[u8]) -> String {
 )]
 fn the_json_export_is_a_superset_of_hyperfines() {
     let dir = workdir("hyperfine");
-    let cases: [&[&str]; 3] = [
+    let cases: [&[&str]; 4] = [
+        // Several commands, each scanned over a parameter: hyperfine's cross product.
+        &[
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "-L",
+            "w",
+            "x,y",
+            "echo a{w}",
+            "echo b{w}",
+        ],
         &[
             "-N",
             "--runs",

@@ -109,6 +109,7 @@ fn result_json(row: &Row, parameter: Option<&str>) -> Value {
     if let Some(parameter) = parameter {
         parameters.insert(parameter.to_string(), row.label.clone());
     }
+    parameters.extend(row.parameters.clone());
     let command = match parameter {
         Some(_) => row.command.clone(),
         None => Some(row.label.clone()),
@@ -145,7 +146,7 @@ fn result_json(row: &Row, parameter: Option<&str>) -> Value {
         "failures": count(row, FAILURES),
         "runs": row.samples.iter().map(run_json).collect::<Vec<_>>(),
     });
-    if parameter.is_none() {
+    if parameter.is_none() && row.parameters.is_empty() {
         if let Some(map) = v.as_object_mut() {
             map.remove("parameters");
         }

@@ -552,6 +552,7 @@ mod tests {
                     n: Some(n),
                     copies: 1,
                     command: format!("prog -j{n}"),
+                    parameter: None,
                     runs: vec![run(wall, 1.0), run(wall * 1.01, 1.0), run(wall * 0.99, 1.0)],
                 })
                 .collect(),

@@ -94,6 +94,7 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
                 n: v.n,
                 copies: v.copies,
                 command: plan.display(i),
+                parameter: v.parameter.clone(),
                 runs: Vec::new(),
             })
             .collect(),

@@ -28,6 +28,9 @@ pub struct Value {
     /// This value's own command words, when several commands are compared (hyperfine's
     /// `throttle scan 'cmd1' 'cmd2'`); `None` runs the plan's template.
     pub command: Option<Vec<String>>,
+    /// The scanned parameter's name and value, when several commands are each scanned over a
+    /// parameter (`-P n 1 2 'a {n}' 'b {n}'`: four commands compared, each with its value).
+    pub parameter: Option<(String, String)>,
 }
 
 /// How many measured runs each value gets.
@@ -152,6 +155,44 @@ pub fn split_words(line: &str) -> Option<Vec<String>> {
     Some(words)
 }
 
+/// hyperfine's several commands each scanned over a parameter: one value per parameter value
+/// and command, in hyperfine's order, each with its own command line (the placeholder
+/// substituted) and a label from `--command-name` (the placeholder substituted there too) or
+/// the command line.
+fn cross(
+    list: &[Vec<String>],
+    given: &[String],
+    names: &[String],
+    parameter: &str,
+    scanned: &[Value],
+) -> anyhow::Result<Vec<Value>> {
+    let placeholder = format!("{{{parameter}}}");
+    for (i, words) in list.iter().enumerate() {
+        if !words.iter().any(|w| w.contains(&placeholder)) {
+            return Err(usage(
+                "CMD",
+                &given[i],
+                &format!("every command must contain the placeholder {placeholder}"),
+            ));
+        }
+    }
+    let mut out = Vec::with_capacity(list.len() * scanned.len());
+    // hyperfine's order: each value of the parameter, every command at it.
+    for v in scanned {
+        for (i, words) in list.iter().enumerate() {
+            let put = |w: &String| w.replace(&placeholder, &v.label);
+            out.push(Value {
+                label: names.get(i).map_or_else(|| put(&given[i]), |n| put(n)),
+                n: None,
+                copies: 1,
+                command: Some(words.iter().map(put).collect()),
+                parameter: Some((parameter.to_string(), v.label.clone())),
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// How the positional arguments of `scan` name the commands, and how they run.
 #[derive(Debug, Clone, PartialEq)]
 struct Commands {
@@ -263,6 +304,7 @@ fn range_values(spec: &[String], step: Option<&str>) -> anyhow::Result<(String, 
                 n: numeric(&v.to_string()),
                 copies: 1,
                 command: None,
+                parameter: None,
             }
         })
         .collect();
@@ -304,6 +346,7 @@ fn list_values(spec: &[String]) -> anyhow::Result<(String, Vec<Value>)> {
             n: numeric(l),
             copies: 1,
             command: None,
+            parameter: None,
         })
         .collect();
     Ok((name.clone(), values))
@@ -332,6 +375,7 @@ fn procs_values(list: &str) -> anyhow::Result<Vec<Value>> {
             n: Some(k as f64),
             copies: k,
             command: None,
+            parameter: None,
         });
     }
     Ok(out)
@@ -349,20 +393,16 @@ impl Plan {
         }
         let commands = read_commands(args)?;
         let several = commands.list.len() > 1;
-        if several
-            && (args.parameter_scan.is_some()
-                || args.parameter_list.is_some()
-                || args.procs.is_some())
-        {
+        if several && args.procs.is_some() {
             return Err(usage(
                 "CMD",
                 &args.command.join(" "),
-                "several commands go without -P, -L or --procs (to scan one command, give it as one argument, or its words after `--`)",
+                "several commands go without --procs (to run copies of one command, give it as one argument, or its words after `--`)",
             ));
         }
         let scanning =
             args.parameter_scan.is_some() || args.parameter_list.is_some() || args.procs.is_some();
-        if !args.command_name.is_empty() && scanning {
+        if !args.command_name.is_empty() && scanning && !several {
             return Err(usage(
                 "--command-name",
                 &args.command_name.join(","),
@@ -382,6 +422,24 @@ impl Plan {
         }
         let (mode, parameter, values) =
             match (&args.parameter_scan, &args.parameter_list, &args.procs) {
+                (Some(_), None, None) | (None, Some(_), None) if several => {
+                    let (name, scanned) = match (&args.parameter_scan, &args.parameter_list) {
+                        (Some(spec), _) => range_values(spec, args.step.as_deref())?,
+                        (_, Some(spec)) => list_values(spec)?,
+                        _ => unreachable!("matched above"),
+                    };
+                    (
+                        Mode::Commands,
+                        "command".to_string(),
+                        cross(
+                            &commands.list,
+                            &args.command,
+                            &args.command_name,
+                            &name,
+                            &scanned,
+                        )?,
+                    )
+                }
                 (Some(spec), None, None) => {
                     let (name, values) = range_values(spec, args.step.as_deref())?;
                     (Mode::Parameter, name, values)
@@ -407,6 +465,7 @@ impl Plan {
                             n: None,
                             copies: 1,
                             command: Some(words.clone()),
+                            parameter: None,
                         })
                         .collect();
                     (Mode::Commands, "command".to_string(), values)

@@ -69,6 +69,9 @@ pub struct Point {
     pub copies: usize,
     /// The command as run, the value substituted, for display.
     pub command: String,
+    /// The scanned parameter's name and value, when several commands are each scanned over a
+    /// parameter (a comparison of commands: the value is not the row's label).
+    pub parameter: Option<(String, String)>,
     /// The measured runs (warm-up runs excluded).
     pub runs: Vec<Run>,
 }

@@ -106,6 +106,7 @@ pub fn report(scan: &Scan, analysis: &Analysis) -> Report {
         };
         row.value = point.n;
         row.command = Some(point.command.clone());
+        row.parameters = point.parameter.iter().cloned().collect();
         row.speedup = stats.speedup;
         row.efficiency = stats.efficiency;
         row.metrics.clear();
@@ -218,6 +219,7 @@ mod tests {
             n: Some(n),
             copies: 1,
             command: format!("prog -j{n} 'a b'"),
+            parameter: None,
             runs: walls
                 .iter()
                 .enumerate()
