@@ -182,7 +182,7 @@ fn cross(
         for (i, words) in list.iter().enumerate() {
             let put = |w: &String| w.replace(&placeholder, &v.label);
             out.push(Value {
-                label: names.get(i).map_or_else(|| put(&given[i]), |n| put(n)),
+                label: names.get(i).map_or_else(|| put(&given[i]), &put),
                 n: None,
                 copies: 1,
                 command: Some(words.iter().map(put).collect()),
