@@ -52,9 +52,9 @@ every median is known to ±2.5 % (95 % notch interval), at most --max-runs.
 
 Commands are given as in hyperfine: each argument is one command line, run through a shell \
 (`sh -c`, or -S SHELL); -N runs it without one (split into words, no shell start-up in the \
-times). Several commands without -P/-L/--procs are compared, with hyperfine's summary ('a' \
-ran 1.80 ± 0.05 times faster than 'b') followed by the test's verdict; one command alone is \
-a plain benchmark. Throttle's own form puts the words of one command after `--`; they run \
+times). Several commands are compared, with hyperfine's summary ('a' ran 1.80 ± 0.05 times \
+faster than 'b') followed by the test's verdict; with -P or -L every command runs at every \
+value. One command alone is a plain benchmark. Throttle's own form puts the words of one command after `--`; they run \
 directly, without a shell, unless -S is given. --setup and --cleanup run once per command or \
 value, --prepare and --conclude around every run (warm-up included); none is timed. Output is \
 discarded unless --show-output. A failing run stops the scan with its exit code unless \
