@@ -1,46 +1,40 @@
 //! `throttle`: run CPU-bound work at the right concurrency, and measure what the wrong one costs.
 //!
 //! A thin pipeline: parse the command line, check the output paths, run the chosen experiment,
-//! print its table and export its results. Each experiment lives in its own module and returns a
-//! [`report::Report`]; output formats live under `export/`.
+//! print its table and export its results. The experiments live under `experiments/` (the main
+//! job, `throttle report`, is `experiments/report.rs`), `scan/` profiles any command, both fill
+//! one [`results::Report`]; `view/` prints it as text and `export/` writes every file format.
 
-mod adapt;
-mod adapt_plot;
 mod calibrate;
 mod chart;
 mod error;
+mod experiments;
 mod export;
-mod frames;
-mod grid;
 mod interrupt;
 mod levels;
 mod load;
-mod main_job;
-mod model;
 mod numbers;
-mod overhead;
 mod pool_job;
-mod procs;
-mod procs_budget;
 mod progress;
-mod report;
+mod results;
 mod run;
 mod scan;
 mod spin;
-mod sum;
-mod sweep;
-mod table;
 mod tasks;
 mod topology;
-mod units;
 mod verdict;
+mod view;
+
+use experiments::report as report_job;
+use experiments::{adapt, frames, overhead, procs, sum, sweep};
+use view::table;
 
 use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 use crate::export::OutputArgs;
-use crate::report::{Machine, Report};
+use crate::results::{Machine, Report};
 
 /// Run CPU-bound parallel work at the right concurrency, and measure what the wrong one costs.
 ///
@@ -59,7 +53,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    Report(main_job::ReportArgs),
+    Report(report_job::ReportArgs),
     Sum(sum::SumArgs),
     Sweep(sweep::SweepArgs),
     Overhead(overhead::OverheadArgs),
@@ -100,7 +94,7 @@ fn main() -> ExitCode {
     }
     let result = match command {
         Command::Scan(args) => scan::run(*args),
-        Command::Report(args) => main_job::run(&args),
+        Command::Report(args) => report_job::run(&args),
         Command::Sum(args) => experiment(
             &args.output,
             |m| sum::run(&args, m),

@@ -14,7 +14,7 @@ fn value_label(v: f64) -> String {
     } else if v.abs() >= 100.0 {
         format!("{v:.0}")
     } else {
-        crate::units::sig3(v)
+        crate::view::units::sig3(v)
     }
 }
 

@@ -1,6 +1,6 @@
 //! The HTML writer: self-contained pages (no scripts, no fonts, no network) with one style
 //! sheet, one page frame ([`head`], [`foot`]) and one table ([`tables`], the cells of
-//! [`crate::table::grid_of`]) for every page the CLI writes:
+//! [`crate::view::table::grid_of`]) for every page the CLI writes:
 //!
 //! - [`page`]: the `throttle report` page — the recommendation on top, the machine, then one
 //!   section per seed with its figures (inline SVG from [`crate::chart`]), its findings in
@@ -11,8 +11,8 @@
 use std::fmt::Write as _;
 
 use crate::chart::escape;
-use crate::report::{Machine, Report};
-use crate::table;
+use crate::results::{Machine, Report};
+use crate::view::table;
 
 /// One seed's part of the page.
 #[derive(Debug, Clone)]

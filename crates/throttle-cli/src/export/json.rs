@@ -6,7 +6,7 @@
 //!   that read hyperfine's files read ours, plus per-value scaling metrics, per-run details and
 //!   a top-level `model`, `notes`, `warnings`, `machine` and `partial`. It is a view of the
 //!   report, not a writer of its own: every number comes from the report's rows, their samples
-//!   and metrics (keys in [`crate::report::keys`]). Times are seconds; missing data is `null`.
+//!   and metrics (keys in [`crate::results::keys`]). Times are seconds; missing data is `null`.
 
 use std::collections::BTreeMap;
 
@@ -15,9 +15,9 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use throttle_probe::Summary;
 
-use crate::model::usl::Fit;
-use crate::report::keys::*;
-use crate::report::{Model, Report, Row, Sample};
+use crate::results::keys::*;
+use crate::results::model::usl::Fit;
+use crate::results::{Model, Report, Row, Sample};
 
 /// hyperfine's fields of each `results[]` object, in hyperfine's order: what
 /// [`hyperfine`] must always write (the contract its tests check).

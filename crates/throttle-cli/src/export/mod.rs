@@ -20,7 +20,7 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::error::usage;
-use crate::report::Report;
+use crate::results::Report;
 
 /// The output options every experiment accepts.
 #[derive(Debug, Clone, Default, Args)]

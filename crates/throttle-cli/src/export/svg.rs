@@ -8,7 +8,7 @@
 //! CPU time per process. Concurrency axes mark the physical and logical core counts.
 
 use crate::chart::{core_marks, Axis, BarChart, LineChart, Mark, Series, PALETTE};
-use crate::report::{Report, Row, Sample, Section};
+use crate::results::{Report, Row, Sample, Section};
 
 /// The report's charts as one SVG document.
 pub fn to_string(report: &Report) -> anyhow::Result<String> {

@@ -3,12 +3,12 @@
 
 use super::record::{Mode, Point, Scan};
 use super::stats;
-use crate::model::usl::{self, Fit};
-pub use crate::model::Model;
+use crate::results::model::usl::{self, Fit};
+pub use crate::results::model::Model;
 use throttle_probe::Summary;
 
 /// What scan concludes about one value's runs, beyond the medians every experiment's rows
-/// have (user and system time, switches: [`crate::report::Row::from_samples`]). Times are in
+/// have (user and system time, switches: [`crate::results::Row::from_samples`]). Times are in
 /// seconds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointStats {
@@ -183,7 +183,7 @@ fn fit_model(scan: &Scan) -> Option<Model> {
     })
 }
 
-pub use crate::units::sig3;
+pub use crate::view::units::sig3;
 
 /// The measured range of a scan and the CPUs the process may use.
 #[derive(Debug, Clone, Copy)]
@@ -404,7 +404,7 @@ fn fastest(scan: &Scan, measured: &[(&Point, &PointStats)]) -> Option<String> {
     } else {
         ""
     };
-    let time = crate::units::secs(best_stats.wall.median);
+    let time = crate::view::units::secs(best_stats.wall.median);
     Some(if ties.is_empty() {
         format!(
             "Fastest{scope} at {name} = {} ({time} median wall time): every other value is slower by the test ({}).",
@@ -522,7 +522,7 @@ fn warnings(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
 mod tests {
     use super::super::record::Run;
     use super::*;
-    use crate::report::Machine;
+    use crate::results::Machine;
     use std::time::Duration;
 
     fn run(wall: f64, cpu: f64) -> Run {

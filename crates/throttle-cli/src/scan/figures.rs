@@ -8,8 +8,8 @@
 //! levels and start the level axis at the first value measured, not at 0.
 
 use crate::chart::{core_marks, stack, Axis, LineChart, Series, PALETTE};
-use crate::report::keys::{COPIES, THROUGHPUT};
-use crate::report::{Report, Row};
+use crate::results::keys::{COPIES, THROUGHPUT};
+use crate::results::{Report, Row};
 
 /// What the figures need to know about a scan, read from the report.
 struct View<'a> {
@@ -184,7 +184,7 @@ pub fn charts(report: &Report) -> Vec<String> {
 /// Min–max bars of `f` over each row's runs (rows with at least two).
 fn spread<'a>(
     rows: impl Iterator<Item = &'a Row>,
-    f: &dyn Fn(&crate::report::Sample) -> f64,
+    f: &dyn Fn(&crate::results::Sample) -> f64,
 ) -> Vec<(f64, f64, f64)> {
     rows.filter(|r| r.samples.len() > 1)
         .map(|r| {

@@ -18,7 +18,7 @@ use super::record::{Point, Run, Scan};
 use super::sampler::ThreadSampler;
 use super::stats;
 use crate::error::usage;
-use crate::report::Machine;
+use crate::results::Machine;
 
 /// A median is "stable" when its approximate 95 % confidence half-width is below 2.5 % of it:
 /// finer than that, run-to-run noise on a shared machine dominates anyway.

@@ -3,8 +3,8 @@
 //! A pipeline like the CLI's: options → [`plan::Plan`] (checked, exit 2 on bad input) →
 //! [`measure::measure`] (interleaved rounds of real child processes, accounted with `wait4` and
 //! schedstat by the probe) → [`analysis::analyse`] (statistics, the USL and Amdahl fits of
-//! [`crate::model::usl`], notes) → [`results::report`], the common [`crate::report::Report`] → the CLI's one
-//! table and one exporter per format ([`crate::table`], [`crate::export`]), with scan's own
+//! [`crate::results::model::usl`], notes) → [`results::report`], the common [`crate::results::Report`] → the CLI's one
+//! table and one exporter per format ([`crate::view::table`], [`crate::export`]), with scan's own
 //! figures ([`figures`]) plugged into `--plot` and `--report`. Scan has no table, statistics
 //! type or file writer of its own.
 
@@ -273,10 +273,10 @@ pub fn run(mut args: ScanArgs) -> anyhow::Result<()> {
     args.dashdash = std::env::args().any(|a| a == "--");
     let plan = plan::Plan::from_args(&args)?;
     if let Some(unit) = args.time_unit {
-        crate::units::force_unit(match unit {
-            TimeUnit::Microsecond => crate::units::Unit::Us,
-            TimeUnit::Millisecond => crate::units::Unit::Ms,
-            TimeUnit::Second => crate::units::Unit::S,
+        crate::view::units::force_unit(match unit {
+            TimeUnit::Microsecond => crate::view::units::Unit::Us,
+            TimeUnit::Millisecond => crate::view::units::Unit::Ms,
+            TimeUnit::Second => crate::view::units::Unit::S,
         });
     }
     let outputs = [
@@ -301,7 +301,7 @@ pub fn run(mut args: ScanArgs) -> anyhow::Result<()> {
             }
         }
     }
-    let machine = crate::report::Machine::detect();
+    let machine = crate::results::Machine::detect();
     let scan = measure::measure(&plan, machine)?;
     let analysis = analysis::analyse(&scan);
     let mut report = results::report(&scan, &analysis);
@@ -313,7 +313,7 @@ pub fn run(mut args: ScanArgs) -> anyhow::Result<()> {
         }
     }
     // With an export on standard output, the table goes to standard error.
-    let text = crate::table::render(&report);
+    let text = crate::view::table::render(&report);
     if on_stdout.is_some() {
         eprint!("{text}");
     } else {
@@ -327,7 +327,7 @@ pub fn run(mut args: ScanArgs) -> anyhow::Result<()> {
 }
 
 /// Writes every export `args` asks for, each a view of the one `report`.
-fn write_outputs(args: &ScanArgs, report: &crate::report::Report) -> anyhow::Result<()> {
+fn write_outputs(args: &ScanArgs, report: &crate::results::Report) -> anyhow::Result<()> {
     use crate::export::{csv, html, json, markdown, write_output};
     if let Some(path) = &args.export_json {
         write_output(path, &json::to_string(&json::hyperfine(report))?)?;

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::report::Machine;
+use crate::results::Machine;
 
 /// How the concurrency was varied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,12 +7,12 @@
 //! The mapping: one [`Section`] (id `scan`) without a series column, whose level is the
 //! scanned parameter; one [`Row`] per measured value, its runs kept as [`Sample`]s; what only
 //! scan measures (spread, peak RSS, throughput, the Karp–Flatt fraction, outliers, failures,
-//! copies) as metrics under the keys of [`crate::report::keys`]; the model in [`Report::model`], the notes in
+//! copies) as metrics under the keys of [`crate::results::keys`]; the model in [`Report::model`], the notes in
 //! [`Report::findings`], the warnings in [`Report::warnings`]; the mode, parameter, template
 //! and warm-up count in [`Report::parameters`] (keys in [`param`]).
 
-use crate::report::keys::*;
-use crate::report::{Format, Machine, Report, Row, Sample, Section};
+use crate::results::keys::*;
+use crate::results::{Format, Machine, Report, Row, Sample, Section};
 
 use super::analysis::Analysis;
 use super::record::{Mode, Run, Scan};
@@ -144,7 +144,7 @@ fn header(scan: &Scan) -> String {
         runs.iter().copied().max().unwrap_or(0),
     );
     let runs = if lo == hi {
-        crate::units::plural(lo as u64, "run")
+        crate::view::units::plural(lo as u64, "run")
     } else {
         format!("{lo}–{hi} runs")
     };
@@ -165,7 +165,7 @@ fn header(scan: &Scan) -> String {
                     .map(|p| format!("`{}`", p.command))
                     .collect::<Vec<_>>()
                     .join(", "),
-                crate::units::plural(scan.warmup as u64, "warm-up run"),
+                crate::view::units::plural(scan.warmup as u64, "warm-up run"),
                 machine_line(&scan.machine),
             )
         }
@@ -173,7 +173,7 @@ fn header(scan: &Scan) -> String {
     format!(
         "scan of `{}`: {what}; {runs} per value after {}, interleaved; machine: {}",
         scan.template,
-        crate::units::plural(scan.warmup as u64, "warm-up run"),
+        crate::view::units::plural(scan.warmup as u64, "warm-up run"),
         machine_line(&scan.machine),
     )
 }
@@ -295,7 +295,7 @@ mod tests {
         assert_eq!(rows[1].x, 2.0, "a label sits at its position");
         assert_eq!(rows[2].metrics[FAILURES], 1.0);
         assert!(report.model.is_none(), "a label is not a count: no model");
-        let text = crate::table::render(&report);
+        let text = crate::view::table::render(&report);
         assert!(text.contains("3 (1 failed)"), "{text}");
         let md = markdown::to_string(&report);
         assert!(md.starts_with("scan of `prog -j{n} 'a b'`"), "{md}");

@@ -2,10 +2,10 @@
 //! costs, the recommendation and the warnings, every verdict by the one rule of
 //! [`crate::verdict`].
 
-use crate::report::{Machine, Row, Section};
-use crate::sum;
-use crate::units;
+use crate::experiments::sum;
+use crate::results::{Machine, Row, Section};
 use crate::verdict::{self, Comparison};
+use crate::view::units;
 
 /// The wall-time comparison of `a` against `b` by the one rule of [`crate::verdict`].
 fn compare(a: &Row, b: &Row) -> Comparison {
@@ -364,7 +364,7 @@ fn series_names(section: &Section) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Sample;
+    use crate::results::Sample;
     use std::time::Duration;
 
     /// A pool-mode sweep of 64 tasks on 2 CPUs, one repetition per level (wall times in ms).

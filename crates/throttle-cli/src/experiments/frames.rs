@@ -19,8 +19,8 @@ use throttle_workloads::frames::{
 use crate::export::{check_writable, OutputArgs};
 use crate::interrupt;
 use crate::progress::Progress;
-use crate::report::{Check, Machine, Report, Row, Sample, Section};
-use crate::units;
+use crate::results::{Check, Machine, Report, Row, Sample, Section};
+use crate::view::units;
 
 /// Options of `throttle frames`.
 #[derive(Debug, Args)]

@@ -17,8 +17,8 @@ use throttle::Pool;
 use throttle_workloads::adaptive::{self, Kind, Shared};
 use throttle_workloads::kernels::spin;
 
-use crate::adapt_plot::{self, Reference, Timeline};
 use crate::error::usage;
+use crate::experiments::adapt_plot::{self, Reference, Timeline};
 use anyhow::Context as _;
 
 /// A workload of the proof.

@@ -13,8 +13,8 @@ use throttle_workloads::seed_sum;
 
 use crate::error::usage;
 use crate::export::OutputArgs;
-use crate::report::{Check, Machine, Report, Row, Sample, Section};
-use crate::units;
+use crate::results::{Check, Machine, Report, Row, Sample, Section};
+use crate::view::units;
 
 /// The most tasks (and so OS threads) a run may create.
 pub const MAX_TASKS: usize = 1024;

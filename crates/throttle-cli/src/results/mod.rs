@@ -23,7 +23,9 @@ use std::time::Duration;
 use serde::Serialize;
 use throttle_probe::{Span, Summary, Topology};
 
-pub use crate::model::Model;
+pub mod model;
+
+pub use model::Model;
 
 /// Version of the JSON layout written by `--json`; documented in `docs/json.md`. Bump it on any
 /// change that can break a reader (a renamed or removed field, a changed unit).
@@ -216,7 +218,7 @@ pub struct MetricColumn {
     pub header: String,
     /// How a value is printed.
     pub format: Format,
-    /// Drop order on a narrow terminal (see [`crate::grid::Column::priority`]).
+    /// Drop order on a narrow terminal (see [`crate::view::grid::Column::priority`]).
     pub priority: u8,
 }
 

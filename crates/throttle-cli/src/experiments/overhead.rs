@@ -20,8 +20,8 @@ use crate::calibrate;
 use crate::export::OutputArgs;
 use crate::interrupt;
 use crate::progress::Progress;
-use crate::report::{Machine, Report, Row, Sample, Section};
-use crate::units;
+use crate::results::{Machine, Report, Row, Sample, Section};
+use crate::view::units;
 
 /// Options of `throttle overhead`.
 #[derive(Debug, Args)]

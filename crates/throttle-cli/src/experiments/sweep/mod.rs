@@ -14,13 +14,13 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::error::usage;
+use crate::experiments::sum::{self, Mode, Work};
 use crate::export::OutputArgs;
 use crate::interrupt;
 use crate::levels::LevelList;
 use crate::load::LoadMark;
 use crate::progress::Progress;
-use crate::report::{Machine, Report, Row, Sample, Section};
-use crate::sum::{self, Mode, Work};
+use crate::results::{Machine, Report, Row, Sample, Section};
 
 mod findings;
 

@@ -14,17 +14,17 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 use crate::error::Interrupted;
+use crate::experiments::frames::{self, FramesArgs};
+use crate::experiments::overhead::{self, OverheadArgs};
+use crate::experiments::procs::{self, ProcsArgs};
+use crate::experiments::sum::Mode;
+use crate::experiments::sweep::{self, SweepArgs};
 use crate::export::html::{self, SeedSection};
 use crate::export::{check_output, svg, write_output};
-use crate::frames::{self, FramesArgs};
 use crate::interrupt;
 use crate::load::LoadMark;
-use crate::overhead::{self, OverheadArgs};
-use crate::procs::{self, ProcsArgs};
-use crate::report::{Machine, Report, Row, Section};
-use crate::sum::Mode;
-use crate::sweep::{self, SweepArgs};
-use crate::units;
+use crate::results::{Machine, Report, Row, Section};
+use crate::view::units;
 
 /// The default budget, seconds: about 3 minutes on 2 cores.
 const DEFAULT_BUDGET: f64 = 180.0;
@@ -355,7 +355,7 @@ fn recommend(
                     .iter()
                     .filter_map(serde_json::Value::as_u64)
                     .filter(|&l| section.row(&rec.series, l).is_none())
-                    .map(|l| crate::sum::level_label(l as usize))
+                    .map(|l| crate::experiments::sum::level_label(l as usize))
                     .collect()
             })
             .unwrap_or_default();
@@ -558,7 +558,7 @@ fn seed_sections(reports: &[Report], timelines: Vec<String>) -> Vec<SeedSection>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Sample;
+    use crate::results::Sample;
 
     /// A sweep report of pool mode at `rows` (level, three wall times in ms), planned `levels`.
     fn sweep_report(levels: &[usize], rows: &[(u64, [u64; 3])]) -> Report {
@@ -609,8 +609,8 @@ mod tests {
         let rec = recommend(&machine, Some(&whole), None, None, None, None);
         assert!(!rec[0].contains("Over the levels measured only"), "{rec:?}");
         // The summary's oversubscription clause is the sweep's own, by the same rule.
-        let clause =
-            crate::sweep::oversubscription(&whole.sections[0], "pool", 2, 64).expect("clause");
+        let clause = crate::experiments::sweep::oversubscription(&whole.sections[0], "pool", 2, 64)
+            .expect("clause");
         assert!(rec.iter().any(|r| r.contains(&clause)), "{rec:?}");
         assert!(clause.contains("a real difference"), "{clause}");
     }
