@@ -29,6 +29,17 @@ pub fn usage(flag: &str, value: &str, why: &str) -> anyhow::Error {
     )))
 }
 
+/// Why a command's program cannot be started when no executable of that name is found: the one
+/// wording of `scan` and `procs`.
+pub const MISSING_PROGRAM: &str =
+    "cannot be started: no executable of that name on PATH (check the spelling, or that it is installed)";
+
+/// The usage error for a command whose program is not found: names the command and the
+/// program, in the one wording [`MISSING_PROGRAM`].
+pub fn missing_program(program: &str) -> anyhow::Error {
+    usage("CMD", program, MISSING_PROGRAM)
+}
+
 /// True when `err` (or any error in its chain) is a [`UsageError`].
 pub fn is_usage(err: &anyhow::Error) -> bool {
     err.chain()

@@ -8,9 +8,15 @@
 //! counting that echo as a second Ctrl-C would throw away everything measured. A person's second
 //! Ctrl-C comes later than that.
 //!
+//! A real Ctrl-C reaches the whole foreground process group, so the children this binary runs
+//! as helpers (`procs`' `__spin` copies, scan's `__tasks`) receive it too. They install the
+//! handler [`quiet`]ly: the request is noted and nothing is printed, so one Ctrl-C gives one
+//! message, from the process the user started. The message names the signal: SIGINT (Ctrl-C)
+//! or SIGTERM (`kill`, `timeout`), and how to quit at once for that signal.
+//!
 //! The handler does only async-signal-safe work: atomics, `clock_gettime`, `write` and `_exit`.
 
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// How close together two signals count as one request. Echoes from a process-group signal
@@ -22,6 +28,22 @@ const SAME_REQUEST: Duration = Duration::from_millis(300);
 static FIRST_AT: AtomicU64 = AtomicU64::new(0);
 /// The number of the first signal received (0 before any).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// True in a helper child: the handler prints nothing (its parent prints the one message).
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// What the first SIGINT prints.
+const SIGINT_MESSAGE: &[u8] = b"\ninterrupted by SIGINT: finishing the current measurement, then saving partial results (Ctrl-C again to quit now)\n";
+/// What the first SIGTERM prints.
+const SIGTERM_MESSAGE: &[u8] = b"\nterminated by SIGTERM: finishing the current measurement, then saving partial results (SIGTERM again to quit now)\n";
+
+/// The message printed for the first `signal`.
+fn message(signal: libc::c_int) -> &'static [u8] {
+    if signal == libc::SIGTERM {
+        SIGTERM_MESSAGE
+    } else {
+        SIGINT_MESSAGE
+    }
+}
 
 fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
@@ -44,12 +66,13 @@ extern "C" fn on_signal(signal: libc::c_int) {
         .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst)
         .ok();
     match FIRST_AT.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst) {
-        Ok(_) => {
-            let msg: &[u8] = b"\ninterrupted: finishing the current measurement, then saving partial results (Ctrl-C again to quit now)\n";
+        Ok(_) if !QUIET.load(Ordering::Relaxed) => {
+            let msg = message(signal);
             // SAFETY: write(2) is async-signal-safe; `msg` is a valid buffer of that length. A
             // failed write loses only the message.
             unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
         }
+        Ok(_) => {}
         Err(first) => {
             if now.saturating_sub(first) > SAME_REQUEST.as_nanos() as u64 {
                 // SAFETY: _exit is async-signal-safe and never returns.
@@ -57,6 +80,16 @@ extern "C" fn on_signal(signal: libc::c_int) {
             }
         }
     }
+}
+
+/// Installs the handlers in a helper child (`__spin`, `__tasks`, `__pool`): as [`install`],
+/// but the first signal prints nothing, so a Ctrl-C that reaches the whole process group is
+/// announced once, by the parent.
+pub fn quiet() {
+    // Relaxed: stored before `install` registers the handler (sigaction orders it), and only
+    // ever read by that handler.
+    QUIET.store(true, Ordering::Relaxed);
+    install();
 }
 
 /// Installs the SIGINT and SIGTERM handlers once. Later calls do nothing.
@@ -89,5 +122,24 @@ pub fn exit_status() -> u8 {
     match SIGNAL.load(Ordering::SeqCst) {
         0 => 130,
         s => u8::try_from(128 + s).unwrap_or(130),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_names_the_signal() {
+        let int = String::from_utf8_lossy(message(libc::SIGINT));
+        let term = String::from_utf8_lossy(message(libc::SIGTERM));
+        assert!(
+            int.contains("SIGINT") && int.contains("Ctrl-C again"),
+            "{int}"
+        );
+        assert!(
+            term.contains("SIGTERM") && !term.contains("Ctrl-C"),
+            "{term}"
+        );
     }
 }

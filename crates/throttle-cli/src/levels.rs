@@ -29,10 +29,16 @@ impl FromStr for LevelList {
         let mut values = Vec::new();
         for item in text.split(',') {
             let item = item.trim();
-            let value: usize = item.parse().map_err(|_| {
-                format!(
-                    "'{item}' is not a whole number; expected a comma-separated list like 1,2,4,0"
-                )
+            let value: usize = item.parse().map_err(|e: std::num::ParseIntError| {
+                match e.kind() {
+                    // All digits, but more than a level can be: say so, not "not a number".
+                    std::num::IntErrorKind::PosOverflow => {
+                        format!("'{item}' is too large for a level (at most {})", usize::MAX)
+                    }
+                    _ => format!(
+                        "'{item}' is not a whole number; expected a comma-separated list like 1,2,4,0"
+                    ),
+                }
             })?;
             if values.contains(&value) {
                 return Err(format!("level {value} appears twice"));
@@ -66,5 +72,10 @@ mod tests {
         assert!("1,,2".parse::<LevelList>().is_err());
         assert!("-1".parse::<LevelList>().is_err());
         assert!("2,2".parse::<LevelList>().unwrap_err().contains("twice"));
+        let big = "99999999999999999999".parse::<LevelList>().unwrap_err();
+        assert!(
+            big.contains("too large") && !big.contains("not a whole number"),
+            "{big}"
+        );
     }
 }

@@ -1,53 +1,48 @@
 //! `throttle`: run CPU-bound work at the right concurrency, and measure what the wrong one costs.
 //!
 //! A thin pipeline: parse the command line, check the output paths, run the chosen experiment,
-//! print its table and export its results. Each experiment lives in its own module and returns a
-//! [`report::Report`]; output formats live under `export/`.
+//! print its table and export its results. The experiments live under `experiments/` (the main
+//! job, `throttle report`, is `experiments/report.rs`), `scan/` profiles any command, both fill
+//! one [`results::Report`]; `view/` prints it as text and `export/` writes every file format.
 
-mod adapt;
-mod adapt_plot;
 mod calibrate;
 mod chart;
 mod error;
+mod experiments;
 mod export;
-mod frames;
-mod grid;
 mod interrupt;
 mod levels;
 mod load;
-mod main_job;
-mod model;
 mod numbers;
-mod overhead;
 mod pool_job;
-mod procs;
-mod procs_budget;
 mod progress;
-mod report;
+mod results;
 mod run;
 mod run_style;
 mod scan;
 mod spin;
-mod sum;
-mod sweep;
-mod table;
 mod tasks;
 mod topology;
-mod units;
+mod verdict;
+mod view;
+
+use experiments::report as report_job;
+use experiments::{adapt, frames, overhead, procs, sum, sweep};
+use view::table;
 
 use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 use crate::export::OutputArgs;
-use crate::report::{Machine, Report};
+use crate::results::{Machine, Report};
 
 /// Run CPU-bound parallel work at the right concurrency, and measure what the wrong one costs.
 ///
-/// `throttle report` is the main job: every seed's experiment on this machine, one HTML page of
-/// figures and a recommendation. The other subcommands run one seed's experiment in detail (sum,
-/// sweep, overhead, frames, procs), show what the probe knows about the CPUs (topology), or
-/// profile any command (scan). Tables go to standard output; --json, --csv and --plot save the results.
+/// Start with `throttle report`. The other subcommands run one of its experiments in detail (sum,
+/// sweep, overhead, frames, procs; numbered seed 000–004 after the five starting experiments the
+/// project was built from), show what the probe knows about the CPUs (topology), profile any
+/// command (scan), or run a command under one budget of CPUs (run). Tables go to standard output; --json, --csv and --plot save the results.
 /// Ctrl-C (or SIGTERM) stops an experiment between measurements and still prints and saves what
 /// was measured, marked partial (exit status 130, or 143 for SIGTERM).
 #[derive(Debug, Parser)]
@@ -59,7 +54,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    Report(main_job::ReportArgs),
+    Report(report_job::ReportArgs),
     Sum(sum::SumArgs),
     Sweep(sweep::SweepArgs),
     Overhead(overhead::OverheadArgs),
@@ -67,7 +62,7 @@ enum Command {
     Procs(procs::ProcsArgs),
     Topology(topology::TopologyArgs),
     /// Profile how any command scales with its thread count or with concurrent copies.
-    Scan(scan::ScanArgs),
+    Scan(Box<scan::ScanArgs>),
     Adapt(adapt::AdaptArgs),
     #[command(name = "__spin", hide = true)]
     Spin(spin::SpinArgs),
@@ -88,10 +83,19 @@ fn main() -> ExitCode {
         Command::Run(args) => return run::main(args),
         other => other,
     };
-    interrupt::install();
+    // Helper children share the user's process group: they note a Ctrl-C silently, and the
+    // parent prints the one message.
+    if matches!(
+        command,
+        Command::Spin(_) | Command::Tasks(_) | Command::PoolJob(_)
+    ) {
+        interrupt::quiet();
+    } else {
+        interrupt::install();
+    }
     let result = match command {
-        Command::Scan(args) => scan::run(args),
-        Command::Report(args) => main_job::run(&args),
+        Command::Scan(args) => scan::run(*args),
+        Command::Report(args) => report_job::run(&args),
         Command::Sum(args) => experiment(
             &args.output,
             |m| sum::run(&args, m),
@@ -188,6 +192,30 @@ fn clap_error(err: clap::Error) -> ExitCode {
             let first = text.split("\n\n").next().unwrap_or(&text);
             let line: Vec<&str> = first.lines().map(str::trim).collect();
             eprintln!("{}", line.join(" "));
+            ExitCode::from(2)
+        }
+        ErrorKind::UnknownArgument => {
+            // One line, like every other bad input: the option, and clap's suggestion if any.
+            use clap::error::{ContextKind, ContextValue};
+            let text = |kind| match err.get(kind) {
+                Some(ContextValue::String(s)) => Some(s.clone()),
+                Some(ContextValue::Strings(v)) => v.first().cloned(),
+                _ => None,
+            };
+            let arg = text(ContextKind::InvalidArg).unwrap_or_default();
+            let tip = text(ContextKind::SuggestedArg)
+                .map(|s| format!("; did you mean '{s}'?"))
+                .unwrap_or_default();
+            let runs_commands = matches!(
+                std::env::args().nth(1).as_deref(),
+                Some("scan" | "procs" | "run")
+            );
+            let dash = if runs_commands {
+                "; a command whose words start with '-' goes after '--'"
+            } else {
+                ""
+            };
+            eprintln!("error: unknown option '{arg}'{tip} (see --help{dash})");
             ExitCode::from(2)
         }
         _ => {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use comfy_table::{presets, Table};
 
-use crate::report::Report;
+use crate::results::Report;
 
 /// Options of `throttle topology`.
 #[derive(Debug, Args)]

@@ -7,15 +7,37 @@ use super::{
     LEFT, RIGHT, TOP, WIDTH,
 };
 
+/// A bar's value as printed over it: three significant digits, `0` for zero.
+fn value_label(v: f64) -> String {
+    if v == 0.0 {
+        "0".to_string()
+    } else if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        crate::view::units::sig3(v)
+    }
+}
+
 impl BarChart {
     /// The chart as an SVG element.
     pub fn to_svg(&self) -> String {
         let mut out = String::new();
-        open_svg(&mut out, &self.title, &self.subtitle);
+        let has_ranges = self.ranges.iter().flatten().any(Option::is_some);
+        let subtitle = if has_ranges {
+            let sep = if self.subtitle.is_empty() { "" } else { "; " };
+            format!(
+                "{}{sep}bars: medians, whiskers: min–max of the repetitions",
+                self.subtitle
+            )
+        } else {
+            self.subtitle.clone()
+        };
+        open_svg(&mut out, &self.title, &subtitle);
         let values: Vec<f64> = self
             .groups
             .iter()
             .flat_map(|g| g.2.iter().flatten().copied())
+            .chain(self.ranges.iter().flatten().flatten().map(|r| r.1))
             .chain(self.reference.iter().map(|r| r.0))
             .filter(|v| v.is_finite())
             .collect();
@@ -72,12 +94,41 @@ impl BarChart {
             for (g, (_, color, vals)) in self.groups.iter().enumerate() {
                 if let Some(v) = vals.get(c).copied().flatten() {
                     let y = ym.t(v / div);
+                    let left = start + bar * g as f64;
+                    let mid = left + (bar - 2.0) / 2.0;
                     let _ = writeln!(
                         out,
-                        r#"<rect x="{:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{color}"/>"#,
-                        start + bar * g as f64,
+                        r#"<rect x="{left:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{color}"/>"#,
                         bar - 2.0,
                         (base - y).max(0.0)
+                    );
+                    let range = self.ranges.get(g).and_then(|r| r.get(c).copied().flatten());
+                    if let Some((lo, hi)) = range {
+                        let (y_lo, y_hi) = (ym.t(lo / div), ym.t(hi / div));
+                        let _ = writeln!(
+                            out,
+                            r##"<path d="M{:.1},{y_lo:.1} H{:.1} M{mid:.1},{y_lo:.1} V{y_hi:.1} M{:.1},{y_hi:.1} H{:.1}" fill="none" stroke="#222" stroke-width="1.5"/>"##,
+                            mid - 5.0,
+                            mid + 5.0,
+                            mid - 5.0,
+                            mid + 5.0
+                        );
+                    }
+                    // The value at the bar's top, beside the whisker (so it reads as the bar's
+                    // height, not the whisker's), so a zero and a short bar read differently.
+                    let (lx, anchor) = if range.is_some() {
+                        (mid + 4.0, "start")
+                    } else {
+                        (mid, "middle")
+                    };
+                    text(
+                        &mut out,
+                        lx,
+                        y - 4.0,
+                        anchor,
+                        11.0,
+                        "",
+                        &value_label(v / div),
                     );
                 }
             }

@@ -119,6 +119,9 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Points drawn as dots but not joined to the line (e.g. `no limit`).
     pub loose: Vec<(f64, f64)>,
+    /// Spread bars `(x, low, high)`: the min–max of the repetitions behind a median, drawn as
+    /// a vertical bar with caps through the point at `x`.
+    pub ranges: Vec<(f64, f64, f64)>,
 }
 
 impl Series {
@@ -132,7 +135,14 @@ impl Series {
             line: true,
             points,
             loose: Vec::new(),
+            ranges: Vec::new(),
         }
+    }
+
+    /// With spread bars (min–max of the repetitions) at the given x.
+    pub fn with_ranges(mut self, ranges: Vec<(f64, f64, f64)>) -> Series {
+        self.ranges = ranges;
+        self
     }
 
     /// The same series drawn dashed.
@@ -220,6 +230,9 @@ pub struct BarChart {
     pub groups: Vec<(String, String, Vec<Option<f64>>)>,
     /// A horizontal reference line with a label (the theoretical minimum).
     pub reference: Option<(f64, String)>,
+    /// Spread bars per group and category, parallel to `groups`: the min–max of the
+    /// repetitions behind each bar's median (missing entries draw none).
+    pub ranges: Vec<Vec<Option<(f64, f64)>>>,
 }
 
 /// Escapes text for SVG (XML) content and attributes.
@@ -448,11 +461,20 @@ impl LineChart {
     /// The chart as an SVG element (no XML declaration, so it can be inlined in HTML).
     pub fn to_svg(&self) -> String {
         let mut out = String::new();
-        open_svg(&mut out, &self.title, &self.subtitle);
+        let subtitle = if self.series.iter().any(|s| !s.ranges.is_empty()) {
+            let sep = if self.subtitle.is_empty() { "" } else { "; " };
+            format!("{}{sep}bars: min–max of the repetitions", self.subtitle)
+        } else {
+            self.subtitle.clone()
+        };
+        open_svg(&mut out, &self.title, &subtitle);
         let all: Vec<(f64, f64)> = self
             .series
             .iter()
-            .flat_map(|s| s.points.iter().chain(&s.loose).copied())
+            .flat_map(|s| {
+                let ends = s.ranges.iter().flat_map(|&(x, lo, hi)| [(x, lo), (x, hi)]);
+                s.points.iter().chain(&s.loose).copied().chain(ends)
+            })
             .filter(|p| self.shows(*p))
             .collect();
         if all.is_empty() {
@@ -641,6 +663,21 @@ impl LineChart {
                 .filter(|p| self.shows(**p))
                 .map(|&(x, y)| (xm.t(x), ym.t(y / y_div)))
                 .collect();
+            for &(x, lo, hi) in &s.ranges {
+                if !(self.shows((x, lo)) && self.shows((x, hi))) {
+                    continue;
+                }
+                let (px, y_lo, y_hi) = (xm.t(x), ym.t(lo / y_div), ym.t(hi / y_div));
+                let _ = writeln!(
+                    out,
+                    r#"<path d="M{:.1},{y_lo:.1} H{:.1} M{px:.1},{y_lo:.1} V{y_hi:.1} M{:.1},{y_hi:.1} H{:.1}" fill="none" stroke="{}" stroke-width="1.5" opacity="0.7"/>"#,
+                    px - 4.0,
+                    px + 4.0,
+                    px - 4.0,
+                    px + 4.0,
+                    s.color
+                );
+            }
             let r = if s.line { 3.5 } else { 2.5 };
             if s.markers || !s.line {
                 for (x, y) in pts.iter().chain(&loose) {
@@ -705,5 +742,34 @@ mod tests {
         assert_eq!(svg.matches("stroke-dasharray=\"6 4\"").count(), 2, "{svg}");
         assert!(svg.contains("2 cores"));
         assert!(svg.contains("wall time (ms)") || svg.contains("wall time (s)"));
+        assert!(!svg.contains("min–max"), "no bars, no note");
+    }
+
+    #[test]
+    fn spread_bars_are_drawn_and_widen_the_axis() {
+        let chart = LineChart {
+            title: "t".into(),
+            subtitle: String::new(),
+            x: Axis::count("level"),
+            y: Axis::linear("time"),
+            series: vec![
+                Series::line("wall", PALETTE[0], vec![(1.0, 2.0), (2.0, 1.0)])
+                    .with_ranges(vec![(1.0, 1.9, 2.1), (2.0, 0.5, 9.0)]),
+            ],
+            marks: Vec::new(),
+        };
+        let svg = chart.to_svg();
+        // Two bars, each one path with caps, and the note that says what they are.
+        assert_eq!(
+            svg.matches("stroke-width=\"1.5\" opacity").count(),
+            2,
+            "{svg}"
+        );
+        assert!(svg.contains("bars: min–max of the repetitions"));
+        // The y axis reaches the top of the widest bar.
+        assert!(
+            svg.contains(">8<") || svg.contains(">9<") || svg.contains(">10<"),
+            "{svg}"
+        );
     }
 }

@@ -42,15 +42,45 @@ fn style(span: Span) -> (&'static str, &'static str) {
 
 const WAKE_COLOR: &str = "#000000";
 
-/// The timeline of `trace` as a standalone `<svg>` element.
-pub fn to_svg(trace: &Trace, title: &str, subtitle: &str) -> String {
-    let lanes: Vec<usize> = (0..trace.tracks().len())
+/// The lanes a picture of `trace` draws: every worker, and a caller that did something.
+fn lane_tracks(trace: &Trace) -> Vec<usize> {
+    (0..trace.tracks().len())
         .filter(|&i| trace.tracks()[i].role != Role::Pool)
         .filter(|&i| {
             // A caller lane only if the caller did something in the window.
             trace.tracks()[i].role == Role::Worker || !trace.tracks()[i].events.is_empty()
         })
-        .collect();
+        .collect()
+}
+
+/// When the picture's time axis starts: the first event of any lane.
+fn first_event_ns(trace: &Trace, lanes: &[usize]) -> u64 {
+    lanes
+        .iter()
+        .filter_map(|&i| trace.tracks()[i].events.first().map(|e| e.at_ns))
+        .min()
+        .unwrap_or(0)
+        .min(trace.duration_ns())
+}
+
+/// The time a picture of `trace` spans, from its first event to the end of the recording:
+/// give the largest of several to [`to_svg_on`] so their pictures share one time scale.
+pub fn span_ns(trace: &Trace) -> u64 {
+    let lanes = lane_tracks(trace);
+    trace
+        .duration_ns()
+        .saturating_sub(first_event_ns(trace, &lanes))
+}
+
+/// The timeline of `trace` as a standalone `<svg>` element, on a time axis of `axis_ns` when
+/// that is longer than the trace's own span, so pictures of several recordings placed together
+/// share one scale (`None`: its own span).
+pub fn to_svg_on(trace: &Trace, title: &str, subtitle: &str, axis_ns: Option<u64>) -> String {
+    let mut lanes = lane_tracks(trace);
+    // Callers first, then workers, whatever order the scheduler made its tracks in, so two
+    // timelines read alike.
+    lanes.sort_by_key(|&i| (trace.tracks()[i].role != Role::Caller, i));
+    let names = lane_names(trace, &lanes);
     let lanes_top = TOP + LEVEL_H + GAP;
     let lanes_h = lanes.len() as f64 * (LANE_H + LANE_GAP);
     let height = lanes_top + lanes_h + BOTTOM;
@@ -83,9 +113,17 @@ pub fn to_svg(trace: &Trace, title: &str, subtitle: &str) -> String {
         subtitle,
     );
 
-    let end_ns = trace.duration_ns().max(1);
+    // The time axis starts at the first event of any lane: the stretch between starting the
+    // recording and the first frame's work (ring set-up, a thread not yet scheduled) is not
+    // part of the picture.
+    let t0 = first_event_ns(trace, &lanes);
+    let end_ns = trace
+        .duration_ns()
+        .saturating_sub(t0)
+        .max(axis_ns.unwrap_or(0))
+        .max(1);
     let plot_w = WIDTH - LEFT - RIGHT;
-    let x_of = |ns: u64| LEFT + plot_w * (ns as f64 / end_ns as f64);
+    let x_of = |ns: u64| LEFT + plot_w * (ns.saturating_sub(t0) as f64 / end_ns as f64);
 
     // --- the concurrency level ---
     let workers = trace
@@ -93,7 +131,11 @@ pub fn to_svg(trace: &Trace, title: &str, subtitle: &str) -> String {
         .iter()
         .filter(|t| t.role == Role::Worker)
         .count();
-    let steps = trace.concurrency();
+    let steps: Vec<(u64, usize)> = trace
+        .concurrency()
+        .into_iter()
+        .map(|(t, level)| (t.saturating_sub(t0), level))
+        .collect();
     let limit = trace.limit();
     let top_level = steps
         .iter()
@@ -106,18 +148,7 @@ pub fn to_svg(trace: &Trace, title: &str, subtitle: &str) -> String {
     let y_level = |v: f64| TOP + LEVEL_H - LEVEL_H * v / top_level;
     let columns = plot_w.round() as usize;
     let means = column_means(&steps, end_ns, columns);
-    let mut path = format!("M{LEFT:.1},{:.1}", y_level(0.0));
-    for (c, m) in means.iter().enumerate() {
-        let x0 = LEFT + c as f64;
-        let _ = write!(
-            path,
-            " L{x0:.1},{:.2} L{:.1},{:.2}",
-            y_level(*m),
-            x0 + 1.0,
-            y_level(*m)
-        );
-    }
-    let _ = write!(path, " L{:.1},{:.1} Z", LEFT + plot_w, y_level(0.0));
+    let path = band_path(&means, LEFT, LEFT + plot_w, &y_level);
     let _ = writeln!(
         out,
         r##"<path d="{path}" fill="#56B4E9" fill-opacity="0.55" stroke="#0072B2" stroke-width="0.8"/>"##
@@ -179,7 +210,7 @@ pub fn to_svg(trace: &Trace, title: &str, subtitle: &str) -> String {
             out,
             r##"<rect x="{LEFT}" y="{y:.1}" width="{plot_w:.1}" height="{LANE_H}" fill="#f7f7f7" stroke="#dddddd" stroke-width="0.5"/>"##
         );
-        let mut name = t.name.clone();
+        let mut name = names[row].clone();
         if t.dropped > 0 {
             name.push_str(" (ring full)");
         }
@@ -302,7 +333,7 @@ pub fn to_svg(trace: &Trace, title: &str, subtitle: &str) -> String {
         "middle",
         12.0,
         "",
-        &format!("time since the recording started ({unit})"),
+        &format!("time since the first event ({unit})"),
     );
 
     // --- legend ---
@@ -393,6 +424,52 @@ pub fn to_svg(trace: &Trace, title: &str, subtitle: &str) -> String {
     out
 }
 
+/// One name per lane, the same for every scheduler: `caller` (`caller 1`, … when several
+/// threads called in) and `worker 0`, `worker 1`, … in track order. The schedulers' own thread
+/// names differ (`throttle-0`, `locked-queue-1`) and say nothing the role does not.
+fn lane_names(trace: &Trace, lanes: &[usize]) -> Vec<String> {
+    let callers = lanes
+        .iter()
+        .filter(|&&i| trace.tracks()[i].role == Role::Caller)
+        .count();
+    let (mut caller, mut worker) = (0, 0);
+    lanes
+        .iter()
+        .map(|&i| {
+            if trace.tracks()[i].role == Role::Caller {
+                caller += 1;
+                if callers == 1 {
+                    "caller".to_string()
+                } else {
+                    format!("caller {}", caller - 1)
+                }
+            } else {
+                worker += 1;
+                format!("worker {}", worker - 1)
+            }
+        })
+        .collect()
+}
+
+/// The outline of the concurrency band: a step from column to column, one horizontal and one
+/// vertical segment only where the level changes (a stretch of equal columns is one segment;
+/// the old outline had two points for every pixel column).
+fn band_path(means: &[f64], left: f64, right: f64, y_level: &dyn Fn(f64) -> f64) -> String {
+    let base = y_level(0.0);
+    let mut path = format!("M{left:.1},{base:.1}");
+    let mut current: Option<String> = None;
+    for (c, m) in means.iter().enumerate() {
+        // Compared as printed: levels that draw on the same pixel row are one segment.
+        let y = format!("{:.1}", y_level(*m));
+        if current.as_deref() != Some(y.as_str()) {
+            let _ = write!(path, " H{:.1} V{y}", left + c as f64);
+            current = Some(y);
+        }
+    }
+    let _ = write!(path, " H{right:.1} V{base:.1} Z");
+    path
+}
+
 /// The time-weighted mean of a step function `(time_ns, level)` over `columns` equal columns of
 /// `[0, end_ns)`.
 fn column_means(steps: &[(u64, usize)], end_ns: u64, columns: usize) -> Vec<f64> {
@@ -426,6 +503,17 @@ mod tests {
 
     fn ev(at_ns: u64, kind: EventKind) -> Event {
         Event { at_ns, kind }
+    }
+
+    #[test]
+    fn the_band_has_a_segment_per_change_not_per_pixel() {
+        let y = |v: f64| 100.0 - 10.0 * v;
+        // 1000 columns at level 2, then 1000 at level 1: two steps, not 4000 points.
+        let means: Vec<f64> = (0..2000)
+            .map(|c| if c < 1000 { 2.0 } else { 1.0 })
+            .collect();
+        let d = band_path(&means, 60.0, 2060.0, &y);
+        assert_eq!(d, "M60.0,100.0 H60.0 V80.0 H1060.0 V90.0 H2060.0 V100.0 Z");
     }
 
     #[test]
@@ -464,9 +552,18 @@ mod tests {
             ],
         };
         let trace = Trace::new("test", Duration::from_nanos(100), vec![w0, w1]);
-        let svg = to_svg(&trace, "title", "sub");
+        let svg = to_svg_on(&trace, "title", "sub", None);
+        assert_eq!(span_ns(&trace), 100);
+        // On a shared axis twice as long, the ticks run on to 200 ns = 0.2 µs.
+        let wide = to_svg_on(&trace, "title", "sub", Some(200));
+        assert!(wide.contains(">0.2<") && !svg.contains(">0.2<"), "{wide}");
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
-        assert!(svg.contains("w1 &lt;&amp;&gt;"));
+        // Lanes are named by role, the same for every scheduler.
+        assert!(
+            svg.contains(">worker 0<") && svg.contains(">worker 1<"),
+            "{svg}"
+        );
+        assert!(!svg.contains("w1 &lt;"), "{svg}");
         assert!(svg.contains("run (task from a queue)") && svg.contains("asleep (idle)"));
         assert!(
             !svg.contains("limit wait"),
@@ -474,7 +571,7 @@ mod tests {
         );
         assert!(svg.contains("wake-up: waker → woken"));
         assert!(svg.contains(r##"stroke="#000000" stroke-width="0.7""##));
-        assert!(svg.contains("time since the recording started (µs)"));
+        assert!(svg.contains("time since the first event (µs)"));
         assert!(svg.contains("busy threads"));
     }
 }

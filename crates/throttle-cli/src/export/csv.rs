@@ -12,8 +12,8 @@ use std::collections::BTreeSet;
 
 use throttle_probe::Summary;
 
-use crate::report::keys::*;
-use crate::report::{Report, Row};
+use crate::results::keys::*;
+use crate::results::{Report, Row};
 
 /// The fixed leading columns, in order.
 pub const COLUMNS: &[&str] = &[
@@ -113,7 +113,7 @@ pub fn hyperfine(report: &Report) -> String {
     );
     let opt = |v: Option<f64>| v.map_or(String::new(), num);
     let metric = |row: &Row, key: &str| opt(row.metrics.get(key).copied());
-    let mean = |row: &Row, f: &dyn Fn(&crate::report::Sample) -> f64| {
+    let mean = |row: &Row, f: &dyn Fn(&crate::results::Sample) -> f64| {
         opt(Summary::of(&row.samples.iter().map(f).collect::<Vec<_>>()).map(|s| s.mean))
     };
     for row in report.sections.iter().flat_map(|s| &s.rows) {

@@ -1,6 +1,6 @@
 //! The HTML writer: self-contained pages (no scripts, no fonts, no network) with one style
 //! sheet, one page frame ([`head`], [`foot`]) and one table ([`tables`], the cells of
-//! [`crate::table::grid_of`]) for every page the CLI writes:
+//! [`crate::view::table::grid_of`]) for every page the CLI writes:
 //!
 //! - [`page`]: the `throttle report` page — the recommendation on top, the machine, then one
 //!   section per seed with its figures (inline SVG from [`crate::chart`]), its findings in
@@ -11,8 +11,8 @@
 use std::fmt::Write as _;
 
 use crate::chart::escape;
-use crate::report::{Machine, Report};
-use crate::table;
+use crate::results::{Machine, Report};
+use crate::view::table;
 
 /// One seed's part of the page.
 #[derive(Debug, Clone)]
@@ -155,7 +155,7 @@ pub fn tables(report: &Report) -> String {
             out.push_str("</tr>\n");
         }
         out.push_str("</tbody></table></div>\n");
-        if let Some(legend) = &section.legend {
+        if let Some(legend) = &section.legend_text() {
             let _ = writeln!(out, "<p class=\"small\">{}</p>", escape(legend));
         }
     }
@@ -183,7 +183,14 @@ pub fn page(
     }
     out.push_str("<section id=\"recommendation\" class=\"rec\">\n<h2>Recommendation</h2>\n");
     list(&mut out, recommendation);
-    out.push_str("<p class=\"small\">Every number above appears in a figure or a folded table below.</p>\n</section>\n");
+    out.push_str(
+        "<p class=\"small\">Every number above appears in a figure or a folded table below.</p>\n",
+    );
+    let _ = writeln!(
+        out,
+        "<p class=\"small\">How differences are judged, everywhere on this page: {} The sections are numbered 000–004 after the five starting experiments (seeds) the project was built from.</p>\n</section>",
+        escape(crate::verdict::RULE)
+    );
     out.push_str("<h2 id=\"machine\">The machine</h2>\n");
     machine(&mut out, machine_info, outside_load);
     for s in sections {

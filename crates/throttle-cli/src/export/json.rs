@@ -6,7 +6,7 @@
 //!   that read hyperfine's files read ours, plus per-value scaling metrics, per-run details and
 //!   a top-level `model`, `notes`, `warnings`, `machine` and `partial`. It is a view of the
 //!   report, not a writer of its own: every number comes from the report's rows, their samples
-//!   and metrics (keys in [`crate::report::keys`]). Times are seconds; missing data is `null`.
+//!   and metrics (keys in [`crate::results::keys`]). Times are seconds; missing data is `null`.
 
 use std::collections::BTreeMap;
 
@@ -15,9 +15,9 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use throttle_probe::Summary;
 
-use crate::model::usl::Fit;
-use crate::report::keys::*;
-use crate::report::{Model, Report, Row, Sample};
+use crate::results::keys::*;
+use crate::results::model::usl::Fit;
+use crate::results::{Model, Report, Row, Sample};
 
 /// hyperfine's fields of each `results[]` object, in hyperfine's order: what
 /// [`hyperfine`] must always write (the contract its tests check).
@@ -102,11 +102,20 @@ fn mean(row: &Row, f: impl Fn(&Sample) -> f64) -> Option<f64> {
     Summary::of(&row.samples.iter().map(f).collect::<Vec<_>>()).map(|s| s.mean)
 }
 
-fn result_json(row: &Row, parameter: &str) -> Value {
+/// One result; `parameter` is `None` for a comparison of commands, which has none (hyperfine
+/// then writes no `parameters` and names each result by its `--command-name`, or its text).
+fn result_json(row: &Row, parameter: Option<&str>) -> Value {
     let mut parameters = BTreeMap::new();
-    parameters.insert(parameter.to_string(), row.label.clone());
-    json!({
-        "command": row.command,
+    if let Some(parameter) = parameter {
+        parameters.insert(parameter.to_string(), row.label.clone());
+    }
+    parameters.extend(row.parameters.clone());
+    let command = match parameter {
+        Some(_) => row.command.clone(),
+        None => Some(row.label.clone()),
+    };
+    let mut v = json!({
+        "command": command,
         "mean": row.wall.mean,
         "stddev": (row.wall.count > 1).then_some(row.wall.stddev),
         "median": row.wall.median,
@@ -136,7 +145,13 @@ fn result_json(row: &Row, parameter: &str) -> Value {
         "outliers": count(row, OUTLIERS),
         "failures": count(row, FAILURES),
         "runs": row.samples.iter().map(run_json).collect::<Vec<_>>(),
-    })
+    });
+    if parameter.is_none() && row.parameters.is_empty() {
+        if let Some(map) = v.as_object_mut() {
+            map.remove("parameters");
+        }
+    }
+    v
 }
 
 /// scan's hyperfine-compatible document of `report` (see the module docs; docs/json.md).
@@ -151,7 +166,7 @@ pub fn hyperfine(report: &Report) -> Value {
         .sections
         .iter()
         .flat_map(|s| &s.rows)
-        .map(|r| result_json(r, parameter))
+        .map(|r| result_json(r, (param("mode") != "commands").then_some(parameter)))
         .collect();
     let t = &report.machine.topology;
     json!({

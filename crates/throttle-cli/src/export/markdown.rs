@@ -1,12 +1,12 @@
 //! `--markdown` and `scan --export-markdown`: a [`Report`] as Markdown, for a README or an
 //! issue — the subtitle, each section's table with the same columns and cells as the terminal
-//! table ([`crate::table::grid_of`], nothing dropped), its legend, the model, the notes and the
+//! table ([`crate::view::table::grid_of`], nothing dropped), its legend, the model, the notes and the
 //! warnings.
 
 use std::fmt::Write as _;
 
-use crate::report::Report;
-use crate::table;
+use crate::results::Report;
+use crate::view::table;
 
 /// Escapes a table cell or a line: `|` would end a cell.
 fn escape(text: &str) -> String {
@@ -47,7 +47,7 @@ pub fn to_string(report: &Report) -> String {
             let cells: Vec<String> = row.iter().map(|c| escape(c)).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
-        if let Some(legend) = &section.legend {
+        if let Some(legend) = &section.legend_text() {
             let _ = write!(out, "\n{}\n", escape(legend));
         }
         out.push('\n');

@@ -20,7 +20,7 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::error::usage;
-use crate::report::Report;
+use crate::results::Report;
 
 /// The output options every experiment accepts.
 #[derive(Debug, Clone, Default, Args)]
@@ -32,11 +32,13 @@ pub struct OutputArgs {
     /// Write the results as CSV to FILE, one line per measured row.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Draw wall and CPU time against the level as an SVG image in FILE.
+    /// Draw the experiment's figures as one SVG image in FILE (the same figures as its section
+    /// of `throttle report`'s page: sweep and procs draw time against the level, overhead draws
+    /// jobs per second and the user:system ratio, frames draws bars per scheduler).
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
-    /// Write the tables and findings as Markdown to FILE (`-` for standard output), for a
-    /// README or an issue.
+    /// Write the tables and findings as Markdown to FILE (`-` for standard output), to paste
+    /// into a README or a bug report.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
 }

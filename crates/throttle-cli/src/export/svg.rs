@@ -8,7 +8,7 @@
 //! CPU time per process. Concurrency axes mark the physical and logical core counts.
 
 use crate::chart::{core_marks, Axis, BarChart, LineChart, Mark, Series, PALETTE};
-use crate::report::{Report, Row, Section};
+use crate::results::{Report, Row, Sample, Section};
 
 /// The report's charts as one SVG document.
 pub fn to_string(report: &Report) -> anyhow::Result<String> {
@@ -49,6 +49,43 @@ fn series_names(section: &Section) -> Vec<String> {
 
 fn rows_of<'a>(section: &'a Section, series: &'a str) -> impl Iterator<Item = &'a Row> + 'a {
     section.rows.iter().filter(move |r| r.series == series)
+}
+
+/// The min–max of `f` over a row's repetitions, when there are at least two of them: the
+/// spread bar drawn through the row's median.
+fn spread(r: &Row, f: &dyn Fn(&Sample) -> Option<f64>) -> Option<(f64, f64)> {
+    let v: Vec<f64> = r
+        .samples
+        .iter()
+        .filter_map(f)
+        .filter(|v| v.is_finite())
+        .collect();
+    (v.len() > 1).then(|| {
+        v.iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                (lo.min(x), hi.max(x))
+            })
+    })
+}
+
+/// A sample's wall time, seconds.
+fn wall_of(s: &Sample) -> Option<f64> {
+    Some(s.wall.as_secs_f64())
+}
+
+/// A sample's CPU time (user + system), seconds.
+fn cpu_of(s: &Sample) -> Option<f64> {
+    Some((s.user + s.system).as_secs_f64())
+}
+
+/// Spread bars of `f` for `rows`, at the x that `at` gives each row.
+fn bars<'a>(
+    rows: impl Iterator<Item = &'a Row>,
+    at: impl Fn(&Row) -> f64,
+    f: &dyn Fn(&Sample) -> Option<f64>,
+) -> Vec<(f64, f64, f64)> {
+    rows.filter_map(|r| spread(r, f).map(|(lo, hi)| (at(r), lo, hi)))
+        .collect()
 }
 
 fn metric(r: &Row, key: &str) -> Option<f64> {
@@ -123,18 +160,27 @@ fn sweep_chart(report: &Report, section: &Section) -> String {
                 .map(|r| (no_limit_x, f(r)))
                 .collect()
         };
+        let at = |r: &Row| {
+            if r.level == 0 {
+                no_limit_x
+            } else {
+                r.level as f64
+            }
+        };
         let mut wall = Series::line(
             &format!("{name}: wall time"),
             color,
             limited(|r| r.wall.median),
-        );
+        )
+        .with_ranges(bars(rows_of(section, name), at, &wall_of));
         wall.loose = free(|r| r.wall.median);
         let mut cpu = Series::line(
             &format!("{name}: CPU time (user + system)"),
             color,
             limited(|r| r.user + r.system),
         )
-        .dashed();
+        .dashed()
+        .with_ranges(bars(rows_of(section, name), at, &cpu_of));
         cpu.loose = free(|r| r.user + r.system);
         series.push(wall);
         series.push(cpu);
@@ -166,15 +212,38 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
     let x = level_axis(section);
     let mut rates = Vec::new();
     let mut ratios = Vec::new();
-    for (i, name) in series_names(section).iter().enumerate() {
+    for (i, series) in series_names(section).iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
+        let name = series;
         let pts = |key: &str| -> Vec<(f64, f64)> {
-            rows_of(section, name)
+            rows_of(section, series)
                 .filter_map(|r| Some((r.x, metric(r, key)?)))
                 .collect()
         };
-        rates.push(Series::line(name, color, pts("jobs_per_sec")));
-        ratios.push(Series::line(name, color, pts("user_per_system")));
+        // On the job-length axis every line but the loop and the pool creates a thread per
+        // job: the legend says so.
+        let legend = if section.id == "job_length" && name != "sequential" && name != "pool" {
+            format!("a thread per job, {name}")
+        } else {
+            name.clone()
+        };
+        let name = &legend;
+        let key_of = |s: &Sample| s.metrics.get("jobs_per_sec").copied();
+        rates.push(
+            Series::line(name, color, pts("jobs_per_sec")).with_ranges(bars(
+                rows_of(section, name),
+                |r| r.x,
+                &key_of,
+            )),
+        );
+        let ratio_of = |s: &Sample| s.metrics.get("user_per_system").copied();
+        ratios.push(
+            Series::line(name, color, pts("user_per_system")).with_ranges(bars(
+                rows_of(section, name),
+                |r| r.x,
+                &ratio_of,
+            )),
+        );
     }
     // Seed 001's points A and B on the job-length axis.
     let mut marks = marks(report, section);
@@ -205,7 +274,27 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
         marks: marks.clone(),
     }
     .to_svg()];
-    if ratios.iter().any(|s| !s.points.is_empty()) {
+    // The seed's rule as a line: above a user:system ratio of 2, threading pays. It spans the
+    // whole measured axis, so this chart and the jobs-per-second chart share their x range.
+    let xs = section.rows.iter().map(|r| r.x).filter(|x| x.is_finite());
+    let (x_lo, x_hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    if x_lo.is_finite() && x_hi.is_finite() {
+        ratios.push(
+            Series::line(
+                "user:system = 2 (above it, the seed says, threading pays)",
+                "#000000",
+                vec![(x_lo, 2.0), (x_hi, 2.0)],
+            )
+            .dashed()
+            .no_markers(),
+        );
+    }
+    if ratios
+        .iter()
+        .any(|s| !s.points.is_empty() && s.color != "#000000")
+    {
         out.push(
             LineChart {
                 title: partial(
@@ -216,7 +305,7 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
                     ),
                 ),
                 subtitle: format!(
-                    "{}; runs with no system time at all have no ratio and are left out",
+                    "{}; runs with 0 user or 0 system time (tick accounting) left out",
                     section.title
                 ),
                 x,
@@ -244,6 +333,23 @@ fn frames_charts(report: &Report, section: &Section) -> Vec<String> {
                     .and_then(|r| metric(r, key))
             })
             .collect()
+    };
+    // Min–max over the repetitions of the value `f` reads from a sample.
+    let ranges = |f: &dyn Fn(&Sample) -> Option<f64>| -> Vec<Option<(f64, f64)>> {
+        names
+            .iter()
+            .map(|n| {
+                let row = section.rows.iter().find(|r| &r.series == n)?;
+                spread(row, f)
+            })
+            .collect()
+    };
+    let key = |k: &'static str| move |s: &Sample| s.metrics.get(k).copied();
+    let per_frame_of = |s: &Sample| {
+        s.metrics
+            .get("frames_per_sec")
+            .filter(|f| **f > 0.0)
+            .map(|f| 1.0 / f)
     };
     let per_frame: Vec<Option<f64>> = values("frames_per_sec")
         .into_iter()
@@ -276,6 +382,7 @@ fn frames_charts(report: &Report, section: &Section) -> Vec<String> {
         y: Axis::seconds("median time per frame"),
         groups: vec![("time per frame".into(), PALETTE[0].into(), per_frame)],
         reference,
+        ranges: vec![ranges(&per_frame_of)],
     };
     let concurrency = BarChart {
         title: partial(
@@ -292,6 +399,7 @@ fn frames_charts(report: &Report, section: &Section) -> Vec<String> {
             values("avg_concurrency"),
         )],
         reference: Some((threads as f64, format!("{threads} threads"))),
+        ranges: vec![ranges(&key("avg_concurrency"))],
     };
     let wakeups = BarChart {
         title: partial(
@@ -308,6 +416,7 @@ fn frames_charts(report: &Report, section: &Section) -> Vec<String> {
             values("wakeups_per_sec"),
         )],
         reference: None,
+        ranges: vec![ranges(&key("wakeups_per_sec"))],
     };
     vec![time.to_svg(), concurrency.to_svg(), wakeups.to_svg()]
 }
@@ -321,18 +430,23 @@ fn procs_chart(report: &Report, section: &Section) -> String {
                 .filter_map(|r| Some((r.x, f(r)?)))
                 .collect()
         };
-        series.push(Series::line(
-            "elapsed (wall) time of the batch",
-            PALETTE[0],
-            pts(&|r| Some(r.wall.median)),
-        ));
+        let cpu_per_process = |s: &Sample| s.metrics.get("cpu_per_process_s").copied();
+        series.push(
+            Series::line(
+                "elapsed (wall) time of the batch",
+                PALETTE[0],
+                pts(&|r| Some(r.wall.median)),
+            )
+            .with_ranges(bars(rows_of(section, &name), |r| r.x, &wall_of)),
+        );
         series.push(
             Series::line(
                 "CPU time per process",
                 PALETTE[1],
                 pts(&|r| metric(r, "cpu_per_process_s")),
             )
-            .dashed(),
+            .dashed()
+            .with_ranges(bars(rows_of(section, &name), |r| r.x, &cpu_per_process)),
         );
         series.push(
             Series::line(
@@ -368,18 +482,23 @@ fn budget_chart(report: &Report, section: &Section) -> String {
                 .filter_map(|r| Some((r.x, f(r)?)))
                 .collect()
         };
-        series.push(Series::line(
-            &format!("{name}: mean completion time"),
-            color,
-            pts(&|r| metric(r, "mean_completion_s")),
-        ));
+        let completion = |s: &Sample| s.metrics.get("mean_completion_s").copied();
+        series.push(
+            Series::line(
+                &format!("{name}: mean completion time"),
+                color,
+                pts(&|r| metric(r, "mean_completion_s")),
+            )
+            .with_ranges(bars(rows_of(section, name), |r| r.x, &completion)),
+        );
         series.push(
             Series::line(
                 &format!("{name}: makespan"),
                 color,
                 pts(&|r| Some(r.wall.median)),
             )
-            .dashed(),
+            .dashed()
+            .with_ranges(bars(rows_of(section, name), |r| r.x, &wall_of)),
         );
     }
     LineChart {
@@ -404,18 +523,18 @@ fn time_chart(report: &Report, section: &Section) -> String {
         let pts = |f: fn(&Row) -> f64| -> Vec<(f64, f64)> {
             rows_of(section, name).map(|r| (r.x, f(r))).collect()
         };
-        series.push(Series::line(
-            &format!("{name}: wall time"),
-            color,
-            pts(|r| r.wall.median),
-        ));
+        series.push(
+            Series::line(&format!("{name}: wall time"), color, pts(|r| r.wall.median))
+                .with_ranges(bars(rows_of(section, name), |r| r.x, &wall_of)),
+        );
         series.push(
             Series::line(
                 &format!("{name}: CPU time"),
                 color,
                 pts(|r| r.user + r.system),
             )
-            .dashed(),
+            .dashed()
+            .with_ranges(bars(rows_of(section, name), |r| r.x, &cpu_of)),
         );
     }
     LineChart {

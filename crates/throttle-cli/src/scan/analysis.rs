@@ -3,12 +3,12 @@
 
 use super::record::{Mode, Point, Scan};
 use super::stats;
-use crate::model::usl::{self, Fit};
-pub use crate::model::Model;
+use crate::results::model::usl::{self, Fit};
+pub use crate::results::model::Model;
 use throttle_probe::Summary;
 
 /// What scan concludes about one value's runs, beyond the medians every experiment's rows
-/// have (user and system time, switches: [`crate::report::Row::from_samples`]). Times are in
+/// have (user and system time, switches: [`crate::results::Row::from_samples`]). Times are in
 /// seconds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointStats {
@@ -24,8 +24,9 @@ pub struct PointStats {
     pub max_rss_kib: u64,
     /// Throughput, copies per second of median wall time.
     pub throughput: f64,
-    /// Throughput over the first value's.
-    pub speedup: f64,
+    /// Throughput over the first value's; `None` when the first value was not measured (an
+    /// interrupted scan): no ratio against a baseline that has no runs.
+    pub speedup: Option<f64>,
     /// Concurrency over the first value's (`n / n0`), when both are numbers.
     pub relative_concurrency: Option<f64>,
     /// Speedup over relative concurrency.
@@ -76,7 +77,7 @@ fn point_stats(point: &Point) -> Option<PointStats> {
         run_queue_wait: rq.and_then(|v| stats::median(&v)),
         max_rss_kib: point.runs.iter().map(|r| r.max_rss_kib).max().unwrap_or(0),
         throughput: point.copies as f64 / wall_summary.median.max(1e-12),
-        speedup: 1.0,
+        speedup: None,
         relative_concurrency: None,
         efficiency: None,
         karp_flatt: None,
@@ -89,22 +90,29 @@ fn point_stats(point: &Point) -> Option<PointStats> {
 /// Computes statistics, fits the model and writes the notes.
 pub fn analyse(scan: &Scan) -> Analysis {
     let mut stats_out: Vec<Option<PointStats>> = Vec::with_capacity(scan.points.len());
-    let mut base: Option<(f64, Option<f64>)> = None; // (throughput, n) of the first measured value
+    // The baseline is the first value, and only if it was measured: an interrupted scan whose
+    // first value has no runs gets no speedup, efficiency or Karp–Flatt fraction at all (the
+    // second value is no stand-in for it).
+    let base: Option<(f64, Option<f64>)> = scan
+        .points
+        .first()
+        .and_then(|p| Some((point_stats(p)?.throughput, p.n)));
     for point in &scan.points {
         let Some(mut ps) = point_stats(point) else {
             stats_out.push(None);
             continue;
         };
-        let (x0, n0) = *base.get_or_insert((ps.throughput, point.n));
-        let speedup = ps.throughput / x0;
-        let relative_concurrency = match (point.n, n0) {
-            (Some(n), Some(n0)) => Some(n / n0),
-            _ => None,
-        };
-        ps.speedup = speedup;
-        ps.relative_concurrency = relative_concurrency;
-        ps.efficiency = relative_concurrency.map(|p| stats::efficiency(speedup, p));
-        ps.karp_flatt = relative_concurrency.and_then(|p| stats::karp_flatt(speedup, p));
+        if let Some((x0, n0)) = base {
+            let speedup = ps.throughput / x0;
+            let relative_concurrency = match (point.n, n0) {
+                (Some(n), Some(n0)) => Some(n / n0),
+                _ => None,
+            };
+            ps.speedup = Some(speedup);
+            ps.relative_concurrency = relative_concurrency;
+            ps.efficiency = relative_concurrency.map(|p| stats::efficiency(speedup, p));
+            ps.karp_flatt = relative_concurrency.and_then(|p| stats::karp_flatt(speedup, p));
+        }
         stats_out.push(Some(ps));
     }
     let model = fit_model(scan);
@@ -151,7 +159,7 @@ fn fit_model(scan: &Scan) -> Option<Model> {
         return None;
     }
     let unit = match scan.mode {
-        Mode::Parameter => "runs/s",
+        Mode::Parameter | Mode::Commands => "runs/s",
         Mode::Procs => "copies/s",
     };
     let n_max = points.iter().map(|p| p.0).fold(0.0, f64::max);
@@ -175,7 +183,7 @@ fn fit_model(scan: &Scan) -> Option<Model> {
     })
 }
 
-pub use crate::units::sig3;
+pub use crate::view::units::sig3;
 
 /// The measured range of a scan and the CPUs the process may use.
 #[derive(Debug, Clone, Copy)]
@@ -282,6 +290,9 @@ pub fn explain(fit: &Fit, range: Range, name: &str, unit: &str) -> Vec<String> {
 }
 
 fn notes(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
+    if scan.mode == Mode::Commands {
+        return summary(scan, stats);
+    }
     let mut out = Vec::new();
     let name = &scan.parameter;
     if !scan.points.is_empty() && !values_are_counts(scan) {
@@ -342,6 +353,9 @@ fn notes(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
             ));
         }
     }
+    if let Some(verdict) = fastest(scan, &measured) {
+        out.push(verdict);
+    }
     if let Some((p, s)) = measured.first() {
         if let Some(rq) = s.run_queue_wait {
             let share = rq / s.wall.median.max(1e-12);
@@ -357,6 +371,100 @@ fn notes(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
     }
     if let Some(reason) = &scan.run_queue_unavailable {
         out.push(format!("Run-queue wait is not available: {reason}."));
+    }
+    out
+}
+
+/// The fastest value by median wall time, judged against the others by the one rule of
+/// [`crate::verdict`]: a single fastest value only when every other is slower by the test.
+/// Over the values measured only, and said so, when the scan was interrupted.
+fn fastest(scan: &Scan, measured: &[(&Point, &PointStats)]) -> Option<String> {
+    if measured.len() < 2 {
+        return None;
+    }
+    let name = &scan.parameter;
+    let walls = |p: &Point| -> Vec<f64> { p.runs.iter().map(|r| secs(r.wall)).collect() };
+    let (best, best_stats) = measured
+        .iter()
+        .min_by(|a, b| a.1.wall.median.total_cmp(&b.1.wall.median))?;
+    let best_walls = walls(best);
+    let ties: Vec<(String, crate::verdict::Comparison)> = measured
+        .iter()
+        .filter(|(p, _)| !std::ptr::eq(*p, *best))
+        .map(|(p, _)| {
+            (
+                p.label.clone(),
+                crate::verdict::compare(&walls(p), &best_walls),
+            )
+        })
+        .filter(|(_, c)| !c.is_real())
+        .collect();
+    let scope = if measured.len() < scan.points.len() {
+        " of the values measured"
+    } else {
+        ""
+    };
+    let time = crate::view::units::secs(best_stats.wall.median);
+    Some(if ties.is_empty() {
+        format!(
+            "Fastest{scope} at {name} = {} ({time} median wall time): every other value is slower by the test ({}).",
+            best.label,
+            crate::verdict::RULE_SHORT
+        )
+    } else {
+        let labels: Vec<String> = ties.iter().map(|(l, _)| format!("{name} = {l}")).collect();
+        format!(
+            "The fastest median{scope} is at {name} = {} ({time}), but the test cannot tell it from {} ({}).",
+            best.label,
+            labels.join(", "),
+            crate::verdict::reasons(&ties.iter().map(|(_, c)| *c).collect::<Vec<_>>())
+        )
+    })
+}
+
+/// hyperfine's summary of a comparison of commands: the fastest by mean, and how many times
+/// faster it ran than each other (± by error propagation of both standard deviations, as
+/// hyperfine computes it); each ratio followed by the one rule's verdict on the runs, so a
+/// ratio that noise could give is said to be one.
+fn summary(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
+    let measured: Vec<(&Point, &PointStats)> = scan
+        .points
+        .iter()
+        .zip(stats)
+        .filter_map(|(p, s)| s.as_ref().map(|s| (p, s)))
+        .collect();
+    let Some(&(fast, fs)) = measured
+        .iter()
+        .min_by(|a, b| a.1.wall.mean.total_cmp(&b.1.wall.mean))
+    else {
+        return Vec::new();
+    };
+    if measured.len() < 2 {
+        return Vec::new();
+    }
+    let walls = |p: &Point| -> Vec<f64> { p.runs.iter().map(|r| secs(r.wall)).collect() };
+    let mut out = vec![format!("Summary: '{}' ran", fast.label)];
+    let mut others = measured.clone();
+    others.sort_by(|a, b| a.1.wall.mean.total_cmp(&b.1.wall.mean));
+    for &(p, s) in &others {
+        if std::ptr::eq(p, fast) {
+            continue;
+        }
+        let ratio = s.wall.mean / fs.wall.mean;
+        let rel = |x: &Summary| {
+            if x.count > 1 && x.mean > 0.0 {
+                x.stddev / x.mean
+            } else {
+                0.0
+            }
+        };
+        let err = ratio * (rel(&s.wall).powi(2) + rel(&fs.wall).powi(2)).sqrt();
+        let c = crate::verdict::compare(&walls(p), &walls(fast));
+        out.push(format!(
+            "  {ratio:.2} ± {err:.2} times faster than '{}': {}",
+            p.label,
+            c.clause()
+        ));
     }
     out
 }
@@ -414,7 +522,7 @@ fn warnings(scan: &Scan, stats: &[Option<PointStats>]) -> Vec<String> {
 mod tests {
     use super::super::record::Run;
     use super::*;
-    use crate::report::Machine;
+    use crate::results::Machine;
     use std::time::Duration;
 
     fn run(wall: f64, cpu: f64) -> Run {
@@ -444,6 +552,7 @@ mod tests {
                     n: Some(n),
                     copies: 1,
                     command: format!("prog -j{n}"),
+                    parameter: None,
                     runs: vec![run(wall, 1.0), run(wall * 1.01, 1.0), run(wall * 0.99, 1.0)],
                 })
                 .collect(),
@@ -455,6 +564,58 @@ mod tests {
     }
 
     #[test]
+    fn no_speedup_against_an_unmeasured_first_value() {
+        // Interrupted before n = 1 was measured: n = 2 must not read "speedup 1.00×".
+        let mut s = scan(
+            &[(1.0, 1.0), (2.0, 0.5), (4.0, 0.3)],
+            Machine::example(4, 2),
+        );
+        s.points[0].runs.clear();
+        s.partial = true;
+        let a = analyse(&s);
+        assert!(a.stats[0].is_none());
+        for st in a.stats.iter().flatten() {
+            assert_eq!(st.speedup, None);
+            assert_eq!(st.efficiency, None);
+            assert_eq!(st.karp_flatt, None);
+        }
+        let note = a
+            .notes
+            .iter()
+            .find(|n| n.contains("Fastest"))
+            .expect("a verdict");
+        assert!(note.contains("of the values measured at n = 4"), "{note}");
+    }
+
+    #[test]
+    fn the_fastest_value_is_judged_by_the_one_rule() {
+        // 3 runs each within ±1 %: 0.5 s against 0.3 s separate, 0.30 against 0.301 do not.
+        let a = analyse(&scan(
+            &[(1.0, 1.0), (2.0, 0.5), (4.0, 0.3)],
+            Machine::example(4, 2),
+        ));
+        let note = a
+            .notes
+            .iter()
+            .find(|n| n.contains("Fastest"))
+            .expect("a verdict");
+        assert!(
+            note.contains("every other value is slower by the test"),
+            "{note}"
+        );
+        let a = analyse(&scan(
+            &[(1.0, 1.0), (2.0, 0.301), (4.0, 0.3)],
+            Machine::example(4, 2),
+        ));
+        let note = a
+            .notes
+            .iter()
+            .find(|n| n.contains("fastest median"))
+            .expect("a plateau");
+        assert!(note.contains("cannot tell it from n = 2"), "{note}");
+    }
+
+    #[test]
     fn speedup_efficiency_and_model_of_amdahl_data() {
         let walls: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0]
             .iter()
@@ -463,7 +624,7 @@ mod tests {
         let machine = Machine::example(4, 2);
         let a = analyse(&scan(&walls, machine));
         let s4 = a.stats[2].as_ref().unwrap();
-        assert!((s4.speedup - 1.0 / 0.325).abs() < 1e-9);
+        assert!((s4.speedup.unwrap() - 1.0 / 0.325).abs() < 1e-9);
         assert!((s4.karp_flatt.unwrap() - 0.1).abs() < 1e-9);
         let model = a.model.unwrap();
         let fit = model.usl.unwrap();

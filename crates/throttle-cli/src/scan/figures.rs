@@ -8,8 +8,8 @@
 //! levels and start the level axis at the first value measured, not at 0.
 
 use crate::chart::{core_marks, stack, Axis, LineChart, Series, PALETTE};
-use crate::report::keys::{COPIES, THROUGHPUT};
-use crate::report::{Report, Row};
+use crate::results::keys::{COPIES, THROUGHPUT};
+use crate::results::{Report, Row};
 
 /// What the figures need to know about a scan, read from the report.
 struct View<'a> {
@@ -164,17 +164,40 @@ pub fn charts(report: &Report) -> Vec<String> {
         x: view.level_axis(),
         y: Axis::seconds("median time per run"),
         series: vec![
-            Series::line("wall time", PALETTE[0], pick(&|r| r.wall.median)),
+            Series::line("wall time", PALETTE[0], pick(&|r| r.wall.median))
+                .with_ranges(spread(view.rows.iter().copied(), &|s| s.wall.as_secs_f64())),
             Series::line(
                 "CPU time (user + system)",
                 PALETTE[1],
                 pick(&|r| r.user + r.system),
             )
-            .dashed(),
+            .dashed()
+            .with_ranges(spread(view.rows.iter().copied(), &|s| {
+                (s.user + s.system).as_secs_f64()
+            })),
         ],
         marks,
     };
     vec![throughput.to_svg(), times.to_svg()]
+}
+
+/// Min–max bars of `f` over each row's runs (rows with at least two).
+fn spread<'a>(
+    rows: impl Iterator<Item = &'a Row>,
+    f: &dyn Fn(&crate::results::Sample) -> f64,
+) -> Vec<(f64, f64, f64)> {
+    rows.filter(|r| r.samples.len() > 1)
+        .map(|r| {
+            let (lo, hi) = r
+                .samples
+                .iter()
+                .map(f)
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                    (a.min(v), b.max(v))
+                });
+            (r.x, lo, hi)
+        })
+        .collect()
 }
 
 /// The SVG document: both figures stacked.
@@ -183,4 +206,4 @@ pub fn to_string(report: &Report) -> String {
 }
 
 /// What the figures show, for the caption under them on the HTML page.
-pub const CAPTION: &str = "First: throughput of every run (small grey dots), the medians, the USL and Amdahl fits and the linear line through the first value. Second: median wall and CPU time per run. Dotted vertical lines mark the core counts.";
+pub const CAPTION: &str = "First: throughput of every run (small grey dots), the medians, the USL and Amdahl fits and the linear line through the first value. Second: median wall and CPU time per run, with bars from the fastest to the slowest run. Dotted vertical lines mark the core counts.";

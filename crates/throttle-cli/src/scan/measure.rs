@@ -18,7 +18,7 @@ use super::record::{Point, Run, Scan};
 use super::sampler::ThreadSampler;
 use super::stats;
 use crate::error::usage;
-use crate::report::Machine;
+use crate::results::Machine;
 
 /// A median is "stable" when its approximate 95 % confidence half-width is below 2.5 % of it:
 /// finer than that, run-to-run noise on a shared machine dominates anyway.
@@ -94,6 +94,7 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
                 n: v.n,
                 copies: v.copies,
                 command: plan.display(i),
+                parameter: v.parameter.clone(),
                 runs: Vec::new(),
             })
             .collect(),
@@ -110,6 +111,8 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
     let progress = Progress::new(((plan.warmup + min_rounds) * values) as u64);
     let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
     let mut order: Vec<usize> = (0..values).collect();
+    // Values whose --setup ran (their first run started), so --cleanup runs for them only.
+    let mut set_up = vec![false; values];
     let total_rounds = plan.warmup + max_rounds;
     for round in 0..total_rounds {
         let warming = round < plan.warmup;
@@ -130,6 +133,11 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
                 plan.parameter,
                 plan.values[i].label
             ));
+            if !set_up[i] {
+                hook(plan, "--setup", plan.hooks.setup.as_deref(), i)?;
+                set_up[i] = true;
+            }
+            hook(plan, "--prepare", plan.hooks.prepare.as_deref(), i)?;
             let run = run_once(
                 plan,
                 i,
@@ -137,10 +145,15 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
                 &sampler,
                 &mut scan,
             )?;
+            hook(plan, "--conclude", plan.hooks.conclude.as_deref(), i)?;
             progress.0.inc(1);
             if crate::interrupt::requested() {
                 // The run in flight saw the SIGINT too: discard it.
                 scan.partial = true;
+                // What was measured is kept whatever the cleanup does (it saw the signal too).
+                if let Err(e) = cleanup(plan, &set_up) {
+                    eprintln!("warning: {e:#}");
+                }
                 return Ok(scan);
             }
             if !run.succeeded() && !plan.ignore_failure {
@@ -149,7 +162,7 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
                     (Some(c), None) => format!("exited with status {c}"),
                     (None, None) => "failed".to_string(),
                 };
-                if plan.shell
+                if plan.shell.is_some()
                     && run.exit_code == Some(127)
                     && scan.points.iter().all(|p| p.runs.is_empty())
                 {
@@ -170,7 +183,39 @@ pub fn measure(plan: &Plan, machine: Machine) -> anyhow::Result<Scan> {
             }
         }
     }
+    cleanup(plan, &set_up)?;
     Ok(scan)
+}
+
+/// Runs the hook `line` (given as `flag`) for value `index`, if there is one; fails the scan
+/// when it cannot start or exits non-zero.
+fn hook(plan: &Plan, flag: &str, line: Option<&str>, index: usize) -> anyhow::Result<()> {
+    let Some(line) = line else { return Ok(()) };
+    let status = plan
+        .hook(line, index)
+        .status()
+        .with_context(|| format!("starting {flag} `{line}`"))?;
+    // A hook stopped by the Ctrl-C that stops the scan is no failure of its own: the caller
+    // sees the interrupt and keeps what was measured.
+    if !status.success() && !crate::interrupt::requested() {
+        anyhow::bail!(
+            "{flag} `{line}` {} (for `{}`); use --show-output to see its output",
+            match status.code() {
+                Some(c) => format!("exited with status {c}"),
+                None => "was killed by a signal".to_string(),
+            },
+            plan.display(index)
+        );
+    }
+    Ok(())
+}
+
+/// `--cleanup` once for every value whose `--setup` ran (`set_up[i]`).
+fn cleanup(plan: &Plan, set_up: &[bool]) -> anyhow::Result<()> {
+    for (i, _) in set_up.iter().enumerate().filter(|(_, done)| **done) {
+        hook(plan, "--cleanup", plan.hooks.cleanup.as_deref(), i)?;
+    }
+    Ok(())
 }
 
 /// True when every value's median wall time is known well enough.

@@ -3,8 +3,8 @@
 //! A pipeline like the CLI's: options → [`plan::Plan`] (checked, exit 2 on bad input) →
 //! [`measure::measure`] (interleaved rounds of real child processes, accounted with `wait4` and
 //! schedstat by the probe) → [`analysis::analyse`] (statistics, the USL and Amdahl fits of
-//! [`crate::model::usl`], notes) → [`results::report`], the common [`crate::report::Report`] → the CLI's one
-//! table and one exporter per format ([`crate::table`], [`crate::export`]), with scan's own
+//! [`crate::results::model::usl`], notes) → [`results::report`], the common [`crate::results::Report`] → the CLI's one
+//! table and one exporter per format ([`crate::view::table`], [`crate::export`]), with scan's own
 //! figures ([`figures`]) plugged into `--plot` and `--report`. Scan has no table, statistics
 //! type or file writer of its own.
 
@@ -50,10 +50,17 @@ Runs are interleaved: each round runs every value once, in a freshly shuffled or
 of the machine does not bias one value. Without --runs, rounds continue past --min-runs until \
 every median is known to ±2.5 % (95 % notch interval), at most --max-runs.
 
-The command runs without a shell (no quoting surprises, no shell start-up in the times); \
---shell runs it with `sh -c`. Its output is discarded unless --show-output. A failing run \
-stops the scan with its exit code unless --ignore-failure. Ctrl-C stops after the current run \
-and still prints and exports what was measured, marked partial.
+Commands are given as in hyperfine: each argument is one command line, run through a shell \
+(`sh -c`, or -S SHELL); -N runs it without one (split into words, no shell start-up in the \
+times). Several commands are compared, with hyperfine's summary ('a' ran 1.80 ± 0.05 times \
+faster than 'b') followed by the test's verdict; with -P or -L every command runs at every \
+value. One command alone is a plain benchmark. Throttle's own form puts the words of one command after `--`; they run \
+directly, without a shell, unless -S is given. --setup and --cleanup run once per command or \
+value, --prepare and --conclude around every run (warm-up included); none is timed. Output is \
+discarded unless --show-output. A failing run stops the scan with its exit code unless \
+--ignore-failure. Ctrl-C stops after the current run and still prints and exports what was \
+measured, marked partial. A difference is called real only when a Mann–Whitney test on the \
+runs says so (p ≤ 0.10, at least 3 runs of each).
 
 Exit status: 0 success; 1 a run failed; 130 interrupted (results partial); 2 bad usage (MIN > MAX, step 0, \
 missing {NAME} placeholder, a command that cannot be started, an unwritable output path).";
@@ -70,8 +77,10 @@ Examples:
       --export-markdown scan.md --plot scan.svg --report scan.html -- zstd -T{threads} -c data.bin
   # K concurrent copies of a single-threaded program (seed 004's experiment):
   throttle scan --procs 1,2,4,8 -- gzip -c data.bin
-  # through a shell (pipes, redirections):
-  throttle scan --shell -P j 1 4 -- 'pigz -p {j} -c data.bin | wc -c'
+  # hyperfine's form: quoted command lines, through a shell (pipes, redirections):
+  throttle scan -P j 1 4 'pigz -p {j} -c data.bin | wc -c'
+  # two commands compared, named, with a cache-dropping step before every run:
+  throttle scan -N -n gzip -n zstd --prepare 'sync' 'gzip -c data.bin' 'zstd -c data.bin'
   # the profiler's own cost per run against hyperfine's, on `true`:
   throttle scan --self-overhead --quick
 
@@ -79,6 +88,28 @@ JSON (--export-json) uses hyperfine's fields in results[] (command, mean, stddev
 system, min, max, times, exit_codes, parameters) plus ours (throughput, speedup, efficiency, \
 karp_flatt, cpu_per_wall, switches, run_queue_wait, max_rss_kib, runs[]), and top-level model, \
 notes, machine and partial. Times are in seconds; missing data is null.";
+
+/// `--time-unit`, hyperfine's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimeUnit {
+    /// Microseconds.
+    Microsecond,
+    /// Milliseconds.
+    Millisecond,
+    /// Seconds.
+    Second,
+}
+
+/// `--sort`, hyperfine's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SortOrder {
+    /// The table in the order given.
+    Auto,
+    /// The table in the order given.
+    Command,
+    /// The table fastest (mean wall time) first.
+    MeanTime,
+}
 
 /// Options of `throttle scan`.
 #[derive(Debug, Args)]
@@ -117,20 +148,51 @@ pub struct ScanArgs {
     pub runs: Option<usize>,
 
     /// Adaptive runs: at least this many per value [default: 3].
-    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 100000))]
+    #[arg(short = 'm', long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 100000))]
     pub min_runs: Option<usize>,
 
     /// Adaptive runs: at most this many per value [default: 10].
-    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 100000))]
+    #[arg(short = 'M', long, value_name = "R", allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(1, 100000))]
     pub max_runs: Option<usize>,
 
     /// Unmeasured warm-up runs per value (page cache, CPU frequency) before measuring.
     #[arg(short = 'w', long, value_name = "W", default_value_t = 1, allow_negative_numbers = true, value_parser = crate::numbers::whole::<usize>(0, 100000))]
     pub warmup: usize,
 
-    /// Run the command through `sh -c` (for pipes and redirections).
-    #[arg(long)]
-    pub shell: bool,
+    /// The shell that runs each command line (`SHELL -c 'COMMAND'`) [default: sh for quoted
+    /// command lines]. Words after `--` run directly unless this is given (bare `--shell`: sh).
+    /// `--shell=none` is -N.
+    #[arg(short = 'S', long, value_name = "SHELL", num_args = 0..=1, default_missing_value = "sh")]
+    pub shell: Option<String>,
+
+    /// Run quoted command lines without a shell: split into words and started directly (no
+    /// shell start-up in the times, no pipes or redirections).
+    #[arg(short = 'N')]
+    pub no_shell: bool,
+
+    /// Run CMD once before a command's (or value's) first run, warm-up included; not timed.
+    #[arg(short = 's', long, value_name = "CMD")]
+    pub setup: Option<String>,
+
+    /// Run CMD before every run (warm-up included), e.g. to clear a cache; not timed.
+    #[arg(short = 'p', long, value_name = "CMD")]
+    pub prepare: Option<String>,
+
+    /// Run CMD after every run; not timed.
+    #[arg(long, value_name = "CMD")]
+    pub conclude: Option<String>,
+
+    /// Run CMD once after a command's (or value's) last run; not timed.
+    #[arg(short = 'c', long, value_name = "CMD")]
+    pub cleanup: Option<String>,
+
+    /// Name a command in the table, the summary and the exports (once per command, in order).
+    #[arg(short = 'n', long, value_name = "NAME")]
+    pub command_name: Vec<String>,
+
+    /// True when the command came after `--` (set from the command line, not a flag).
+    #[arg(skip)]
+    pub dashdash: bool,
 
     /// Go on when the command exits non-zero (the exit codes are reported).
     #[arg(short = 'i', long)]
@@ -139,6 +201,26 @@ pub struct ScanArgs {
     /// Let the command's stdout and stderr through (discarded by default).
     #[arg(long)]
     pub show_output: bool,
+
+    /// Where the command's standard output and error go: `null` (the default), `inherit`
+    /// (the terminal, as --show-output) or a FILE (created afresh for every run), as hyperfine's
+    /// --output.
+    #[arg(long, value_name = "WHERE", conflicts_with = "show_output")]
+    pub output: Option<String>,
+
+    /// Print every time in this unit instead of the one that suits each value.
+    #[arg(short = 'u', long, value_enum, value_name = "UNIT")]
+    pub time_unit: Option<TimeUnit>,
+
+    /// Order of the table (and the exports): `auto` and `command` keep the order given,
+    /// `mean-time` puts the fastest (mean wall time) first. The summary always lists the other
+    /// commands fastest first.
+    #[arg(long, value_enum, value_name = "ORDER", default_value = "auto")]
+    pub sort: SortOrder,
+
+    /// Read the command's standard input from FILE (default: nothing, /dev/null).
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
 
     /// Write results as JSON (hyperfine's fields plus ours, and the model); `-` for standard
     /// output (the table then goes to standard error), as with the experiments' --json.
@@ -170,22 +252,33 @@ pub struct ScanArgs {
     #[arg(long, requires = "self_overhead")]
     pub quick: bool,
 
-    /// The command, with {NAME} where the value goes (after `--` if it has options).
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    /// The command: one quoted command line per argument (as in hyperfine; several are
+    /// compared), or after `--` the words of one command. {NAME} marks where a scanned value goes.
+    #[arg(value_name = "CMD", num_args = 0..)]
     pub command: Vec<String>,
 }
 
 /// Runs `throttle scan`.
-pub fn run(args: ScanArgs) -> anyhow::Result<()> {
+pub fn run(mut args: ScanArgs) -> anyhow::Result<()> {
     if args.self_overhead {
+        if !args.command.is_empty() {
+            return Err(crate::error::usage(
+                "--self-overhead",
+                &args.command.join(" "),
+                "measures `true` itself; give no command",
+            ));
+        }
         return overhead::run(args.quick);
     }
-    reject_unknown_option(&args.command, std::env::args())?;
+    args.dashdash = std::env::args().any(|a| a == "--");
     let plan = plan::Plan::from_args(&args)?;
+    if let Some(unit) = args.time_unit {
+        crate::view::units::force_unit(match unit {
+            TimeUnit::Microsecond => crate::view::units::Unit::Us,
+            TimeUnit::Millisecond => crate::view::units::Unit::Ms,
+            TimeUnit::Second => crate::view::units::Unit::S,
+        });
+    }
     let outputs = [
         ("--export-json", &args.export_json),
         ("--export-csv", &args.export_csv),
@@ -208,12 +301,19 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
             }
         }
     }
-    let machine = crate::report::Machine::detect();
+    let machine = crate::results::Machine::detect();
     let scan = measure::measure(&plan, machine)?;
     let analysis = analysis::analyse(&scan);
-    let report = results::report(&scan, &analysis);
+    let mut report = results::report(&scan, &analysis);
+    if args.sort == SortOrder::MeanTime {
+        for section in &mut report.sections {
+            section
+                .rows
+                .sort_by(|a, b| a.wall.mean.total_cmp(&b.wall.mean));
+        }
+    }
     // With an export on standard output, the table goes to standard error.
-    let text = crate::table::render(&report);
+    let text = crate::view::table::render(&report);
     if on_stdout.is_some() {
         eprint!("{text}");
     } else {
@@ -227,7 +327,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<()> {
 }
 
 /// Writes every export `args` asks for, each a view of the one `report`.
-fn write_outputs(args: &ScanArgs, report: &crate::report::Report) -> anyhow::Result<()> {
+fn write_outputs(args: &ScanArgs, report: &crate::results::Report) -> anyhow::Result<()> {
     use crate::export::{csv, html, json, markdown, write_output};
     if let Some(path) = &args.export_json {
         write_output(path, &json::to_string(&json::hyperfine(report))?)?;
@@ -246,25 +346,4 @@ fn write_outputs(args: &ScanArgs, report: &crate::report::Report) -> anyhow::Res
         write_output(path, &html::report_page(report, &plots, figures::CAPTION))?;
     }
     Ok(())
-}
-
-/// The command is everything clap did not recognise, so a mistyped option (`--export-jsn`)
-/// would become the command. A command that starts with `-` must follow `--`; otherwise it is
-/// an unknown option of `scan` (exit status 2).
-fn reject_unknown_option(
-    command: &[String],
-    argv: impl Iterator<Item = String>,
-) -> anyhow::Result<()> {
-    let Some(first) = command.first().filter(|w| w.starts_with('-')) else {
-        return Ok(());
-    };
-    let argv: Vec<String> = argv.collect();
-    if argv.windows(2).any(|w| w[0] == "--" && &w[1] == first) {
-        return Ok(());
-    }
-    Err(crate::error::UsageError(format!(
-        "unknown option '{first}' for 'throttle scan' (see 'throttle scan --help'; a command that \
-         starts with '-' goes after '--')"
-    ))
-    .into())
 }

@@ -21,7 +21,7 @@ use throttle_probe::child;
 
 use super::analysis::sig3;
 use super::plan::find_program;
-use crate::units::secs;
+use crate::view::units::secs;
 use throttle_probe::Summary;
 
 struct Sample {

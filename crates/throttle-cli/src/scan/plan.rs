@@ -25,6 +25,12 @@ pub struct Value {
     pub n: Option<f64>,
     /// Copies to run at once.
     pub copies: usize,
+    /// This value's own command words, when several commands are compared (hyperfine's
+    /// `throttle scan 'cmd1' 'cmd2'`); `None` runs the plan's template.
+    pub command: Option<Vec<String>>,
+    /// The scanned parameter's name and value, when several commands are each scanned over a
+    /// parameter (`-P n 1 2 'a {n}' 'b {n}'`: four commands compared, each with its value).
+    pub parameter: Option<(String, String)>,
 }
 
 /// How many measured runs each value gets.
@@ -52,8 +58,12 @@ pub struct Plan {
     pub values: Vec<Value>,
     /// The command words, placeholders kept.
     pub template: Vec<String>,
-    /// Run through `sh -c`.
-    pub shell: bool,
+    /// The shell each command runs through (`SHELL -c 'COMMAND'`), or `None` to run its words
+    /// directly.
+    pub shell: Option<String>,
+    /// Commands run around the measured ones, through the shell when there is one (else `sh`),
+    /// placeholders substituted: see [`Hooks`].
+    pub hooks: Hooks,
     /// Runs per value.
     pub runs: RunPolicy,
     /// Warm-up runs per value.
@@ -62,10 +72,181 @@ pub struct Plan {
     pub ignore_failure: bool,
     /// Let the command's output through instead of discarding it.
     pub show_output: bool,
+    /// `--output FILE`: the command's output goes to this file, created afresh for every run.
+    pub output_file: Option<PathBuf>,
+    /// `--input FILE`: the command's standard input.
+    pub input: Option<PathBuf>,
     /// The program, resolved against `PATH` once before the first run (when its name holds no
     /// placeholder): a bare name would otherwise be searched for in the child at every spawn,
     /// one failed `execve` per `PATH` entry before the right one (8 per run of `true` here).
     pub program: Option<PathBuf>,
+}
+
+/// hyperfine's commands around the measured runs. Runs are interleaved across values, so
+/// `setup` runs before a value's first run (warm-up included) and `cleanup` after its last;
+/// `prepare` and `conclude` run before and after every run. None of them is timed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hooks {
+    /// `--setup`.
+    pub setup: Option<String>,
+    /// `--prepare`.
+    pub prepare: Option<String>,
+    /// `--conclude`.
+    pub conclude: Option<String>,
+    /// `--cleanup`.
+    pub cleanup: Option<String>,
+}
+
+/// Splits a command line into words as a POSIX shell would for plain text: whitespace
+/// separates words, single quotes keep everything, double quotes keep everything but `\"` and
+/// `\\`, a backslash outside quotes keeps the next character. No expansion of any kind.
+/// `None` for an unterminated quote.
+pub fn split_words(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        x => word.push(x),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            x @ ('"' | '\\') => word.push(x),
+                            x => {
+                                word.push('\\');
+                                word.push(x);
+                            }
+                        },
+                        x => word.push(x),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                word.push(chars.next()?);
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    Some(words)
+}
+
+/// hyperfine's several commands each scanned over a parameter: one value per parameter value
+/// and command, in hyperfine's order, each with its own command line (the placeholder
+/// substituted) and a label from `--command-name` (the placeholder substituted there too) or
+/// the command line.
+fn cross(
+    list: &[Vec<String>],
+    given: &[String],
+    names: &[String],
+    parameter: &str,
+    scanned: &[Value],
+) -> anyhow::Result<Vec<Value>> {
+    let placeholder = format!("{{{parameter}}}");
+    for (i, words) in list.iter().enumerate() {
+        if !words.iter().any(|w| w.contains(&placeholder)) {
+            return Err(usage(
+                "CMD",
+                &given[i],
+                &format!("every command must contain the placeholder {placeholder}"),
+            ));
+        }
+    }
+    let mut out = Vec::with_capacity(list.len() * scanned.len());
+    // hyperfine's order: each value of the parameter, every command at it.
+    for v in scanned {
+        for (i, words) in list.iter().enumerate() {
+            let put = |w: &String| w.replace(&placeholder, &v.label);
+            out.push(Value {
+                label: names.get(i).map_or_else(|| put(&given[i]), &put),
+                n: None,
+                copies: 1,
+                command: Some(words.iter().map(put).collect()),
+                parameter: Some((parameter.to_string(), v.label.clone())),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// How the positional arguments of `scan` name the commands, and how they run.
+#[derive(Debug, Clone, PartialEq)]
+struct Commands {
+    /// One entry per command: its words (split, or the whole line as one word for a shell).
+    list: Vec<Vec<String>>,
+    /// The shell they run through, if any.
+    shell: Option<String>,
+}
+
+/// Reads the positional arguments. After `--`, the words are one command run directly (or
+/// through `-S SHELL`). Otherwise, as in hyperfine, every argument is one command line, run
+/// through the shell (`sh` unless `-S`), or split into words and run directly with `-N`. A
+/// single argument after `--` that holds spaces is read the hyperfine way too: it can only be
+/// a command line, never a program's name.
+fn read_commands(args: &ScanArgs) -> anyhow::Result<Commands> {
+    let shell = match (args.no_shell, args.shell.as_deref()) {
+        (true, Some(s)) if s != "none" => {
+            return Err(usage(
+                "-N",
+                s,
+                "-N runs without a shell; it cannot go with --shell",
+            ))
+        }
+        (true, _) | (false, Some("none")) => None,
+        (false, Some(s)) if s.trim().is_empty() || s.contains(char::is_whitespace) => {
+            return Err(usage(
+                "--shell",
+                s,
+                "expected a shell program such as bash; the command goes after the options",
+            ))
+        }
+        (false, Some(s)) => Some(s.to_string()),
+        (false, None) => Some("sh".to_string()),
+    };
+    let words = &args.command;
+    let quoted_form =
+        !args.dashdash || (words.len() == 1 && words[0].contains(char::is_whitespace));
+    if !quoted_form {
+        // Throttle's own form: the words after `--` are one command, run directly unless a
+        // shell was asked for.
+        let shell = if args.shell.is_some() { shell } else { None };
+        return Ok(Commands {
+            list: vec![words.clone()],
+            shell,
+        });
+    }
+    let list = match &shell {
+        Some(_) => words.iter().map(|w| vec![w.clone()]).collect(),
+        None => words
+            .iter()
+            .map(|w| split_words(w).ok_or_else(|| usage("CMD", w, "a quote is not closed")))
+            .collect::<anyhow::Result<Vec<_>>>()?,
+    };
+    Ok(Commands { list, shell })
 }
 
 fn parse_int(flag: &str, text: &str) -> anyhow::Result<i64> {
@@ -122,6 +303,8 @@ fn range_values(spec: &[String], step: Option<&str>) -> anyhow::Result<(String, 
                 label: v.to_string(),
                 n: numeric(&v.to_string()),
                 copies: 1,
+                command: None,
+                parameter: None,
             }
         })
         .collect();
@@ -162,6 +345,8 @@ fn list_values(spec: &[String]) -> anyhow::Result<(String, Vec<Value>)> {
             label: (*l).to_string(),
             n: numeric(l),
             copies: 1,
+            command: None,
+            parameter: None,
         })
         .collect();
     Ok((name.clone(), values))
@@ -189,6 +374,8 @@ fn procs_values(list: &str) -> anyhow::Result<Vec<Value>> {
             label: k.to_string(),
             n: Some(k as f64),
             copies: k,
+            command: None,
+            parameter: None,
         });
     }
     Ok(out)
@@ -204,8 +391,55 @@ impl Plan {
                 "give the command to scan after the options, e.g. `throttle scan -P n 1 4 -- xz -T{n} -k -c FILE`",
             ));
         }
+        let commands = read_commands(args)?;
+        let several = commands.list.len() > 1;
+        if several && args.procs.is_some() {
+            return Err(usage(
+                "CMD",
+                &args.command.join(" "),
+                "several commands go without --procs (to run copies of one command, give it as one argument, or its words after `--`)",
+            ));
+        }
+        let scanning =
+            args.parameter_scan.is_some() || args.parameter_list.is_some() || args.procs.is_some();
+        if !args.command_name.is_empty() && scanning && !several {
+            return Err(usage(
+                "--command-name",
+                &args.command_name.join(","),
+                "names the commands of a comparison; a scan's rows are named by their values",
+            ));
+        }
+        if !args.command_name.is_empty() && args.command_name.len() != commands.list.len() {
+            return Err(usage(
+                "--command-name",
+                &args.command_name.join(","),
+                &format!(
+                    "give one name per command ({} names for {} commands)",
+                    args.command_name.len(),
+                    commands.list.len()
+                ),
+            ));
+        }
         let (mode, parameter, values) =
             match (&args.parameter_scan, &args.parameter_list, &args.procs) {
+                (Some(_), None, None) | (None, Some(_), None) if several => {
+                    let (name, scanned) = match (&args.parameter_scan, &args.parameter_list) {
+                        (Some(spec), _) => range_values(spec, args.step.as_deref())?,
+                        (_, Some(spec)) => list_values(spec)?,
+                        _ => unreachable!("matched above"),
+                    };
+                    (
+                        Mode::Commands,
+                        "command".to_string(),
+                        cross(
+                            &commands.list,
+                            &args.command,
+                            &args.command_name,
+                            &name,
+                            &scanned,
+                        )?,
+                    )
+                }
                 (Some(spec), None, None) => {
                     let (name, values) = range_values(spec, args.step.as_deref())?;
                     (Mode::Parameter, name, values)
@@ -216,11 +450,25 @@ impl Plan {
                 }
                 (None, None, Some(list)) => (Mode::Procs, "procs".to_string(), procs_values(list)?),
                 (None, None, None) => {
-                    return Err(usage(
-                        "-P/-L/--procs",
-                        "",
-                        "say what to scan: -P NAME MIN MAX, -L NAME v1,v2,... or --procs 1,2,4",
-                    ))
+                    // A plain benchmark of one command, or several compared: each command is
+                    // one value, labelled by its name (--command-name) or its text.
+                    let values = commands
+                        .list
+                        .iter()
+                        .enumerate()
+                        .map(|(i, words)| Value {
+                            label: args
+                                .command_name
+                                .get(i)
+                                .cloned()
+                                .unwrap_or_else(|| args.command[i].clone()),
+                            n: None,
+                            copies: 1,
+                            command: Some(words.clone()),
+                            parameter: None,
+                        })
+                        .collect();
+                    (Mode::Commands, "command".to_string(), values)
                 }
                 _ => {
                     return Err(usage(
@@ -268,14 +516,44 @@ impl Plan {
             mode,
             parameter,
             values,
-            template: args.command.clone(),
-            shell: args.shell,
+            template: commands.list[0].clone(),
+            shell: commands.shell,
+            hooks: Hooks {
+                setup: args.setup.clone(),
+                prepare: args.prepare.clone(),
+                conclude: args.conclude.clone(),
+                cleanup: args.cleanup.clone(),
+            },
             runs,
             warmup: args.warmup,
             ignore_failure: args.ignore_failure,
-            show_output: args.show_output,
+            show_output: args.show_output || args.output.as_deref() == Some("inherit"),
+            output_file: match args.output.as_deref() {
+                None | Some("null") | Some("inherit") => None,
+                Some("pipe") => {
+                    return Err(usage(
+                        "--output",
+                        "pipe",
+                        "not supported: use null, inherit or a file",
+                    ))
+                }
+                Some(file) => Some(PathBuf::from(file)),
+            },
+            input: args.input.clone(),
             program: None,
         };
+        if let Some(input) = &plan.input {
+            if let Err(e) = std::fs::File::open(input) {
+                return Err(usage(
+                    "--input",
+                    &input.display().to_string(),
+                    &format!("cannot be read: {e}"),
+                ));
+            }
+        }
+        if let Some(out) = &plan.output_file {
+            crate::export::check_output("--output", out)?;
+        }
         let program = plan.check_program()?;
         Ok(Plan { program, ..plan })
     }
@@ -284,6 +562,9 @@ impl Plan {
     pub fn words(&self, index: usize) -> Vec<String> {
         let placeholder = format!("{{{}}}", self.parameter);
         let label = &self.values[index].label;
+        if let Some(own) = &self.values[index].command {
+            return own.clone();
+        }
         self.template
             .iter()
             .map(|w| {
@@ -299,7 +580,7 @@ impl Plan {
     /// The command for value `index` as a person would type it.
     pub fn display(&self, index: usize) -> String {
         let words = self.words(index);
-        if self.shell {
+        if self.shell.is_some() {
             words.join(" ")
         } else {
             words
@@ -319,8 +600,8 @@ impl Plan {
     /// unless `--show-output`.
     pub fn command(&self, index: usize) -> Command {
         let words = self.words(index);
-        let mut cmd = if self.shell {
-            let mut c = Command::new(self.program.as_deref().unwrap_or(Path::new("sh")));
+        let mut cmd = if let Some(shell) = &self.shell {
+            let mut c = Command::new(self.program.as_deref().unwrap_or(Path::new(shell)));
             c.arg("-c").arg(words.join(" "));
             c
         } else {
@@ -331,37 +612,80 @@ impl Plan {
             c.args(&words[1..]);
             c
         };
-        cmd.stdin(Stdio::null());
-        if !self.show_output {
+        cmd.stdin(self.stdin());
+        if let Some(path) = &self.output_file {
+            // Created afresh for every run, as hyperfine does; a file that cannot be created is
+            // no run at all (the spawn fails with the reason).
+            if let Ok(file) = std::fs::File::create(path) {
+                let err = file.try_clone().map_or(Stdio::null(), Stdio::from);
+                cmd.stdout(Stdio::from(file)).stderr(err);
+            }
+        } else if !self.show_output {
             cmd.stdout(Stdio::null()).stderr(Stdio::null());
         }
         cmd
     }
 
+    /// The measured command's standard input: `--input FILE`, else nothing (/dev/null). A
+    /// file that cannot be opened was already refused by [`Plan::from_args`].
+    fn stdin(&self) -> Stdio {
+        self.input
+            .as_ref()
+            .and_then(|p| std::fs::File::open(p).ok())
+            .map_or(Stdio::null(), Stdio::from)
+    }
+
+    /// The hook `line` for value `index` (placeholder substituted) as a command: through the
+    /// plan's shell, or `sh` when the measured command runs without one. Output is let through
+    /// only with `--show-output`, as for the measured command.
+    pub fn hook(&self, line: &str, index: usize) -> Command {
+        let line = if self.mode == Mode::Parameter {
+            line.replace(
+                &format!("{{{}}}", self.parameter),
+                &self.values[index].label,
+            )
+        } else {
+            line.to_string()
+        };
+        let mut c = Command::new(self.shell.as_deref().unwrap_or("sh"));
+        c.arg("-c").arg(line).stdin(Stdio::null());
+        if !self.show_output {
+            c.stdout(Stdio::null()).stderr(Stdio::null());
+        }
+        c
+    }
+
     /// Fails with a usage error when the program cannot be found or is not executable; else
     /// returns its resolved path when every value runs the same program.
     fn check_program(&self) -> anyhow::Result<Option<PathBuf>> {
-        let program = if self.shell {
-            "sh".to_string()
-        } else {
-            self.words(0)[0].clone()
+        let program = match &self.shell {
+            Some(shell) => shell.clone(),
+            None => self.words(0).first().cloned().unwrap_or_default(),
         };
-        let same_for_all = self.shell
+        let same_for_all = self.shell.is_some()
             || self
                 .values
                 .iter()
                 .enumerate()
-                .all(|(i, _)| self.words(i)[0] == program);
+                .all(|(i, _)| self.words(i).first() == Some(&program));
         if program.is_empty() {
             return Err(usage("CMD", "", "the command is empty"));
         }
+        if self.shell.is_none() {
+            // Several commands run directly (-N): every one's program must exist.
+            for i in 0..self.values.len() {
+                let first = self.words(i).first().cloned().unwrap_or_default();
+                if first.is_empty() {
+                    return Err(usage("CMD", "", "the command is empty"));
+                }
+                if !first.contains('{') && find_program(&first).is_none() {
+                    return Err(crate::error::missing_program(&first));
+                }
+            }
+        }
         match find_program(&program) {
             Some(path) => Ok(same_for_all.then_some(path)),
-            None => Err(usage(
-                "CMD",
-                &program,
-                "cannot be started: no such executable file (not found on PATH or not executable)",
-            )),
+            None => Err(crate::error::missing_program(&program)),
         }
     }
 }
@@ -447,6 +771,21 @@ mod tests {
         assert!(find_program("/bin/sh").is_some());
         assert!(find_program("no-such-program-for-throttle").is_none());
         assert!(find_program("/etc/passwd").is_none(), "not executable");
+    }
+
+    #[test]
+    fn command_lines_split_like_a_shell() {
+        assert_eq!(
+            split_words("sort --parallel=2 'big file.txt'").unwrap(),
+            s(&["sort", "--parallel=2", "big file.txt"])
+        );
+        assert_eq!(
+            split_words(r#"a "b \" c" d\ e"#).unwrap(),
+            s(&["a", "b \" c", "d e"])
+        );
+        assert_eq!(split_words("  ").unwrap(), Vec::<String>::new());
+        assert_eq!(split_words("''").unwrap(), s(&[""]));
+        assert!(split_words("'open").is_none());
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::report::Machine;
+use crate::results::Machine;
 
 /// How the concurrency was varied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +15,9 @@ pub enum Mode {
     Parameter,
     /// `--procs`: K copies of the same command at once; throughput is K / wall.
     Procs,
+    /// One or several commands, no parameter (hyperfine's plain form): each command is one
+    /// value, compared with the others.
+    Commands,
 }
 
 /// One measured run: a single command, or K concurrent copies in `--procs` mode (then the
@@ -66,6 +69,9 @@ pub struct Point {
     pub copies: usize,
     /// The command as run, the value substituted, for display.
     pub command: String,
+    /// The scanned parameter's name and value, when several commands are each scanned over a
+    /// parameter (a comparison of commands: the value is not the row's label).
+    pub parameter: Option<(String, String)>,
     /// The measured runs (warm-up runs excluded).
     pub runs: Vec<Run>,
 }

@@ -7,12 +7,12 @@
 //! The mapping: one [`Section`] (id `scan`) without a series column, whose level is the
 //! scanned parameter; one [`Row`] per measured value, its runs kept as [`Sample`]s; what only
 //! scan measures (spread, peak RSS, throughput, the Karp–Flatt fraction, outliers, failures,
-//! copies) as metrics under the keys of [`crate::report::keys`]; the model in [`Report::model`], the notes in
+//! copies) as metrics under the keys of [`crate::results::keys`]; the model in [`Report::model`], the notes in
 //! [`Report::findings`], the warnings in [`Report::warnings`]; the mode, parameter, template
 //! and warm-up count in [`Report::parameters`] (keys in [`param`]).
 
-use crate::report::keys::*;
-use crate::report::{Format, Machine, Report, Row, Sample, Section};
+use crate::results::keys::*;
+use crate::results::{Format, Machine, Report, Row, Sample, Section};
 
 use super::analysis::Analysis;
 use super::record::{Mode, Run, Scan};
@@ -49,6 +49,7 @@ pub fn report(scan: &Scan, analysis: &Analysis) -> Report {
     let mode = match scan.mode {
         Mode::Parameter => "parameter",
         Mode::Procs => "procs",
+        Mode::Commands => "commands",
     };
     report.param(param::MODE, mode);
     report.param(param::PARAMETER, &scan.parameter);
@@ -57,18 +58,34 @@ pub fn report(scan: &Scan, analysis: &Analysis) -> Report {
     report.subtitle = Some(header(scan));
 
     let unit = match scan.mode {
-        Mode::Parameter => "throughput = runs/s (1 / wall)",
+        Mode::Parameter | Mode::Commands => "throughput = runs/s (1 / wall)",
         Mode::Procs => "throughput = copies/s (K / wall)",
     };
     let mut section = Section::new("scan", "", "", &scan.parameter, true)
         .metric_column_as(WALL_STDDEV, "± stddev", Format::Secs, 5)
         .metric_column_as(MAX_RSS_KIB, "peak RSS", Format::KibAsMib, 6)
-        .metric_column_as(THROUGHPUT, "throughput", Format::PerSec, 2)
-        .metric_column_as(KARP_FLATT, "Karp–Flatt", Format::Sig3, 5);
+        .metric_column_as(THROUGHPUT, "throughput", Format::PerSec, 2);
+    section = if scan.mode == Mode::Commands {
+        // hyperfine's "Relative" column: mean wall time over the fastest command's.
+        section.metric_column_as(RELATIVE, "relative", Format::ByKey, 2)
+    } else {
+        section.metric_column_as(KARP_FLATT, "Karp–Flatt", Format::Sig3, 5)
+    };
+    let fastest_mean = analysis
+        .stats
+        .iter()
+        .flatten()
+        .map(|s| s.wall.mean)
+        .fold(f64::INFINITY, f64::min);
     section.levels_are_concurrency = scan.points.iter().all(|p| p.n.is_some());
     section.level_is_placeholder = scan.mode == Mode::Parameter;
     section.legend = Some(format!(
-        "medians over the runs, min–max beside the wall time; {unit}; CPU/wall = CPUs kept busy; run-queue wait = time runnable but waiting for a CPU, summed over threads; Karp–Flatt = serial fraction implied by the speedup"
+        "medians over the runs, min–max beside the wall time; {unit}; CPU/wall = CPUs kept busy; run-queue wait = time runnable but waiting for a CPU, summed over threads; {}",
+        if scan.mode == Mode::Commands {
+            "relative = mean wall time over the fastest command's"
+        } else {
+            "Karp–Flatt = serial fraction implied by the speedup"
+        }
     ));
     let numeric = scan.points.iter().all(|p| p.n.is_some());
     for (i, (point, stats)) in scan.points.iter().zip(&analysis.stats).enumerate() {
@@ -89,7 +106,8 @@ pub fn report(scan: &Scan, analysis: &Analysis) -> Report {
         };
         row.value = point.n;
         row.command = Some(point.command.clone());
-        row.speedup = Some(stats.speedup);
+        row.parameters = point.parameter.iter().cloned().collect();
+        row.speedup = stats.speedup;
         row.efficiency = stats.efficiency;
         row.metrics.clear();
         let mut put = |key: &str, v: Option<f64>| {
@@ -105,6 +123,10 @@ pub fn report(scan: &Scan, analysis: &Analysis) -> Report {
         put(FAILURES, Some(stats.failures as f64));
         put(COPIES, Some(point.copies as f64));
         put(CPU_MEDIAN, Some(stats.cpu.median));
+        if scan.mode == Mode::Commands && fastest_mean > 0.0 && fastest_mean.is_finite() {
+            row.metrics
+                .insert(RELATIVE.to_string(), stats.wall.mean / fastest_mean);
+        }
         section.rows.push(row);
     }
     report.sections.push(section);
@@ -122,7 +144,7 @@ fn header(scan: &Scan) -> String {
         runs.iter().copied().max().unwrap_or(0),
     );
     let runs = if lo == hi {
-        format!("{lo} runs")
+        crate::view::units::plural(lo as u64, "run")
     } else {
         format!("{lo}–{hi} runs")
     };
@@ -135,11 +157,23 @@ fn header(scan: &Scan) -> String {
     let what = match scan.mode {
         Mode::Parameter => format!("{} over {labels}", scan.parameter),
         Mode::Procs => format!("concurrent copies K = {labels}"),
+        Mode::Commands => {
+            return format!(
+                "benchmark of {}; {runs} per command after {}, interleaved; machine: {}",
+                scan.points
+                    .iter()
+                    .map(|p| format!("`{}`", p.command))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                crate::view::units::plural(scan.warmup as u64, "warm-up run"),
+                machine_line(&scan.machine),
+            )
+        }
     };
     format!(
-        "scan of `{}`: {what}; {runs} per value after {} warm-up, interleaved; machine: {}",
+        "scan of `{}`: {what}; {runs} per value after {}, interleaved; machine: {}",
         scan.template,
-        scan.warmup,
+        crate::view::units::plural(scan.warmup as u64, "warm-up run"),
         machine_line(&scan.machine),
     )
 }
@@ -185,6 +219,7 @@ mod tests {
             n: Some(n),
             copies: 1,
             command: format!("prog -j{n} 'a b'"),
+            parameter: None,
             runs: walls
                 .iter()
                 .enumerate()
@@ -260,7 +295,7 @@ mod tests {
         assert_eq!(rows[1].x, 2.0, "a label sits at its position");
         assert_eq!(rows[2].metrics[FAILURES], 1.0);
         assert!(report.model.is_none(), "a label is not a count: no model");
-        let text = crate::table::render(&report);
+        let text = crate::view::table::render(&report);
         assert!(text.contains("3 (1 failed)"), "{text}");
         let md = markdown::to_string(&report);
         assert!(md.starts_with("scan of `prog -j{n} 'a b'`"), "{md}");

@@ -1,12 +1,12 @@
 //! A scaling model fitted to a report's rows: the Universal Scalability Law and Amdahl fits
 //! ([`usl`], pure math) with their reading in sentences, and the one way every view (the
 //! terminal table, Markdown, HTML) prints a fit. It lives beside the results model, not in
-//! `scan`, because a [`crate::report::Report`] carries it and the exporters read it; `scan`
+//! `scan`, because a [`crate::results::Report`] carries it and the exporters read it; `scan`
 //! is today the one experiment that fits one (`scan::analysis`).
 
 pub mod usl;
 
-use crate::units::sig3;
+use crate::view::units::sig3;
 use usl::Fit;
 
 /// The fitted scaling model.

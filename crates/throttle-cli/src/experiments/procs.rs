@@ -15,8 +15,8 @@ use crate::calibrate;
 use crate::export::OutputArgs;
 use crate::interrupt;
 use crate::progress::Progress;
-use crate::report::{Machine, Report, Row, Sample, Section};
-use crate::units;
+use crate::results::{Machine, Report, Row, Sample, Section};
+use crate::view::units;
 
 /// Options of `throttle procs`.
 #[derive(Debug, Args)]
@@ -74,7 +74,7 @@ pub fn doubling_levels(max: usize) -> Vec<usize> {
 /// Runs `throttle procs`.
 pub fn run(args: &ProcsArgs, machine: Machine) -> anyhow::Result<Report> {
     if args.budget {
-        return crate::procs_budget::run(args, machine);
+        return crate::experiments::procs_budget::run(args, machine);
     }
     let logical = machine.topology.logical_cpus.max(1);
     let max = args
@@ -164,6 +164,11 @@ fn run_batch(program: &[String], k: usize) -> anyhow::Result<Sample> {
                 }
                 // A command that cannot start is bad input, as in `scan`: exit status 2.
                 return Err(match e {
+                    throttle_probe::ProbeError::Spawn { ref source, .. }
+                        if source.kind() == std::io::ErrorKind::NotFound =>
+                    {
+                        crate::error::missing_program(exe)
+                    }
                     throttle_probe::ProbeError::Spawn { .. } => {
                         crate::error::usage("CMD", &program.join(" "), &e.to_string())
                     }

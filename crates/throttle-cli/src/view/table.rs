@@ -5,10 +5,10 @@
 
 use std::fmt::Write as _;
 
-use crate::grid::{self, Column};
+use crate::view::grid::{self, Column};
 
-use crate::report::{Format, Report, Row, Section};
-use crate::units;
+use crate::results::{Format, Report, Row, Section};
+use crate::view::units;
 
 /// Renders the whole report: the partial marker, the subtitle, a title line per section, its
 /// table and legend, the model, then the findings as plain sentences and the warnings. Ends
@@ -29,7 +29,7 @@ pub fn render(report: &Report) -> String {
         }
         out.push_str(&render_section(section));
         out.push('\n');
-        if let Some(legend) = &section.legend {
+        if let Some(legend) = &section.legend_text() {
             out.push_str(legend);
             out.push('\n');
         }
@@ -62,12 +62,12 @@ pub fn render(report: &Report) -> String {
 }
 
 /// The model's fit lines (`USL: λ = ...`, `Amdahl: ...`), named after the report's level.
-pub fn model_lines(report: &Report, model: &crate::report::Model) -> Vec<String> {
+pub fn model_lines(report: &Report, model: &crate::results::Model) -> Vec<String> {
     let name = report
         .sections
         .first()
         .map_or("n", |s| s.level_name.as_str());
-    crate::model::model_lines(model, name)
+    crate::results::model::model_lines(model, name)
 }
 
 /// One section as a table, fitted to the terminal's width.
@@ -149,11 +149,11 @@ fn cells(section: &Section, row: &Row, shape: Shape) -> Vec<String> {
     cells.extend([
         label,
         units::secs_range(row.wall.median, row.wall.min, row.wall.max),
-        units::secs(row.user),
-        units::secs(row.system),
+        cpu_side(row, row.user),
+        cpu_side(row, row.system),
         units::ratio(row.cpu_per_wall),
-        units::count(row.voluntary_switches),
-        units::count(row.involuntary_switches),
+        units::events(row.voluntary_switches),
+        units::events(row.involuntary_switches),
         match row.run_queue_wait {
             Some(w) => units::secs(w),
             None if shape.wait => "n/a".into(),
@@ -183,6 +183,16 @@ fn cells(section: &Section, row: &Row, shape: Shape) -> Vec<String> {
     cells
 }
 
+/// A user or system time cell: [`crate::results::UNRESOLVED`] for the 0 side of a split the
+/// kernel could not make.
+fn cpu_side(row: &Row, value: f64) -> String {
+    if value == 0.0 && row.cpu_split_unresolved() {
+        crate::results::UNRESOLVED.to_string()
+    } else {
+        units::secs(value)
+    }
+}
+
 /// Formats a metric by its column's [`Format`].
 fn metric(key: &str, format: Format, value: f64) -> String {
     match format {
@@ -194,7 +204,8 @@ fn metric(key: &str, format: Format, value: f64) -> String {
         Format::ByKey
             if key.contains("ratio")
                 || key.contains("concurrency")
-                || key.contains("_per_system") =>
+                || key.contains("_per_system")
+                || key == crate::results::keys::RELATIVE =>
         {
             units::ratio(value)
         }
@@ -205,7 +216,7 @@ fn metric(key: &str, format: Format, value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Machine, Sample};
+    use crate::results::{Machine, Sample};
     use std::time::Duration;
 
     #[test]

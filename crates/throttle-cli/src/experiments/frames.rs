@@ -19,8 +19,8 @@ use throttle_workloads::frames::{
 use crate::export::{check_writable, OutputArgs};
 use crate::interrupt;
 use crate::progress::Progress;
-use crate::report::{Check, Machine, Report, Row, Sample, Section};
-use crate::units;
+use crate::results::{Check, Machine, Report, Row, Sample, Section};
+use crate::view::units;
 
 /// Options of `throttle frames`.
 #[derive(Debug, Args)]
@@ -28,7 +28,7 @@ use crate::units;
     about = "Seeds 002/003: a game loop under six schedulers; frames/s, concurrency, wake-ups/s",
     long_about = "Seeds 002 and 003 (task scheduler profiling; persistent thread vs thread per \
 job): a scene of --meshes meshes × --vertices vertices, one parallel loop over the meshes per \
-frame, under: serial; thread_per_frame (threads created every frame); mutex_pool (persistent \
+frame, under: serial; std_spawn (threads created every frame); mutex_pool (persistent \
 threads signalled by Mutex+Condvar, seed 003's heavy monitor); event_pool (persistent threads \
 signalled by a light event, seed 003's ManualResetEvent); locked_queue (seed 002's first \
 version: a shared Mutex<VecDeque> of tasks); and throttle (throttle::Pool::for_range). Every \
@@ -217,7 +217,7 @@ pub fn run(args: &FramesArgs, machine: Machine) -> anyhow::Result<Report> {
             }
             if let Some(path) = &args.timeline {
                 let path = per_scheduler(path, sched.name());
-                let svg = timeline_svg(&trace, traced_frames, meshes, vertices);
+                let svg = timeline_svg(&trace, traced_frames, meshes, vertices, None);
                 std::fs::write(&path, svg)
                     .with_context(|| format!("writing {}", path.display()))?;
                 eprintln!("timeline of {}: {}", sched.name(), path.display());
@@ -267,6 +267,7 @@ pub fn timeline_svg(
     frames: usize,
     meshes: usize,
     vertices: usize,
+    axis_ns: Option<u64>,
 ) -> String {
     let title = format!(
         "{}: what each thread did over {frames} frames",
@@ -277,11 +278,11 @@ pub fn timeline_svg(
         d => format!(", {d} events dropped (rings full)"),
     };
     let subtitle = format!(
-        "seed 002's profiler view: {meshes} meshes × {vertices} vertices per frame; average concurrency {:.2}, {} wake-ups{dropped}",
+        "seed 002's profiler view: {meshes} meshes × {vertices} vertices per frame; average concurrency {:.2}, {}{dropped}",
         trace.average_concurrency(),
-        trace.wakeups().len(),
+        units::plural(trace.wakeups().len() as u64, "wake-up"),
     );
-    crate::chart::timeline::to_svg(trace, &title, &subtitle)
+    crate::chart::timeline::to_svg_on(trace, &title, &subtitle, axis_ns)
 }
 
 /// A finding from a recorded run: what the timeline shows in numbers.
@@ -298,15 +299,15 @@ fn trace_finding(trace: &throttle::trace::Trace, frames: usize) -> String {
         )
     });
     format!(
-        "Timeline of {} ({frames} frames recorded, {}): average concurrency {:.2}, {} wake-ups ({}/s), {} sleeps, {} steals, {} events dropped.",
+        "Timeline of {} ({frames} frames recorded, {}): average concurrency {:.2}, {} ({}/s), {}, {}, {} dropped.",
         trace.scheduler,
         units::secs(secs),
         trace.average_concurrency(),
-        trace.wakeups().len(),
+        units::plural(trace.wakeups().len() as u64, "wake-up"),
         units::count(trace.wakeups().len() as f64 / secs),
-        sleeps,
-        trace.count(|k| matches!(k, EventKind::Steal { .. })),
-        trace.dropped()
+        units::plural(sleeps, "sleep"),
+        units::plural(trace.count(|k| matches!(k, EventKind::Steal { .. })), "steal"),
+        units::plural(trace.dropped(), "event")
     )
 }
 
@@ -328,9 +329,33 @@ fn findings(section: &Section, threads: usize) -> Vec<String> {
     let mut out = Vec::new();
     let metric = |r: &Row, k: &str| r.metrics.get(k).copied().unwrap_or(f64::NAN);
     if let Some(best) = section.rows.iter().find(|r| r.best) {
+        // The one rule of `crate::verdict`: the schedulers the runs cannot tell from the fastest
+        // share its place.
+        let ties: Vec<(&Row, crate::verdict::Comparison)> = section
+            .rows
+            .iter()
+            .filter(|r| r.series != best.series)
+            .map(|r| (r, crate::verdict::compare(&r.wall_runs, &best.wall_runs)))
+            .filter(|(_, c)| !c.is_real())
+            .collect();
+        let shared = if ties.is_empty() {
+            format!(
+                "; every other scheduler is slower by the test ({})",
+                crate::verdict::RULE_SHORT
+            )
+        } else {
+            format!(
+                "; the test cannot tell it from {} ({})",
+                ties.iter()
+                    .map(|(r, _)| r.series.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                crate::verdict::reasons(&ties.iter().map(|(_, c)| *c).collect::<Vec<_>>())
+            )
+        };
         out.push(format!(
-            "Fastest: {} at {} frames/s, {:.2}× the theoretical minimum (serial time / {threads}), \
-             average concurrency {:.2}.",
+            "Fastest median: {} at {} frames/s, {:.2}× the theoretical minimum (serial time / \
+             {threads}), average concurrency {:.2}{shared}.",
             best.series,
             units::count(metric(best, "frames_per_sec")),
             metric(best, "ratio_to_ideal"),
@@ -359,4 +384,45 @@ fn findings(section: &Section, threads: usize) -> Vec<String> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn section(rows: &[(&str, [u64; 3])]) -> Section {
+        let mut s = Section::new("frames", "t", "scheduler", "threads", false);
+        for (name, walls) in rows {
+            let samples: Vec<Sample> = walls
+                .iter()
+                .map(|&ms| {
+                    Sample {
+                        wall: Duration::from_millis(ms),
+                        ..Sample::default()
+                    }
+                    .metric("frames_per_sec", 1000.0 / ms as f64)
+                })
+                .collect();
+            s.rows
+                .push(Row::from_samples(name, 2, "2", 2.0, &samples).expect("row"));
+        }
+        s.mark_best();
+        s
+    }
+
+    #[test]
+    fn the_fastest_scheduler_shares_its_place_with_those_the_test_cannot_tell_from_it() {
+        let s = section(&[
+            ("serial", [200, 201, 202]),
+            ("event_pool", [100, 140, 101]),
+            ("throttle", [102, 103, 104]),
+        ]);
+        let f = findings(&s, 2);
+        assert!(f[0].starts_with("Fastest median: event_pool"), "{}", f[0]);
+        assert!(f[0].contains("cannot tell it from throttle"), "{}", f[0]);
+        assert!(!f[0].contains("serial ("), "{}", f[0]);
+        let s = section(&[("serial", [200, 201, 202]), ("throttle", [102, 103, 104])]);
+        assert!(findings(&s, 2)[0].contains("every other scheduler is slower by the test"));
+    }
 }

@@ -11,9 +11,22 @@ pub enum Unit {
     Us,
 }
 
+/// The unit every duration is printed in, when the user chose one (`scan --time-unit`); set
+/// once at start-up, before anything is printed.
+static FORCED: std::sync::OnceLock<Unit> = std::sync::OnceLock::new();
+
+/// Prints every later duration in `unit` instead of the one that suits each value (hyperfine's
+/// `--time-unit`). Only the first call counts.
+pub fn force_unit(unit: Unit) {
+    let _ = FORCED.set(unit);
+}
+
 impl Unit {
-    /// The unit that suits `seconds`.
+    /// The unit that suits `seconds` (or the one forced by [`force_unit`]).
     pub fn for_secs(seconds: f64) -> Unit {
+        if let Some(&unit) = FORCED.get() {
+            return unit;
+        }
         let a = seconds.abs();
         if a >= 1.0 {
             Unit::S
@@ -58,7 +71,7 @@ pub fn secs(seconds: f64) -> String {
     if !seconds.is_finite() {
         return "–".to_string();
     }
-    if seconds == 0.0 {
+    if seconds == 0.0 && FORCED.get().is_none() {
         return "0 s".to_string();
     }
     let unit = Unit::for_secs(seconds);
@@ -96,6 +109,26 @@ pub fn count(value: f64) -> String {
     }
 }
 
+/// A count of events (context switches, wake-ups) as a whole number, even when it is a median
+/// of an even number of runs (`6.5` → `6`, rounded half to even), abbreviated as [`count`] from
+/// 10 000 on: a switch is never a fraction.
+pub fn events(value: f64) -> String {
+    if value.is_finite() && value.abs() < 1e4 {
+        format!("{value:.0}")
+    } else {
+        count(value)
+    }
+}
+
+/// `1 wake-up`, `2 wake-ups`: a count and its noun, singular for exactly one.
+pub fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// A ratio with two decimals: `1.97`.
 pub fn ratio(value: f64) -> String {
     format!("{value:.2}")
@@ -128,6 +161,16 @@ pub fn sig3(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn events_are_whole_and_plurals_agree() {
+        assert_eq!(events(6.5), "6");
+        assert_eq!(events(7.0), "7");
+        assert_eq!(events(12_345.0), "12.3k");
+        assert_eq!(plural(1, "wake-up"), "1 wake-up");
+        assert_eq!(plural(0, "wake-up"), "0 wake-ups");
+        assert_eq!(plural(49, "wake-up"), "49 wake-ups");
+    }
 
     #[test]
     fn picks_units() {

@@ -13,8 +13,8 @@ use throttle_workloads::seed_sum;
 
 use crate::error::usage;
 use crate::export::OutputArgs;
-use crate::report::{Check, Machine, Report, Row, Sample, Section};
-use crate::units;
+use crate::results::{Check, Machine, Report, Row, Sample, Section};
+use crate::view::units;
 
 /// The most tasks (and so OS threads) a run may create.
 pub const MAX_TASKS: usize = 1024;
@@ -306,8 +306,8 @@ pub fn render(report: &Report, verbose: bool) -> String {
             units::secs(row.user),
             units::secs(row.system),
             units::ratio(row.cpu_per_wall),
-            row.voluntary_switches,
-            row.involuntary_switches
+            units::events(row.voluntary_switches),
+            units::events(row.involuntary_switches)
         ));
         match (&row.run_queue_wait, &row.run_queue_wait_unavailable) {
             (Some(w), _) => out.push_str(&format!("run-queue wait {}\n", units::secs(*w))),

@@ -28,10 +28,10 @@ use throttle::{Jobserver, Server, Style, Token};
 use throttle_probe::child::{self, ChildUsage, RunningChild};
 
 use crate::calibrate;
+use crate::experiments::procs::{doubling_levels, ProcsArgs};
 use crate::interrupt;
-use crate::procs::{doubling_levels, ProcsArgs};
 use crate::progress::Progress;
-use crate::report::{median, Machine, Report, Row, Sample, Section};
+use crate::results::{median, Machine, Report, Row, Sample, Section};
 
 /// How often the launcher looks at its children: reaps those that exited, samples the threads
 /// of the others (a thread's schedstat after its last sample is lost when the process exits, so

@@ -23,7 +23,9 @@ use std::time::Duration;
 use serde::Serialize;
 use throttle_probe::{Span, Summary, Topology};
 
-pub use crate::model::Model;
+pub mod model;
+
+pub use model::Model;
 
 /// Version of the JSON layout written by `--json`; documented in `docs/json.md`. Bump it on any
 /// change that can break a reader (a renamed or removed field, a changed unit).
@@ -40,6 +42,8 @@ pub mod keys {
     pub const THROUGHPUT: &str = "throughput";
     /// Row metric: the Karp–Flatt serial fraction (absent at the first value).
     pub const KARP_FLATT: &str = "karp_flatt";
+    /// Row metric (a comparison of commands): mean wall time over the fastest command's.
+    pub const RELATIVE: &str = "relative";
     /// Row metric: wall times flagged as outliers.
     pub const OUTLIERS: &str = "outliers";
     /// Row metric: runs that did not exit with status 0 (the table marks the value).
@@ -214,7 +218,7 @@ pub struct MetricColumn {
     pub header: String,
     /// How a value is printed.
     pub format: Format,
-    /// Drop order on a narrow terminal (see [`crate::grid::Column::priority`]).
+    /// Drop order on a narrow terminal (see [`crate::view::grid::Column::priority`]).
     pub priority: u8,
 }
 
@@ -343,6 +347,10 @@ pub struct Row {
     /// The command line this row ran, when the experiment runs one per row (scan).
     #[serde(skip)]
     pub command: Option<String>,
+    /// Parameter values of a row that is not named by them (scan comparing several commands,
+    /// each scanned over a parameter): written to hyperfine's `parameters`.
+    #[serde(skip)]
+    pub parameters: BTreeMap<String, String>,
     /// Wall time of the repetitions, in seconds.
     pub wall: Summary,
     /// Wall time of each repetition, in seconds, in measurement order.
@@ -431,12 +439,51 @@ impl Sample {
     }
 }
 
+/// CPU time (user + system, seconds) below which the kernel's split between user and system
+/// time says nothing: Linux measures a thread's total CPU time exactly but divides it by the
+/// timer ticks that landed in user or kernel mode, and a run this short gets none or one (a
+/// tick is 1–10 ms for HZ = 1000–100). Such a run shows all its time on one side and 0 on the
+/// other, which is not a measurement of 0.
+pub const CPU_SPLIT_RESOLUTION: f64 = 0.010;
+
+/// What the tables print for the side of an unresolved split.
+pub const UNRESOLVED: &str = "< 1 tick";
+
+/// The note under a table with an unresolved split.
+const UNRESOLVED_NOTE: &str = "< 1 tick: the kernel splits CPU time between user and system by \
+timer ticks, and these runs were too short for the split (their total CPU time is exact)";
+
 /// The median of `values` (0 for an empty slice, which callers never pass).
 pub fn median(values: &[f64]) -> f64 {
     Summary::of(values).map(|s| s.median).unwrap_or(0.0)
 }
 
+impl Section {
+    /// The line under the table: its legend, and the note on CPU times too short to split
+    /// when a row has one ([`Row::cpu_split_unresolved`]). Every writer prints this.
+    pub fn legend_text(&self) -> Option<String> {
+        let note = self
+            .rows
+            .iter()
+            .any(Row::cpu_split_unresolved)
+            .then_some(UNRESOLVED_NOTE);
+        match (&self.legend, note) {
+            (Some(l), Some(n)) => Some(format!("{l}; {n}")),
+            (Some(l), None) => Some(l.clone()),
+            (None, Some(n)) => Some(n.to_string()),
+            (None, None) => None,
+        }
+    }
+}
+
 impl Row {
+    /// True when the row's CPU time is too short for the kernel to split it between user and
+    /// system time ([`CPU_SPLIT_RESOLUTION`]) and one side shows 0: that 0 is not measured.
+    pub fn cpu_split_unresolved(&self) -> bool {
+        let total = self.user + self.system;
+        total > 0.0 && total < CPU_SPLIT_RESOLUTION && (self.user == 0.0 || self.system == 0.0)
+    }
+
     /// Summarises the repetitions of one configuration. Returns `None` when `samples` is empty.
     pub fn from_samples(
         series: &str,
@@ -483,6 +530,7 @@ impl Row {
             x,
             value: Some(level as f64),
             command: None,
+            parameters: BTreeMap::new(),
             wall,
             wall_runs: walls,
             user: pick(&|s| s.user.as_secs_f64()),
@@ -575,6 +623,23 @@ mod tests {
             row.run_queue_wait_unavailable.as_deref(),
             Some("no schedstat")
         );
+    }
+
+    #[test]
+    fn a_cpu_split_below_the_tick_is_not_shown_as_zero() {
+        let mut s = sample(2);
+        s.user = Duration::ZERO;
+        s.system = Duration::from_micros(2312);
+        let mut sec = Section::new("s", "t", "mode", "level", true);
+        sec.rows
+            .push(Row::from_samples("m", 1, "1", 1.0, &[s]).expect("row"));
+        assert!(sec.rows[0].cpu_split_unresolved());
+        assert!(sec.legend_text().expect("a note").contains("< 1 tick"));
+        // A long CPU-bound run with no system time is a measurement.
+        let mut long = sample(200);
+        long.system = Duration::ZERO;
+        let row = Row::from_samples("m", 1, "1", 1.0, &[long]).expect("row");
+        assert!(!row.cpu_split_unresolved());
     }
 
     #[test]

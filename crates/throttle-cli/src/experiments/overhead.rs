@@ -20,8 +20,8 @@ use crate::calibrate;
 use crate::export::OutputArgs;
 use crate::interrupt;
 use crate::progress::Progress;
-use crate::report::{Machine, Report, Row, Sample, Section};
-use crate::units;
+use crate::results::{Machine, Report, Row, Sample, Section};
+use crate::view::units;
 
 /// Options of `throttle overhead`.
 #[derive(Debug, Args)]
@@ -284,7 +284,9 @@ fn measure(system: System, jobs: usize, length: u64, pool: Option<&Pool>) -> Sam
     }
     let wall = span.wall.max(Duration::from_nanos(1)).as_secs_f64();
     sample = sample.metric("jobs_per_sec", jobs as f64 / wall);
-    if span.system > Duration::ZERO {
+    // A ratio needs both times measured: a run of a few milliseconds, accounted in whole
+    // ticks, often shows 0 for one of them, and 0 would read as "no user work at all".
+    if span.system > Duration::ZERO && span.user > Duration::ZERO {
         sample = sample.metric(
             "user_per_system",
             span.user.as_secs_f64() / span.system.as_secs_f64(),
@@ -329,17 +331,29 @@ fn findings(
     let many = series(System::ThreadPerJob(32 * cores));
     let mut levels: Vec<u64> = lengths.rows.iter().map(|r| r.level).collect();
     levels.dedup();
-    let ratio_at = |a: &str, b: &str, level: u64| -> Option<f64> {
-        Some(rate(lengths.row(a, level)?) / rate(lengths.row(b, level)?).max(1e-9))
+    // Time per job of every repetition, the samples the one rule (`crate::verdict`) compares.
+    let per_job = |r: &Row| -> Vec<f64> {
+        r.samples
+            .iter()
+            .filter_map(|s| s.metrics.get("jobs_per_sec").copied())
+            .filter(|&x| x > 0.0)
+            .map(|x| 1.0 / x)
+            .collect()
     };
-    // Point A: the shortest length from which threads at `cores` stay at least as fast.
+    let verdict_at = |a: &str, b: &str, level: u64| -> Option<crate::verdict::Verdict> {
+        let (ra, rb) = (lengths.row(a, level)?, lengths.row(b, level)?);
+        Some(crate::verdict::compare(&per_job(ra), &per_job(rb)).verdict)
+    };
+    use crate::verdict::Verdict::{Faster, Slower};
+    // Point A: the shortest length from which threads at `cores` are faster than the loop by
+    // the test, and never slower by it at a longer length.
     let point_a = levels
         .iter()
-        .position(|&l| ratio_at(&at_cores, &seq, l).is_some_and(|r| r >= 1.0))
+        .position(|&l| verdict_at(&at_cores, &seq, l) == Some(Faster))
         .filter(|&i| {
             levels[i..]
                 .iter()
-                .all(|&l| ratio_at(&at_cores, &seq, l).map_or(true, |r| r >= 0.95))
+                .all(|&l| verdict_at(&at_cores, &seq, l) != Some(Slower))
         })
         .map(|i| levels[i]);
     points.a = point_a;
@@ -350,15 +364,17 @@ fn findings(
                 .and_then(|r| r.metrics.get("user_per_system").copied());
             out.push(format!(
                 "Point A: from {} iterations per job (about {} of work), a thread per job on {cores} \
-                 threads beats the sequential loop{}.",
+                 threads is faster than the sequential loop by the test (Mann–Whitney p ≤ 0.10 \
+                 over at least 3 runs of each){}.",
                 units::count(l as f64),
                 units::secs(lengths.row(&seq, l).map_or(0.0, |r| r.wall.median / job_count(r))),
                 ratio.map_or(String::new(), |r| format!("; its user:system ratio there is {r:.1}"))
             ));
         }
         None => out.push(format!(
-            "Point A: within the measured lengths, a thread per job on {cores} threads never \
-             reliably beats the sequential loop."
+            "Point A: within the measured lengths, a thread per job on {cores} threads is never \
+             faster than the sequential loop by the test (Mann–Whitney p ≤ 0.10 over at least 3 \
+             runs of each)."
         )),
     }
     if systems.contains(&System::ThreadPerJob(32 * cores)) && cores > 0 {
@@ -368,7 +384,7 @@ fn findings(
                 levels
                     .iter()
                     .skip_while(|&&m| m < l)
-                    .all(|&m| ratio_at(&many, &at_cores, m).map_or(true, |r| r <= 1.05))
+                    .all(|&m| verdict_at(&many, &at_cores, m) != Some(Faster))
             })
             .map(|i| levels[i]);
         points.b = point_b;
@@ -376,14 +392,14 @@ fn findings(
             let first = levels.first().copied().unwrap_or(0);
             out.push(if l == first {
                 format!(
-                    "Point B: {} threads never gain more than 5 % over {cores} threads here, at any \
-                     job length.",
+                    "Point B: {} threads are never faster than {cores} threads by the test here, at \
+                     any job length.",
                     32 * cores
                 )
             } else {
                 format!(
-                    "Point B: from {} iterations per job, {} threads gain less than 5 % over {cores} \
-                     threads.",
+                    "Point B: from {} iterations per job, {} threads are no longer faster than \
+                     {cores} threads by the test.",
                     units::count(l as f64),
                     32 * cores
                 )

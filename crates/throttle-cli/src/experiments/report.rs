@@ -1,4 +1,4 @@
-//! `throttle report`: THE MAIN JOB. Every seed's experiment on this machine within a time
+//! `throttle report`: the main job. Every seed's experiment on this machine within a time
 //! budget, one self-contained HTML page of figures and findings, and a recommendation whose
 //! every sentence quotes a number shown on the page.
 //!
@@ -14,17 +14,17 @@ use std::time::{Duration, Instant};
 use clap::Args;
 
 use crate::error::Interrupted;
+use crate::experiments::frames::{self, FramesArgs};
+use crate::experiments::overhead::{self, OverheadArgs};
+use crate::experiments::procs::{self, ProcsArgs};
+use crate::experiments::sum::Mode;
+use crate::experiments::sweep::{self, SweepArgs};
 use crate::export::html::{self, SeedSection};
 use crate::export::{check_output, svg, write_output};
-use crate::frames::{self, FramesArgs};
 use crate::interrupt;
 use crate::load::LoadMark;
-use crate::overhead::{self, OverheadArgs};
-use crate::procs::{self, ProcsArgs};
-use crate::report::{Machine, Report, Row, Section};
-use crate::sum::Mode;
-use crate::sweep::{self, SweepArgs};
-use crate::units;
+use crate::results::{Machine, Report, Row, Section};
+use crate::view::units;
 
 /// The default budget, seconds: about 3 minutes on 2 cores.
 const DEFAULT_BUDGET: f64 = 180.0;
@@ -49,9 +49,9 @@ pub const REPORT_SCHEMA_VERSION: u32 = 1;
 /// Options of `throttle report`.
 #[derive(Debug, Args)]
 #[command(
-    about = "THE MAIN JOB: every seed's experiment on this machine, one HTML page and a recommendation",
-    long_about = "THE MAIN JOB. Runs every seed's experiment on this machine within a time budget \
-(about 3 minutes by default, 30 s with --quick): the concurrency sweep (seed 000), thread overhead \
+    about = "The main job: every experiment on this machine, one HTML page and a recommendation",
+    long_about = "The main job. Runs every experiment on this machine within a time budget \
+(3 minutes of measuring by default, 30 s with --quick; a first build adds its own time): the concurrency sweep (seed 000), thread overhead \
 (001), frame schedulers (002, 003) and concurrent processes (004). Prints a short summary and \
 writes one self-contained HTML page (--html, default throttle-report.html): the recommendation \
 on top (the concurrency to use, what oversubscription and a thread per job cost here, each \
@@ -346,30 +346,32 @@ fn recommend(
     if let Some((rec, section)) =
         sweep_section.and_then(|s| Some((sweep::recommend_under(s, cpus, sweep_outside)?, s)))
     {
-        out.push(rec.sentence.clone());
-        // Oversubscription: all 64 tasks at once against the recommendation, same mode.
-        // (Nothing to compare when the recommendation is itself "no limit".)
-        let pair = section
-            .row(&rec.series, 0)
-            .zip(section.row(&rec.series, rec.level))
-            .filter(|_| rec.level != 0);
-        if let Some((free, chosen)) = pair {
-            let overlap = free.wall.min <= chosen.wall.max && chosen.wall.min <= free.wall.max;
+        // An interrupted sweep measured only some levels: the recommendation holds over those.
+        let unmeasured: Vec<String> = sweep_report
+            .and_then(|r| r.parameters.get("levels"))
+            .and_then(serde_json::Value::as_array)
+            .map(|levels| {
+                levels
+                    .iter()
+                    .filter_map(serde_json::Value::as_u64)
+                    .filter(|&l| section.row(&rec.series, l).is_none())
+                    .map(|l| crate::experiments::sum::level_label(l as usize))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if unmeasured.is_empty() {
+            out.push(rec.sentence.clone());
+        } else {
             out.push(format!(
-                "Oversubscription, seed 000: letting all 64 tasks contend (no limit) took {} against {} at {} in {} mode ({:+.1} %); {}",
-                units::secs(free.wall.median),
-                units::secs(chosen.wall.median),
-                chosen.label,
-                rec.series,
-                (free.wall.median / chosen.wall.median - 1.0) * 100.0,
-                if free.wall.count < 2 || chosen.wall.count < 2 {
-                    "with a single run of each there is no run-to-run spread to judge it by."
-                } else if overlap {
-                    "their min–max ranges overlap, so for this pure-CPU work the cost is within the run-to-run noise."
-                } else {
-                    "their min–max ranges do not overlap."
-                }
+                "{} (Over the levels measured only: the run stopped before {}.)",
+                rec.sentence,
+                unmeasured.join(", ")
             ));
+        }
+        // Oversubscription: all 64 tasks at once against the recommendation, same mode: the
+        // clause the sweep's own findings print, so the summary and the section agree.
+        if let Some(clause) = sweep::oversubscription(section, &rec.series, rec.level, 64) {
+            out.push(format!("Oversubscription, concurrency sweep: {clause}."));
         }
     } else {
         out.push(format!(
@@ -387,15 +389,31 @@ fn recommend(
                     metric(one, "cpu_per_process_s").unwrap_or(f64::NAN),
                     metric(most, "cpu_per_process_s").unwrap_or(f64::NAN),
                 );
+                // The same rule as every other verdict: more CPU time per process only when
+                // the test on the repetitions says so.
+                let cpu_runs = |r: &Row| -> Vec<f64> {
+                    r.samples
+                        .iter()
+                        .filter_map(|s| s.metrics.get("cpu_per_process_s").copied())
+                        .collect()
+                };
+                let c = crate::verdict::compare(&cpu_runs(most), &cpu_runs(one));
+                let why = match c.verdict {
+                    crate::verdict::Verdict::Slower => format!(" and extra work ({})", c.clause()),
+                    crate::verdict::Verdict::TooFewRuns => format!(
+                        "; whether it is also extra work, the runs are too few to tell ({})",
+                        c.reason()
+                    ),
+                    _ => format!(", not extra work: the CPU times are {}", c.clause()),
+                };
                 out.push(format!(
-                    "Oversubscription, seed 004: {} processes on {cpus} CPUs took {} of wall time per batch against {} for one; the CPU time per process went from {} to {} ({:+.1} %), so the extra wall time is waiting for a CPU{}.",
+                    "Oversubscription, seed 004: {} processes on {cpus} CPUs took {} of wall time per batch against {} for one; the CPU time per process went from {} to {} ({:+.1} %), so the extra wall time is waiting for a CPU{why}.",
                     most.level,
                     units::secs(most.wall.median),
                     units::secs(one.wall.median),
                     units::secs(c1),
                     units::secs(cm),
                     (cm / c1 - 1.0) * 100.0,
-                    if (cm / c1 - 1.0).abs() < 0.1 { ", not extra work" } else { " and extra work" }
                 ));
             }
         }
@@ -456,13 +474,16 @@ fn frames_timelines(machine: &Machine) -> anyhow::Result<Vec<String>> {
         Box::new(ThrottlePool::new(threads)?),
         Box::new(LockedQueuePool::new(threads)?),
     ];
-    let mut out = Vec::new();
-    for sched in &mut schedulers {
-        if let Some(trace) = frames::traced_run(sched.as_mut(), meshes, vertices, frames) {
-            out.push(frames::timeline_svg(&trace, frames, meshes, vertices));
-        }
-    }
-    Ok(out)
+    let traces: Vec<_> = schedulers
+        .iter_mut()
+        .filter_map(|sched| frames::traced_run(sched.as_mut(), meshes, vertices, frames))
+        .collect();
+    // One time scale for both pictures, so their widths compare.
+    let axis = traces.iter().map(crate::chart::timeline::span_ns).max();
+    Ok(traces
+        .iter()
+        .map(|t| frames::timeline_svg(t, frames, meshes, vertices, axis))
+        .collect())
 }
 
 /// The page's sections, one per seed, from whatever experiments finished.
@@ -532,4 +553,65 @@ fn seed_sections(reports: &[Report], timelines: Vec<String>) -> Vec<SeedSection>
             missing: missing(procs_r, "procs"),
         },
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Sample;
+
+    /// A sweep report of pool mode at `rows` (level, three wall times in ms), planned `levels`.
+    fn sweep_report(levels: &[usize], rows: &[(u64, [u64; 3])]) -> Report {
+        let mut r = Report::new("sweep", Machine::example(2, 2));
+        r.param("levels", levels);
+        let mut s = Section::new("sweep", "t", "mode", "concurrent tasks", true);
+        for (level, walls) in rows {
+            let samples: Vec<Sample> = walls
+                .iter()
+                .map(|&ms| Sample {
+                    wall: Duration::from_millis(ms),
+                    ..Sample::default()
+                })
+                .collect();
+            s.rows.push(
+                Row::from_samples("pool", *level, &level.to_string(), *level as f64, &samples)
+                    .expect("row"),
+            );
+        }
+        s.mark_best();
+        r.sections.push(s);
+        r
+    }
+
+    #[test]
+    fn the_summary_of_an_interrupted_sweep_says_which_levels_it_covers() {
+        let machine = Machine::example(2, 2);
+        let partial = sweep_report(&[1, 2, 4, 0], &[(1, [200, 201, 202]), (2, [104, 105, 106])]);
+        let rec = recommend(&machine, Some(&partial), None, None, None, None);
+        assert!(
+            rec[0]
+                .contains("Over the levels measured only: the run stopped before 4, 0 (no limit)."),
+            "{rec:?}"
+        );
+        // With no unlimited level measured there is no oversubscription to state.
+        assert!(
+            !rec.iter().any(|r| r.contains("Oversubscription")),
+            "{rec:?}"
+        );
+        let whole = sweep_report(
+            &[1, 2, 0],
+            &[
+                (1, [200, 201, 202]),
+                (2, [104, 105, 106]),
+                (0, [150, 151, 152]),
+            ],
+        );
+        let rec = recommend(&machine, Some(&whole), None, None, None, None);
+        assert!(!rec[0].contains("Over the levels measured only"), "{rec:?}");
+        // The summary's oversubscription clause is the sweep's own, by the same rule.
+        let clause = crate::experiments::sweep::oversubscription(&whole.sections[0], "pool", 2, 64)
+            .expect("clause");
+        assert!(rec.iter().any(|r| r.contains(&clause)), "{rec:?}");
+        assert!(clause.contains("a real difference"), "{clause}");
+    }
 }
