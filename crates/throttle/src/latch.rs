@@ -9,7 +9,7 @@
 //! it sees `SET`.
 
 use crate::sleep::Parker;
-use crate::sync::{Arc, AtomicU32, AtomicU64, Ordering};
+use crate::sync::{fence, Arc, AtomicU32, AtomicU64, Ordering};
 use std::cell::UnsafeCell;
 
 const UNSET: u32 = 0;
@@ -76,10 +76,13 @@ impl JobLatch {
             }
             None => NO_DEQUE,
         };
-        // SeqCst, then the SeqCst load of the state: pairs with the owner's registration
-        // (SLEEPING) followed by its SeqCst read of `thief` in `sleep_for_fork`: either the owner
-        // sees us recorded, or we see it asleep and unpark it. Release also publishes `mark`.
+        // Release publishes `mark` with it. The store, the SeqCst fence, then the load of the
+        // state pairs with the owner's registration (SLEEPING), the fence in `release_slot`,
+        // then its read of `thief` in `sleep_for_fork` (a Dekker handshake: fences, because
+        // SeqCst loads and stores alone are not ordered against each other by loom's model):
+        // either the owner sees us recorded, or we see it asleep and unpark it.
         latch.thief.store(code, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
         if latch.state.load(Ordering::SeqCst) == SLEEPING {
             // SAFETY: SLEEPING means the owner wrote `owner` before its Release exchange, which
             // our SeqCst load synchronizes with; nobody writes it again before the job ends

@@ -15,7 +15,7 @@ use crate::placement::Placement;
 use crate::registry::{Registry, Taken};
 use crate::sleep::{Parker, WaitWake, Wake};
 use crate::stats::Counters;
-use crate::sync::{spin_over, Arc, AtomicUsize, Ordering};
+use crate::sync::{fence, spin_over, Arc, AtomicUsize, Ordering};
 use crate::trace::{EventKind, Span, TraceSlot, Tracer};
 use std::cell::Cell;
 use std::ptr;
@@ -917,6 +917,10 @@ impl Participant {
     /// it was [`Thief::Unknown`]) or for home mail. Returns holding a slot.
     fn sleep_for_fork(&self, latch: &JobLatch, thief: Thief) {
         let registry = self.registry();
+        // Gives the slot back (SeqCst RMW, fence), and wakes an idle worker if work waits.
+        // First, before any registration: nothing below may block on a lock between our
+        // registrations and our park (a wake-up must find us runnable or parked).
+        registry.release_slot();
         let watch = match thief {
             Thief::Worker { index, mark } => {
                 registry.register_fork_waiter(index, &self.parker);
@@ -925,18 +929,19 @@ impl Participant {
             _ => None,
         };
         let registered = latch.register_sleeper(&self.parker);
-        // Gives the slot back (SeqCst RMW, fence), and wakes an idle worker if work waits.
-        registry.release_slot();
+        // Pairs with the thief's fence after its push (`Sleep::notify_work_state`, before
+        // `Registry::wake_fork_waiter`) and after recording itself (`JobLatch::record_thief`):
+        // either it sees our registrations, or we see its push or its record below.
+        fence(Ordering::SeqCst);
         // One park: any wake-up (the thief's, the latch's, mail, the thief recording itself)
         // sends us back to `wait_loop`, which looks again and, with nothing to do, sleeps again
         // registered afresh (a wake-up by the thief removed our registration).
-        let ready = || match watch {
-            // The thief's deque holds a descendant (these Acquire loads come after the fence in
-            // `release_slot`: see `Registry::wake_fork_waiter`).
+        let ready = match watch {
+            // The thief's deque holds a descendant.
             Some((index, mark)) => registry.stealer(index).has_from(mark),
             None => thief == Thief::Unknown && latch.thief() != Thief::Unknown,
         };
-        if registered && !latch.probe() && !home_has_mail() && !ready() {
+        if registered && !ready && !home_has_mail() && !latch.probe() {
             crate::sync::park();
         }
         if let Some((index, _)) = watch {
