@@ -130,16 +130,21 @@
 //! other threads can *steal* it; a *plain call* runs both halves in order, invisibly.
 //!
 //! - Every shareable fork is stealable at once, without its owner's help (a Chase–Lev deque per
-//!   worker), so work is never hidden behind a long leaf. A thread makes plain calls only while
-//!   two of its older, bigger forks wait stealable in its deque (one fork in 64 is shareable even
-//!   then); that keeps fine-grained recursion within a small factor of serial code. See
-//!   `src/worker.rs`, and [`Context`] for forks without a thread-local lookup.
+//!   worker). A thread makes plain calls only while two of its older, bigger forks wait
+//!   stealable in its deque at that moment (one fork in 64 is shareable even then); that keeps
+//!   fine-grained recursion within a small factor of serial code. A plain call's second half
+//!   runs after its first half, so work *can* wait behind a long first half while thieves take
+//!   the older forks (`src/sleep/README.md` says exactly when). See `src/worker.rs`, and
+//!   [`Context`] for forks without a thread-local lookup.
 //! - Idle workers search for ~50 µs, then sleep; whoever publishes work wakes one sleeper,
-//!   and only when nobody is searching: the empty → non-empty edge, never a herd. The protocol
-//!   and why no wake-up, slot or permit is lost: `src/sleep/README.md`. On Linux a sleeping worker
-//!   can wait on a home CPU ([`PoolBuilder::placement`]; off unless asked: it changes affinity).
-//! - Whoever waits, helps: a thread waiting for a stolen fork runs other pending work, its own
-//!   older forks first. It never does so while a panic unwinds: `join` catches a panic, waits for
+//!   and only when nobody is searching: the empty → non-empty edge, never a herd. Threads that
+//!   wait are sleepers too, woken for work they may run. The protocol and why no wake-up, slot
+//!   or permit is lost: `src/sleep/README.md`. Placement of sleeping workers on home CPUs is off
+//!   by default ([`PoolBuilder::placement`]).
+//! - Whoever waits, helps, isolated: a thread waiting for its own fork runs only that fork's
+//!   descendants (what the fork's thief pushed since it started it), so a task holding a lock
+//!   never meets, on its own stack, another task taking the same lock; a user's thread runs
+//!   nothing but its own call. Never while a panic unwinds: `join` catches a panic, waits for
 //!   the other half, then resumes it.
 //! - The calling thread takes part and counts toward the limit. A thread holds at most one slot:
 //!   calling into another pool gives back the current pool's slot until the call returns, so pools

@@ -3,7 +3,7 @@
 //!
 //! It owns no threads and reads no clocks, so it is tested by feeding it numbers (see
 //! [`sim`], a simulated machine of 8 to 256 cores). The pool drives it from a background thread
-//! (`sampler.rs`) when [`Pool::set_concurrency_auto`](crate::Pool::set_concurrency_auto) is on.
+//! (`auto.rs`) when [`Pool::set_concurrency_auto`](crate::Pool::set_concurrency_auto) is on.
 //! The design and the reasons for it are in `controller/README.md`; in short:
 //!
 //! 1. **Scan**: start at the highest `k`, halve it each interval until throughput has clearly
