@@ -93,6 +93,32 @@ impl JobLatch {
         }
     }
 
+    /// This latch's address: the tag of the forks a thief without a deque publishes while it
+    /// runs the job (see `Participant::run_taken`).
+    pub(crate) fn tag(&self) -> usize {
+        self as *const JobLatch as usize
+    }
+
+    /// Called by the thief of this fork after it published work that descends from it: wakes
+    /// the owner if it sleeps on the latch, so that it can help. The fence pairs with the
+    /// owner's after its registration (`sleep_for_fork`): either we see it asleep, or it sees
+    /// our publication.
+    ///
+    /// # Safety
+    /// `this` must be the latch of a fork the caller runs right now (live until it ends).
+    pub(crate) unsafe fn notify_owner(this: *const JobLatch) {
+        // SAFETY: live while its job runs (caller's contract).
+        let latch = unsafe { &*this };
+        fence(Ordering::SeqCst);
+        if latch.state.load(Ordering::SeqCst) == SLEEPING {
+            // SAFETY: as in `record_thief`: SLEEPING means `owner` was written before the
+            // owner's exchange, and only the setter (this thread, later) takes it.
+            if let Some(owner) = unsafe { (*latch.owner.get()).as_ref() } {
+                owner.unpark_thread();
+            }
+        }
+    }
+
     /// Who runs this fork, as far as recorded. SeqCst: see [`JobLatch::record_thief`].
     pub(crate) fn thief(&self) -> Thief {
         match self.thief.load(Ordering::SeqCst) {

@@ -67,6 +67,11 @@ impl SharedQueue {
         }
     }
 
+    /// True if a job tagged `tag` is queued.
+    fn has_tagged(&self, tag: usize) -> bool {
+        !self.is_empty() && lock(&self.jobs).iter().any(|(_, t)| *t == tag)
+    }
+
     /// Removes the newest job tagged `tag`, if any.
     fn take_tagged(&self, tag: usize) -> Option<JobRef> {
         if self.is_empty() {
@@ -333,6 +338,20 @@ impl Registry {
             }
         }
         None
+    }
+
+    /// Takes the newest job tagged `tag` from the injector (a fork a thread without a deque made
+    /// while it ran the stolen fork whose latch is `tag`).
+    pub(crate) fn take_tagged_injected(&self, tag: usize) -> Option<JobRef> {
+        let job = self.injector.take_tagged(tag)?;
+        // SeqCst like every change of `queued` (sleep/README.md).
+        self.queued.fetch_sub(1, Ordering::SeqCst);
+        Some(job)
+    }
+
+    /// True if the injector holds a job tagged `tag` (under its lock).
+    pub(crate) fn injector_has_tagged(&self, tag: usize) -> bool {
+        self.injector.has_tagged(tag)
     }
 
     /// Worker `index`'s deque, for a thread waiting for a fork that `index` runs.

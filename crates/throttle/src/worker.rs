@@ -65,6 +65,9 @@ pub(crate) struct Participant {
     /// The limit was 1 when the countdown was set: nobody else may run, so plain calls need
     /// no reserve until the next look at the state word.
     alone: Cell<bool>,
+    /// For a thread without a deque: the latch address of the stolen fork it runs right now
+    /// (0: its own call), the tag of the forks it publishes meanwhile (`run_taken`).
+    frame: Cell<usize>,
     /// Where a worker sleeps (see placement.rs); `None` for outside callers or when disabled.
     placement: Option<Placement>,
     /// The ring this thread records its timeline in (trace/); written only by this thread.
@@ -250,6 +253,7 @@ impl Participant {
             plain_left: Cell::new(0),
             plain_set: Cell::new(0),
             alone: Cell::new(false),
+            frame: Cell::new(0),
             placement: None,
             track: match index {
                 Some(i) => TraceSlot::Worker(i),
@@ -507,7 +511,13 @@ impl Participant {
             }
             None => {
                 self.injected.set(self.injected.get() + 1);
-                registry.publish(&registry.injector, job);
+                let frame = self.frame.get();
+                registry.publish_tagged(&registry.injector, job, frame);
+                if frame != 0 {
+                    // SAFETY: `frame` is the latch of the fork this thread runs right now
+                    // (`run_taken`), live until that fork ends, which is after this call.
+                    unsafe { JobLatch::notify_owner(frame as *const JobLatch) };
+                }
                 registry.sleep.load()
             }
         };
@@ -758,7 +768,7 @@ impl Participant {
         }
         let span = Span::JoinWait;
         self.trace(EventKind::Begin { span, site: None });
-        let kind = if self.deque.is_some() && HELP_DEPTH.with(Cell::get) < MAX_HELP {
+        let kind = if HELP_DEPTH.with(Cell::get) < MAX_HELP {
             WaitKind::Fork
         } else {
             WaitKind::Any { helps: false }
@@ -873,8 +883,15 @@ impl Participant {
                 helps.then(|| self.find_work()).flatten()
             }
             WaitKind::Fork => {
-                let Thief::Worker { index, mark } = latch.thief() else {
-                    return None;
+                let (index, mark) = match latch.thief() {
+                    Thief::Worker { index, mark } => (index, mark),
+                    // A thread without a deque (an outside caller) runs the fork: its forks
+                    // made while it runs it are in the injector, tagged with the fork's latch.
+                    Thief::NoDeque => {
+                        let job = self.registry().take_tagged_injected(latch.tag())?;
+                        return Some((job, Taken::Injector));
+                    }
+                    Thief::Unknown => return None,
                 };
                 let job = self.registry().stealer(index).steal_from(mark)?;
                 if latch.probe() {
@@ -939,6 +956,9 @@ impl Participant {
         let ready = match watch {
             // The thief's deque holds a descendant.
             Some((index, mark)) => registry.stealer(index).has_from(mark),
+            // A thief without a deque published one, tagged with our latch (its
+            // `notify_owner` after the publish pairs with our registration and fence).
+            None if thief == Thief::NoDeque => registry.injector_has_tagged(latch.tag()),
             None => thief == Thief::Unknown && latch.thief() != Thief::Unknown,
         };
         if registered && !ready && !home_has_mail() && !latch.probe() {
@@ -966,14 +986,30 @@ impl Participant {
     /// The job was taken out of a queue or deque (so published and not yet run) by this thread.
     #[inline]
     unsafe fn run_taken(&self, job: JobRef) {
-        if let Some(latch) = job.fork_latch() {
-            let me = match (self.index, &self.deque) {
-                (Some(i), Some(d)) => Some((i, d.next_position())),
-                _ => None,
-            };
-            // SAFETY: a fork taken from a queue is live and not yet run (caller's contract).
-            unsafe { JobLatch::record_thief(latch, me) };
+        let Some(latch) = job.fork_latch() else {
+            // SAFETY: forwarded to the caller.
+            return unsafe { job.execute() };
+        };
+        let me = match (self.index, &self.deque) {
+            (Some(i), Some(d)) => Some((i, d.next_position())),
+            _ => None,
+        };
+        // SAFETY: a fork taken from a queue is live and not yet run (caller's contract).
+        unsafe { JobLatch::record_thief(latch, me) };
+        if self.deque.is_some() {
+            // SAFETY: forwarded to the caller.
+            return unsafe { job.execute() };
         }
+        // A thread without a deque: its forks go to the injector, tagged with this fork's
+        // latch while it runs it, so that the fork's owner can find them (`find_help`).
+        let outer = self.frame.replace(latch as usize);
+        struct Restore<'a>(&'a Cell<usize>, usize);
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                self.0.set(self.1);
+            }
+        }
+        let _restore = Restore(&self.frame, outer);
         // SAFETY: forwarded to the caller.
         unsafe { job.execute() };
     }
