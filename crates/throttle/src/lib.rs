@@ -164,7 +164,9 @@ mod loom_models;
 mod placement;
 mod pool;
 pub mod prelude;
-mod range;
+// `for_range` and `map_reduce`; the public `throttle::range` is the iterator module of that name.
+#[path = "range.rs"]
+mod index_loops;
 mod registry;
 mod scope;
 mod semaphore;
@@ -180,6 +182,7 @@ pub use current::{current_num_threads, current_thread_index};
 pub use error::Error;
 pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
 pub use hooks::spawn;
+pub use iter::{range, range_inclusive};
 #[cfg(not(loom))]
 pub use jobserver::{Jobserver, Server, Style, Token, ID_ENV, JOBSERVER_ENV, SOCKET_ENV};
 pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE};
@@ -261,8 +264,8 @@ where
         Some(p) => {
             // SAFETY: see `current`.
             let p = unsafe { &*p };
-            let block = range::auto_block(range.len(), p.registry().threads());
-            range::for_range_in(p, range, block, &f)
+            let block = index_loops::auto_block(range.len(), p.registry().threads());
+            index_loops::for_range_in(p, range, block, &f)
         }
         None => global::global().for_range(range, f),
     }
@@ -283,7 +286,7 @@ where
 {
     match current() {
         // SAFETY: see `current`.
-        Some(p) => range::for_range_grain_in(unsafe { &*p }, range, grain.max(1), &f),
+        Some(p) => index_loops::for_range_grain_in(unsafe { &*p }, range, grain.max(1), &f),
         None => global::global().for_range_grain(range, grain, f),
     }
 }
@@ -312,8 +315,8 @@ where
         Some(p) => {
             // SAFETY: see `current`.
             let p = unsafe { &*p };
-            let block = range::auto_block(range.len(), p.registry().threads());
-            range::map_reduce_in(p, range, block, &identity, &map, &reduce)
+            let block = index_loops::auto_block(range.len(), p.registry().threads());
+            index_loops::map_reduce_in(p, range, block, &identity, &map, &reduce)
         }
         None => global::global().map_reduce(range, identity, map, reduce),
     }

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::hooks::{self, Hooks};
 use crate::join::join_in;
 use crate::placement::Placement;
-use crate::range::{auto_block, for_range_grain_in, for_range_in, map_reduce_in};
+use crate::index_loops::{auto_block, for_range_grain_in, for_range_in, map_reduce_in};
 use crate::registry::{worker_main, Registry};
 use crate::scope::{scope_in, Scope};
 use crate::sleep::{state::MAX_THREADS, Parker};

@@ -4,7 +4,7 @@ use super::plumbing::{IndexedProducer, Producer};
 
 /// The items of `a`, then those of `b`; see
 /// [`ParallelIterator::chain`](super::ParallelIterator::chain).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Chain<A, B> {
     pub(crate) a: A,
     pub(crate) b: B,
@@ -38,6 +38,12 @@ where
     }
     fn min_len(&self) -> usize {
         self.a.min_len().max(self.b.min_len())
+    }
+    fn max_len(&self) -> usize {
+        self.a.max_len().min(self.b.max_len())
+    }
+    fn stopped(&self) -> bool {
+        self.a.stopped() && self.b.stopped()
     }
     fn exact_len(&self) -> Option<usize> {
         Some(self.a.exact_len()? + self.b.exact_len()?)

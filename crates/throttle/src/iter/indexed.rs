@@ -1,8 +1,16 @@
 //! Parallel iterators that know their length and the index of every item: `enumerate`, `zip`,
 //! `chunks`, and positions.
 
+use super::blocks::{Blocks, ExponentialBlocks, MaxLen, Positions, UniformBlocks};
+use super::interleave::{Interleave, InterleaveShortest};
 use super::plumbing::{IndexedProducer, Producer};
-use super::{IntoParallelIterator, ParallelIterator};
+use super::with::{FoldChunks, FoldChunksBy, FoldChunksWith};
+use super::{FromParallelIterator, IntoParallelIterator, ParallelIterator};
+use std::cmp::Ordering;
+
+/// [`Zip`] of two iterators checked to have the same length; see
+/// [`IndexedParallelIterator::zip_eq`].
+pub type ZipEq<A, B> = Zip<A, B>;
 
 /// A [`ParallelIterator`] that knows its exact length and the index of every item: slices,
 /// `Vec`s, ranges, and `map`, `enumerate`, `zip`, ... of those (not `filter`).
@@ -185,12 +193,390 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
         self.enumerate()
             .find_map_first(|(i, x)| predicate(x).then_some(i))
     }
+
+    /// The index of the last item that satisfies `predicate`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v = [3, 8, 5, 8];
+    /// assert_eq!(v.par_iter().position_last(|&x| x == 8), Some(3));
+    /// ```
+    #[track_caller]
+    fn position_last<P>(self, predicate: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.enumerate()
+            .find_map_last(|(i, x)| predicate(x).then_some(i))
+    }
+
+    /// The index of some item that satisfies `predicate`: the same as
+    /// [`position_any`](IndexedParallelIterator::position_any) (rayon's older name).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// #[allow(deprecated)]
+    /// let i = [3, 8, 5].par_iter().position(|&x| x == 5);
+    /// assert_eq!(i, Some(2));
+    /// ```
+    #[deprecated(note = "use `position_any`, `position_first` or `position_last`")]
+    #[track_caller]
+    fn position<P>(self, predicate: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.position_any(predicate)
+    }
+
+    /// The indices of the items that satisfy `predicate`, in order.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<usize> = [1, 2, 3, 4, 5].par_iter().positions(|&x| x % 2 == 0).collect();
+    /// assert_eq!(v, [1, 3]);
+    /// ```
+    fn positions<P>(self, predicate: P) -> Positions<Self, P>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        Positions::new(self, predicate)
+    }
+
+    /// Never lets a piece of work hold more than `max` items (1 gives every item a piece of
+    /// its own: `fold` then folds each item alone).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let pieces = (0..10u32).into_par_iter().with_max_len(1).fold(|| 0, |n, _| n + 1).count();
+    /// assert_eq!(pieces, 10);
+    /// ```
+    fn with_max_len(self, max: usize) -> MaxLen<Self> {
+        MaxLen { base: self, max }
+    }
+
+    /// The same items in the same order, run in blocks of growing size in rayon; see
+    /// [`Blocks`] for what it means here.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let hit = (0..1_000_000u32).into_par_iter().by_exponential_blocks().find_first(|&x| x > 10);
+    /// assert_eq!(hit, Some(11));
+    /// ```
+    fn by_exponential_blocks(self) -> ExponentialBlocks<Self> {
+        Blocks::new(self, usize::MAX)
+    }
+
+    /// The same items in the same order, run in blocks of `block_size` in rayon; here pieces
+    /// of work are at most `block_size` long (see [`Blocks`]).
+    ///
+    /// # Panics
+    /// If `block_size` is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..10u32).into_par_iter().by_uniform_blocks(3).collect();
+    /// assert_eq!(v, (0..10).collect::<Vec<_>>());
+    /// ```
+    fn by_uniform_blocks(self, block_size: usize) -> UniformBlocks<Self> {
+        assert!(block_size != 0, "by_uniform_blocks: block size must be non-zero");
+        Blocks::new(self, block_size)
+    }
+
+    /// Collects the items, in order, into `target`, replacing what it held.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let mut v = vec![9u32; 2];
+    /// (0..4u32).into_par_iter().collect_into_vec(&mut v);
+    /// assert_eq!(v, [0, 1, 2, 3]);
+    /// ```
+    #[track_caller]
+    fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
+        *target = Vec::from_par_iter(self);
+    }
+
+    /// Splits pairs into two `Vec`s, in order, replacing what they held.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let (mut a, mut b) = (Vec::new(), Vec::new());
+    /// (0..3u32).into_par_iter().map(|x| (x, x * 2)).unzip_into_vecs(&mut a, &mut b);
+    /// assert_eq!((a, b), (vec![0, 1, 2], vec![0, 2, 4]));
+    /// ```
+    #[track_caller]
+    fn unzip_into_vecs<A, B>(self, left: &mut Vec<A>, right: &mut Vec<B>)
+    where
+        Self: IndexedParallelIterator<Item = (A, B)>,
+        A: Send,
+        B: Send,
+    {
+        let (a, b) = self.unzip();
+        *left = a;
+        *right = b;
+    }
+
+    /// [`zip`](IndexedParallelIterator::zip) of two iterators of the same length.
+    ///
+    /// # Panics
+    /// If the lengths differ.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let s: i32 = [1, 2].par_iter().zip_eq(&[3, 4]).map(|(a, b)| a * b).sum();
+    /// assert_eq!(s, 11);
+    /// ```
+    #[track_caller]
+    fn zip_eq<Z>(self, other: Z) -> ZipEq<Self, Z::Iter>
+    where
+        Z: IntoParallelIterator,
+        Z::Iter: IndexedParallelIterator,
+    {
+        let other = other.into_par_iter();
+        let (a, b) = (self.len(), other.len());
+        assert!(a == b, "zip_eq: lengths differ ({a} and {b})");
+        self.zip(other)
+    }
+
+    /// Items of `self` and `other` in turn, then the rest of the longer.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<i32> = [1, 2, 3, 4].par_iter().interleave(&[5, 6]).copied().collect();
+    /// assert_eq!(v, [1, 5, 2, 6, 3, 4]);
+    /// ```
+    fn interleave<I>(self, other: I) -> Interleave<Self, I::Iter>
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        Interleave::new(self, other.into_par_iter())
+    }
+
+    /// Items of `self` and `other` in turn, until the side whose turn it is has run out.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<i32> = [1, 2, 3, 4].par_iter().interleave_shortest(&[5, 6]).copied().collect();
+    /// assert_eq!(v, [1, 5, 2, 6, 3]);
+    /// ```
+    fn interleave_shortest<I>(self, other: I) -> InterleaveShortest<Self, I::Iter>
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        let other = other.into_par_iter();
+        let (la, lb) = (self.len(), other.len());
+        let (ta, tb) = if la <= lb { (la, la) } else { (lb + 1, lb) };
+        Interleave::new(self.take(ta), other.take(tb))
+    }
+
+    /// Folds each chunk of `chunk_size` items, starting from `identity()`: one value per
+    /// chunk, in order.
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let sums: Vec<u32> = (1..=7u32).into_par_iter().fold_chunks(3, || 0, |a, x| a + x).collect();
+    /// assert_eq!(sums, [6, 15, 7]);
+    /// ```
+    fn fold_chunks<T, ID, F>(self, chunk_size: usize, identity: ID, fold_op: F) -> FoldChunks<Self, ID, F>
+    where
+        ID: Fn() -> T + Send + Sync,
+        F: Fn(T, Self::Item) -> T + Send + Sync,
+        T: Send,
+    {
+        FoldChunksBy::with_identity(self, chunk_size, identity, fold_op)
+    }
+
+    /// Folds each chunk of `chunk_size` items, starting from a clone of `init`.
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let sums: Vec<u32> = (1..=7u32).into_par_iter().fold_chunks_with(3, 0, |a, x| a + x).collect();
+    /// assert_eq!(sums, [6, 15, 7]);
+    /// ```
+    fn fold_chunks_with<T, F>(self, chunk_size: usize, init: T, fold_op: F) -> FoldChunksWith<Self, T, F>
+    where
+        T: Send + Clone,
+        F: Fn(T, Self::Item) -> T + Send + Sync,
+    {
+        FoldChunksBy::with_value(self, chunk_size, init, fold_op)
+    }
+
+    /// Compares the items with those of `other` lexicographically, as `Iterator::cmp` does.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::cmp::Ordering;
+    /// use throttle::prelude::*;
+    /// assert_eq!([1, 2, 3].par_iter().cmp(&[1, 2, 4]), Ordering::Less);
+    /// assert_eq!([1, 2].par_iter().cmp(&[1, 2, 0]), Ordering::Less);
+    /// ```
+    #[track_caller]
+    fn cmp<I>(self, other: I) -> Ordering
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: Ord,
+    {
+        let other = other.into_par_iter();
+        let (la, lb) = (self.len(), other.len());
+        self.zip(other)
+            .map(|(a, b)| a.cmp(&b))
+            .find_first(|o| *o != Ordering::Equal)
+            .unwrap_or_else(|| la.cmp(&lb))
+    }
+
+    /// Compares the items with those of `other` lexicographically, as `Iterator::partial_cmp`.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::cmp::Ordering;
+    /// use throttle::prelude::*;
+    /// assert_eq!([1.0, 2.0].par_iter().partial_cmp(&[1.0, 3.0]), Some(Ordering::Less));
+    /// assert_eq!([f64::NAN].par_iter().partial_cmp(&[1.0]), None);
+    /// ```
+    #[track_caller]
+    fn partial_cmp<I>(self, other: I) -> Option<Ordering>
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        let other = other.into_par_iter();
+        let (la, lb) = (self.len(), other.len());
+        self.zip(other)
+            .map(|(a, b)| a.partial_cmp(&b))
+            .find_first(|o| *o != Some(Ordering::Equal))
+            .unwrap_or_else(|| Some(la.cmp(&lb)))
+    }
+
+    /// True if the items equal those of `other`, one by one, and there are as many.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!((0..3u32).into_par_iter().eq(vec![0u32, 1, 2]));
+    /// ```
+    #[track_caller]
+    fn eq<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialEq<I::Item>,
+    {
+        let other = other.into_par_iter();
+        self.len() == other.len() && self.zip(other).all(|(a, b)| a == b)
+    }
+
+    /// The opposite of [`eq`](IndexedParallelIterator::eq).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!((0..3u32).into_par_iter().ne(vec![0u32, 1]));
+    /// ```
+    #[track_caller]
+    fn ne<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialEq<I::Item>,
+    {
+        !self.eq(other)
+    }
+
+    /// True if the items compare lexicographically less than those of `other`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!([1, 2].par_iter().lt(&[1, 3]));
+    /// ```
+    #[track_caller]
+    fn lt<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        self.partial_cmp(other) == Some(Ordering::Less)
+    }
+
+    /// True if the items compare lexicographically less than or equal to those of `other`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!([1, 2].par_iter().le(&[1, 2]));
+    /// ```
+    #[track_caller]
+    fn le<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        matches!(self.partial_cmp(other), Some(Ordering::Less | Ordering::Equal))
+    }
+
+    /// True if the items compare lexicographically greater than those of `other`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!([1, 3].par_iter().gt(&[1, 2]));
+    /// ```
+    #[track_caller]
+    fn gt<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        self.partial_cmp(other) == Some(Ordering::Greater)
+    }
+
+    /// True if the items compare lexicographically greater than or equal to those of `other`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!([1, 3].par_iter().ge(&[1, 3]));
+    /// ```
+    #[track_caller]
+    fn ge<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        matches!(self.partial_cmp(other), Some(Ordering::Greater | Ordering::Equal))
+    }
 }
 
 impl<P: ParallelIterator + IndexedProducer> IndexedParallelIterator for P {}
 
 /// Pairs items with their index; see [`IndexedParallelIterator::enumerate`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Enumerate<P> {
     base: P,
     offset: usize,
@@ -221,6 +607,12 @@ impl<P: IndexedProducer> Producer for Enumerate<P> {
     fn min_len(&self) -> usize {
         self.base.min_len()
     }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
+    }
     fn exact_len(&self) -> Option<usize> {
         self.base.exact_len()
     }
@@ -229,7 +621,7 @@ impl<P: IndexedProducer> Producer for Enumerate<P> {
 impl<P: IndexedProducer> IndexedProducer for Enumerate<P> {}
 
 /// Pairs the items of two iterators; see [`IndexedParallelIterator::zip`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Zip<A, B> {
     a: A,
     b: B,
@@ -252,6 +644,12 @@ impl<A: IndexedProducer, B: IndexedProducer> Producer for Zip<A, B> {
     fn min_len(&self) -> usize {
         self.a.min_len().max(self.b.min_len())
     }
+    fn max_len(&self) -> usize {
+        self.a.max_len().min(self.b.max_len())
+    }
+    fn stopped(&self) -> bool {
+        self.a.stopped() || self.b.stopped()
+    }
     fn exact_len(&self) -> Option<usize> {
         Some(self.a.exact_len()?.min(self.b.exact_len()?))
     }
@@ -260,7 +658,7 @@ impl<A: IndexedProducer, B: IndexedProducer> Producer for Zip<A, B> {
 impl<A: IndexedProducer, B: IndexedProducer> IndexedProducer for Zip<A, B> {}
 
 /// Groups items into `Vec`s; see [`IndexedParallelIterator::chunks`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ItemChunks<P> {
     base: P,
     size: usize,
@@ -287,6 +685,12 @@ impl<P: IndexedProducer> Producer for ItemChunks<P> {
     fn min_len(&self) -> usize {
         self.base.min_len().div_ceil(self.size)
     }
+    fn max_len(&self) -> usize {
+        (self.base.max_len() / self.size).max(1)
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
+    }
     fn exact_len(&self) -> Option<usize> {
         Some(self.base.exact_len()?.div_ceil(self.size))
     }
@@ -295,7 +699,7 @@ impl<P: IndexedProducer> Producer for ItemChunks<P> {
 impl<P: IndexedProducer> IndexedProducer for ItemChunks<P> {}
 
 /// The sequential iterator of an [`ItemChunks`] leaf.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ItemChunksSeq<I> {
     iter: I,
     size: usize,
@@ -310,7 +714,7 @@ impl<I: Iterator> Iterator for ItemChunksSeq<I> {
 }
 
 /// Every `step`-th item; see [`IndexedParallelIterator::step_by`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct StepBy<P> {
     base: P,
     step: usize,
@@ -336,6 +740,12 @@ impl<P: IndexedProducer> Producer for StepBy<P> {
     fn min_len(&self) -> usize {
         self.base.min_len().div_ceil(self.step).max(1)
     }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
+    }
     fn exact_len(&self) -> Option<usize> {
         self.base.exact_len().map(|n| n.div_ceil(self.step))
     }
@@ -344,7 +754,7 @@ impl<P: IndexedProducer> Producer for StepBy<P> {
 impl<P: IndexedProducer> IndexedProducer for StepBy<P> {}
 
 /// The items in reverse order; see [`IndexedParallelIterator::rev`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Rev<P> {
     base: P,
 }
@@ -370,6 +780,12 @@ where
     }
     fn min_len(&self) -> usize {
         self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
     }
     fn exact_len(&self) -> Option<usize> {
         self.base.exact_len()

@@ -86,6 +86,19 @@ pub trait Producer: Sized + Send {
         1
     }
 
+    /// The longest piece a leaf may consume at once (default: no bound); see
+    /// [`with_max_len`](crate::iter::IndexedParallelIterator::with_max_len).
+    fn max_len(&self) -> usize {
+        usize::MAX
+    }
+
+    /// True once the producer will yield nothing more (an adapter such as `while_some` or
+    /// `take_any` saw its end); the run then stops splitting and consumes what is left as one
+    /// leaf, which yields nothing (default `false`). Adapters pass their base's answer on.
+    fn stopped(&self) -> bool {
+        false
+    }
+
     /// `Some(base_len)` if the producer yields exactly `base_len` items and `split_at(i)` puts
     /// exactly `i` of them on the left (default `None`). `collect` into a `Vec` then writes every
     /// item straight into its place; it checks the promise, and panics if it was broken.
@@ -184,11 +197,13 @@ where
 {
     let threads = crate::current_num_threads();
     let min = producer.min_len().max(1);
+    let max = producer.max_len().max(min);
     let splitter = Splitter {
         splits: threads,
         refill: threads,
         min,
-        block: FIRST_BLOCK.max(min),
+        max,
+        block: FIRST_BLOCK.max(min).min(max),
     };
     if threads > 1 && len / 2 >= min && claim::outermost() {
         return claim::run_claimed(producer, len, consumer, splitter, threads);
@@ -204,6 +219,8 @@ pub(crate) struct Splitter {
     refill: usize,
     /// The shortest piece or block.
     pub(crate) min: usize,
+    /// The longest block (`with_max_len`).
+    max: usize,
     /// Units per block in a leaf; adapted to the time a block takes.
     block: usize,
 }
@@ -235,6 +252,7 @@ impl Splitter {
         } else if took < BLOCK_TIME / 2 {
             self.block = (self.block * 2).min(MAX_BLOCK).max(self.min);
         }
+        self.block = self.block.min(self.max);
     }
 }
 
@@ -262,7 +280,7 @@ where
     if consumer.done(offset) {
         return consumer.skipped();
     }
-    if !splitter.try_split(len) {
+    if producer.stopped() || !splitter.try_split(len) {
         return leaf(producer, consumer, splitter, offset, len);
     }
     let mid = len / 2;
@@ -297,6 +315,10 @@ where
         None => r,
     };
     loop {
+        if producer.stopped() {
+            // It yields nothing more: one leaf drops what is left without splitting it.
+            return merge(acc, consumer.consume(offset, len, producer.into_seq()));
+        }
         if len / 2 >= splitter.min && len > splitter.min && runtime::poll_hungry() {
             let mid = len / 2;
             let (left, right) = producer.split_at(mid);

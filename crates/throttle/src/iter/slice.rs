@@ -380,3 +380,27 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
         super::sort::par_sort(self, &|a: &T, b: &T| key(a).cmp(&key(b)), false);
     }
 }
+
+impl<T> Clone for SliceIter<'_, T> {
+    fn clone(&self) -> Self {
+        SliceIter { slice: self.slice }
+    }
+}
+
+impl<T> Clone for Chunks<'_, T> {
+    fn clone(&self) -> Self {
+        Chunks {
+            slice: self.slice,
+            size: self.size,
+        }
+    }
+}
+
+impl<T> Clone for Windows<'_, T> {
+    fn clone(&self) -> Self {
+        Windows {
+            slice: self.slice,
+            size: self.size,
+        }
+    }
+}
