@@ -1,7 +1,8 @@
 //! `par_extend`: adding a parallel iterator's items to an existing collection, in order.
 
 use super::collect::FromParallelIterator;
-use super::IntoParallelIterator;
+use super::{IntoParallelIterator, ParallelIterator};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 use std::hash::{BuildHasher, Hash};
 
@@ -65,6 +66,44 @@ via_extend! {
     [T: Send + Eq + Hash, S: BuildHasher] T => HashSet<T, S>;
     [K: Send + Eq + Hash, V: Send, S: BuildHasher] (K, V) => HashMap<K, V, S>;
     [] char => String;
+    ['a] &'a char => String;
     [] String => String;
     ['a] &'a str => String;
+    [] Box<str> => String;
+    ['a] Cow<'a, str> => String;
+    ['a, T: Send + Sync + Copy + 'a] &'a T => Vec<T>;
+    ['a, T: Send + Sync + Copy + 'a] &'a T => VecDeque<T>;
+    ['a, T: Send + Sync + Copy + 'a] &'a T => LinkedList<T>;
+    ['a, T: Send + Sync + Copy + Ord + 'a] &'a T => BinaryHeap<T>;
+    ['a, T: Send + Sync + Copy + Ord + 'a] &'a T => BTreeSet<T>;
+    ['a, K: Send + Sync + Copy + Ord + 'a, V: Send + Sync + Copy + 'a] (&'a K, &'a V) => BTreeMap<K, V>;
+    ['a, T: Send + Sync + Copy + Eq + Hash + 'a, S: BuildHasher] &'a T => HashSet<T, S>;
+    ['a, K: Send + Sync + Copy + Eq + Hash + 'a, V: Send + Sync + Copy + 'a, S: BuildHasher] (&'a K, &'a V) => HashMap<K, V, S>;
+}
+
+impl ParallelExtend<()> for () {
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = ()>,
+    {
+        iter.into_par_iter().for_each(drop);
+    }
+}
+
+/// Extends two collections from pairs, as `unzip` does.
+impl<A, B, FromA, FromB> ParallelExtend<(A, B)> for (FromA, FromB)
+where
+    A: Send,
+    B: Send,
+    FromA: Send + ParallelExtend<A>,
+    FromB: Send + ParallelExtend<B>,
+{
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = (A, B)>,
+    {
+        let (a, b): (Vec<A>, Vec<B>) = Vec::from_par_iter(iter).into_iter().unzip();
+        self.0.par_extend(a);
+        self.1.par_extend(b);
+    }
 }

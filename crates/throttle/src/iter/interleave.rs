@@ -281,7 +281,16 @@ where
             Some(self.sep.clone())
         }
     }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self.left {
+            Some(n) => (n, Some(n)),
+            None => (0, None),
+        }
+    }
 }
+
+/// Exact in exact mode, the only mode an indexed (hence `zip`/`rev`) use reaches.
+impl<I: ExactSizeIterator> ExactSizeIterator for IntersperseSeq<I> where I::Item: Clone {}
 
 impl<I: DoubleEndedIterator> DoubleEndedIterator for IntersperseSeq<I>
 where

@@ -73,11 +73,15 @@ macro_rules! clone_debug {
     };
 }
 
+#[macro_use]
+mod delegate;
+
 mod adapters;
 mod blocks;
 mod chain;
 mod claim;
 mod collect;
+pub mod collections;
 mod consumers;
 mod extend;
 mod indexed;
@@ -91,6 +95,7 @@ mod runtime;
 mod slice;
 mod sort;
 mod stop;
+pub mod str;
 mod try_ops;
 mod vec;
 mod with;
