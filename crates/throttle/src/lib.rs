@@ -182,7 +182,8 @@ pub use current::{current_num_threads, current_thread_index};
 pub use error::Error;
 pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
 pub use hooks::spawn;
-pub use iter::{range, range_inclusive, str};
+pub use iter::option::result;
+pub use iter::{collections, option, range, range_inclusive, str};
 #[cfg(not(loom))]
 pub use jobserver::{Jobserver, Server, Style, Token, ID_ENV, JOBSERVER_ENV, SOCKET_ENV};
 pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE};

@@ -87,12 +87,14 @@ mod extend;
 mod indexed;
 mod interleave;
 mod into;
+pub mod option;
 mod par_iter;
 pub mod plumbing;
 pub mod range;
 pub mod range_inclusive;
 mod runtime;
 mod slice;
+mod sources;
 mod sort;
 mod stop;
 pub mod str;
@@ -108,6 +110,12 @@ pub use adapters::{
 };
 pub use blocks::{Blocks, ExponentialBlocks, MaxLen, Positions, PositionsSeq, UniformBlocks};
 pub use chain::Chain;
+pub use sources::{
+    empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, Empty,
+    Once, Repeat, RepeatN, RepeatNSeq, Split, WalkTree, WalkTreePostfix, WalkTreePrefix,
+};
+#[allow(deprecated)]
+pub use sources::repeatn;
 pub use either::Either;
 pub use interleave::{Interleave, InterleaveSeq, InterleaveShortest, Intersperse, IntersperseSeq};
 pub use stop::{
