@@ -83,6 +83,7 @@ mod claim;
 mod collect;
 pub mod collections;
 mod consumers;
+mod drain;
 mod extend;
 mod indexed;
 mod interleave;
@@ -110,6 +111,7 @@ pub use adapters::{
 };
 pub use blocks::{Blocks, ExponentialBlocks, MaxLen, Positions, PositionsSeq, UniformBlocks};
 pub use chain::Chain;
+pub use drain::{Drain, ParallelDrainFull, ParallelDrainRange, StringDrain};
 pub use sources::{
     empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, Empty,
     Once, Repeat, RepeatN, RepeatNSeq, Split, WalkTree, WalkTreePostfix, WalkTreePrefix,
