@@ -81,7 +81,8 @@ where
     let mut rest = Some(producer);
     let mut start = 0;
     for i in 0..n {
-        let end = (i + 1) * len / n;
+        // In u128: an endless source (`repeat`) has `usize::MAX` units.
+        let end = ((i as u128 + 1) * len as u128 / n as u128) as usize;
         let whole = rest.take().expect("one producer left per piece");
         let piece = if i + 1 == n {
             whole

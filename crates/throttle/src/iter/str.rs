@@ -311,8 +311,10 @@ fn is_newline(c: char) -> bool {
 
 /// Removes a line's `\n` or `\r\n`.
 fn strip_line(line: &str) -> &str {
-    let line = line.strip_suffix('\n').unwrap_or(line);
-    line.strip_suffix('\r').unwrap_or(line)
+    match line.strip_suffix('\n') {
+        Some(line) => line.strip_suffix('\r').unwrap_or(line),
+        None => line,
+    }
 }
 
 /// Is `s` not empty?
