@@ -183,7 +183,7 @@ pub use error::Error;
 pub use global::{default_threads, global_pool, global_threads, THREADS_ENV};
 pub use hooks::spawn;
 pub use iter::option::result;
-pub use iter::{collections, option, range, range_inclusive, str};
+pub use iter::{array, collections, option, range, range_inclusive, slice, str, string, vec};
 #[cfg(not(loom))]
 pub use jobserver::{Jobserver, Server, Style, Token, ID_ENV, JOBSERVER_ENV, SOCKET_ENV};
 pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE};

@@ -94,13 +94,14 @@ pub mod plumbing;
 pub mod range;
 pub mod range_inclusive;
 mod runtime;
-mod slice;
+pub mod slice;
+mod slice_ext;
 mod sources;
 mod sort;
 mod stop;
 pub mod str;
 mod try_ops;
-mod vec;
+pub mod vec;
 mod with;
 mod write;
 
@@ -111,6 +112,17 @@ pub use adapters::{
 };
 pub use blocks::{Blocks, ExponentialBlocks, MaxLen, Positions, PositionsSeq, UniformBlocks};
 pub use chain::Chain;
+
+/// `String`'s parallel iterators (rayon's `rayon::string`).
+pub mod string {
+    pub use super::drain::StringDrain as Drain;
+}
+
+/// Arrays' parallel iterators (rayon's `rayon::array`): `[T; N]::into_par_iter()` moves the
+/// items out through a `Vec`'s iterator.
+pub mod array {
+    pub use super::vec::IntoIter;
+}
 pub use drain::{Drain, ParallelDrainFull, ParallelDrainRange, StringDrain};
 pub use sources::{
     empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, Empty,

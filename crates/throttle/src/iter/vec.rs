@@ -195,3 +195,5 @@ impl<T: Clone> Clone for IntoIter<T> {
         IntoIter::new(items.to_vec())
     }
 }
+
+pub use super::drain::Drain;
