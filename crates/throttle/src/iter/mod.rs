@@ -88,6 +88,7 @@ mod extend;
 mod indexed;
 mod interleave;
 mod into;
+mod multizip;
 pub mod option;
 mod par_iter;
 pub mod plumbing;
@@ -112,6 +113,7 @@ pub use adapters::{
 };
 pub use blocks::{Blocks, ExponentialBlocks, MaxLen, Positions, PositionsSeq, UniformBlocks};
 pub use chain::Chain;
+pub use multizip::{MultiZip, MultiZipSeq};
 
 /// `String`'s parallel iterators (rayon's `rayon::string`).
 pub mod string {
