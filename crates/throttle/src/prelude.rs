@@ -10,7 +10,7 @@
 //! ```
 
 pub use crate::iter::str::ParallelString;
-pub use crate::iter::{ParallelDrainFull, ParallelDrainRange};
+pub use crate::iter::{ParallelBridge, ParallelDrainFull, ParallelDrainRange};
 pub use crate::iter::{
     FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
     IntoParallelRefMutIterator, ParallelExtend, ParallelIterator, ParallelSlice, ParallelSliceMut,

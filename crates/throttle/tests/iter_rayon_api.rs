@@ -233,3 +233,68 @@ fn clones_run_afresh() {
     let it = (0..100u32).into_par_iter().map(|x| x + 1).filter(|x| x % 2 == 0);
     assert_eq!(it.clone().collect::<Vec<_>>(), it.collect::<Vec<_>>());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn slice_views_as_std(v in prop::collection::vec(0u8..4, 0..600), size in 1usize..20) {
+        let p = pool();
+        p.install(|| {
+            let a: Vec<&[u8]> = v.par_chunks_exact(size).collect();
+            prop_assert_eq!(a, v.chunks_exact(size).collect::<Vec<_>>());
+            prop_assert_eq!(v.par_chunks_exact(size).remainder(), v.chunks_exact(size).remainder());
+            let a: Vec<&[u8]> = v.par_rchunks(size).collect();
+            prop_assert_eq!(a, v.rchunks(size).collect::<Vec<_>>());
+            let a: Vec<&[u8]> = v.par_rchunks_exact(size).collect();
+            prop_assert_eq!(a, v.rchunks_exact(size).collect::<Vec<_>>());
+            let a: Vec<&[u8]> = v.par_split(|&x| x == 0).collect();
+            prop_assert_eq!(a, v.split(|&x| x == 0).collect::<Vec<_>>());
+            let a: Vec<&[u8]> = v.par_split_inclusive(|&x| x == 0).collect();
+            prop_assert_eq!(a, v.split_inclusive(|&x| x == 0).collect::<Vec<_>>());
+            let a: Vec<&[u8]> = v.par_chunk_by(|a, b| a <= b).collect();
+            prop_assert_eq!(a, v.chunk_by(|a, b| a <= b).collect::<Vec<_>>());
+            let a: Vec<&[u8; 3]> = v.par_array_windows().collect();
+            prop_assert_eq!(a, v.windows(3).map(|w| <&[u8; 3]>::try_from(w).unwrap()).collect::<Vec<_>>());
+            let mut m = v.clone();
+            let lens: Vec<usize> = m.par_split_mut(|&x| x == 0).map(|p| { p.reverse(); p.len() }).collect();
+            prop_assert_eq!(lens, v.split(|&x| x == 0).map(<[u8]>::len).collect::<Vec<_>>());
+            let mut want = v.clone();
+            want.split_mut(|&x| x == 0).for_each(<[u8]>::reverse);
+            prop_assert_eq!(m, want);
+            let mut m = v.clone();
+            m.par_chunk_by_mut(|a, b| a == b).for_each(|run| run[0] = 9);
+            let mut want = v.clone();
+            want.chunk_by_mut(|a, b| a == b).for_each(|run| run[0] = 9);
+            prop_assert_eq!(m, want);
+            Ok(())
+        })?;
+    }
+}
+
+#[test]
+fn par_bridge_yields_every_item_once() {
+    let p = pool();
+    p.install(|| {
+        let mut got: Vec<u32> = (0..10_000u32).filter(|x| x % 3 != 0).par_bridge().map(|x| x + 1).collect();
+        got.sort_unstable();
+        let want: Vec<u32> = (0..10_000u32).filter(|x| x % 3 != 0).map(|x| x + 1).collect();
+        assert_eq!(got, want);
+        // `next` that itself runs pool work, nested in a parallel loop (rayon's recursion case).
+        let mut nested: Vec<(usize, String)> = (0..2000usize)
+            .into_par_iter()
+            .flat_map(|i| std::iter::once_with(move || throttle::join(move || i, move || i.to_string())).par_bridge())
+            .collect();
+        nested.par_sort_unstable();
+        assert_eq!(nested, (0..2000).map(|i| (i, i.to_string())).collect::<Vec<_>>());
+    });
+}
+
+#[test]
+fn tuples_zip_their_members() {
+    let a: Vec<u32> = (0..100).collect();
+    let b: Vec<u32> = (0..90).map(|x| x * 2).collect();
+    let v: Vec<(u32, u32, u32)> = (&a, &b, a.clone()).into_par_iter().map(|(x, y, z)| (*x, *y, z)).collect();
+    assert_eq!(v.len(), 90);
+    assert_eq!(v[89], (89, 178, 89));
+}

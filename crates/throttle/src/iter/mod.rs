@@ -78,6 +78,7 @@ mod delegate;
 
 mod adapters;
 mod blocks;
+mod bridge;
 mod chain;
 mod claim;
 mod collect;
@@ -112,6 +113,7 @@ pub use adapters::{
     MinLen,
 };
 pub use blocks::{Blocks, ExponentialBlocks, MaxLen, Positions, PositionsSeq, UniformBlocks};
+pub use bridge::{BridgeSeq, IterBridge, ParallelBridge};
 pub use chain::Chain;
 pub use multizip::{MultiZip, MultiZipSeq};
 

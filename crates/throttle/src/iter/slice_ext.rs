@@ -20,13 +20,6 @@ macro_rules! exact_chunks {
             pub(crate) rem: $slice,
         }
 
-        impl<'a, T> $name<'a, T> {
-            /// The items that do not make a whole chunk (at most `size - 1`).
-            pub fn remainder(&self) -> &[T] {
-                &*self.rem
-            }
-        }
-
         impl<'a, T: $($bound)*> Producer for $name<'a, T> {
             type Item = $item;
             type IntoSeq = std::slice::$seq<'a, T>;
@@ -81,6 +74,44 @@ exact_chunks!(
     RChunksExactMut, &'a mut [T], &'a mut [T], RChunksExactMut, rchunks_exact_mut,
     split_at_mut, rev: true, [Send]
 );
+
+impl<'a, T> ChunksExact<'a, T> {
+    /// The items at the end that do not make a whole chunk (at most `size - 1`).
+    pub fn remainder(&self) -> &'a [T] {
+        self.rem
+    }
+}
+
+impl<'a, T> RChunksExact<'a, T> {
+    /// The items at the front that do not make a whole chunk (at most `size - 1`).
+    pub fn remainder(&self) -> &'a [T] {
+        self.rem
+    }
+}
+
+impl<'a, T> ChunksExactMut<'a, T> {
+    /// The items at the end that do not make a whole chunk (at most `size - 1`).
+    pub fn into_remainder(self) -> &'a mut [T] {
+        self.rem
+    }
+
+    /// The items at the end that do not make a whole chunk, taken out of the iterator.
+    pub fn take_remainder(&mut self) -> &'a mut [T] {
+        std::mem::take(&mut self.rem)
+    }
+}
+
+impl<'a, T> RChunksExactMut<'a, T> {
+    /// The items at the front that do not make a whole chunk (at most `size - 1`).
+    pub fn into_remainder(self) -> &'a mut [T] {
+        self.rem
+    }
+
+    /// The items at the front that do not make a whole chunk, taken out of the iterator.
+    pub fn take_remainder(&mut self) -> &'a mut [T] {
+        std::mem::take(&mut self.rem)
+    }
+}
 
 impl<T> Clone for ChunksExact<'_, T> {
     fn clone(&self) -> Self {
@@ -255,14 +286,16 @@ macro_rules! split_by {
                 }
             }
             fn into_seq(self) -> Self::IntoSeq {
+                // An empty piece that does not hold the slice's end has no part of its own.
+                let nothing = self.nothing || (!self.last && self.slice.is_empty());
                 let mut rest = self.slice;
-                if !self.last && $cut == Cut::Split {
+                if !self.last && !nothing && $cut == Cut::Split {
                     // Drop the separator that ends the piece: the part after it is the next
                     // piece's first.
                     let n = rest.len();
                     rest = rest.$split(n - 1).0;
                 }
-                $seq { rest: (!self.nothing).then_some(rest), pred: self.pred }
+                $seq { rest: (!nothing).then_some(rest), pred: self.pred }
             }
         }
 
