@@ -10,8 +10,8 @@
 //! ```
 
 pub use crate::iter::str::ParallelString;
-pub use crate::iter::{ParallelBridge, ParallelDrainFull, ParallelDrainRange};
 pub use crate::iter::{
     FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
     IntoParallelRefMutIterator, ParallelExtend, ParallelIterator, ParallelSlice, ParallelSliceMut,
 };
+pub use crate::iter::{ParallelBridge, ParallelDrainFull, ParallelDrainRange};

@@ -121,12 +121,22 @@ fn stopping_adapters() {
         assert_eq!(throttle::iter::repeat(1u8).take_any(100).count(), 100);
         let none: Vec<u8> = throttle::iter::repeat(None::<u8>).while_some().collect();
         assert!(none.is_empty());
-        let some: Vec<u32> = (0..1000u32).into_par_iter().map(Some).while_some().collect();
+        let some: Vec<u32> = (0..1000u32)
+            .into_par_iter()
+            .map(Some)
+            .while_some()
+            .collect();
         assert_eq!(some, (0..1000).collect::<Vec<_>>());
-        let taken: Vec<u32> = (0..1000u32).into_par_iter().take_any_while(|_| true).collect();
+        let taken: Vec<u32> = (0..1000u32)
+            .into_par_iter()
+            .take_any_while(|_| true)
+            .collect();
         assert_eq!(taken.len(), 1000);
         let r = std::panic::catch_unwind(|| {
-            (0..100_000u32).into_par_iter().panic_fuse().for_each(|x| assert_ne!(x, 5));
+            (0..100_000u32)
+                .into_par_iter()
+                .panic_fuse()
+                .for_each(|x| assert_ne!(x, 5));
         });
         assert!(r.is_err());
     });
@@ -134,7 +144,11 @@ fn stopping_adapters() {
 
 #[test]
 fn folds_with_values_and_max_len() {
-    let pieces = (0..100u32).into_par_iter().with_max_len(1).fold_with(0, |a, _| a + 1).count();
+    let pieces = (0..100u32)
+        .into_par_iter()
+        .with_max_len(1)
+        .fold_with(0, |a, _| a + 1)
+        .count();
     assert_eq!(pieces, 100);
     let total: u32 = (0..100u32).into_par_iter().fold_with(0, |a, x| a + x).sum();
     assert_eq!(total, 4950);
@@ -153,13 +167,20 @@ fn folds_with_values_and_max_len() {
 
 #[test]
 fn partition_map_and_unzip_keep_order() {
-    let (evens, odds): (Vec<u32>, VecDeque<String>) = (0..100u32)
-        .into_par_iter()
-        .partition_map(|x| if x % 2 == 0 { Either::Left(x) } else { Either::Right(x.to_string()) });
+    let (evens, odds): (Vec<u32>, VecDeque<String>) =
+        (0..100u32).into_par_iter().partition_map(|x| {
+            if x % 2 == 0 {
+                Either::Left(x)
+            } else {
+                Either::Right(x.to_string())
+            }
+        });
     assert_eq!(evens, (0..100).step_by(2).collect::<Vec<_>>());
     assert_eq!(odds.front().map(String::as_str), Some("1"));
-    let (a, (b, c)): (Vec<u32>, (Vec<u32>, Vec<u32>)) =
-        (0..10u32).into_par_iter().map(|x| (x, (x + 1, x + 2))).unzip();
+    let (a, (b, c)): (Vec<u32>, (Vec<u32>, Vec<u32>)) = (0..10u32)
+        .into_par_iter()
+        .map(|x| (x, (x + 1, x + 2)))
+        .unzip();
     assert_eq!((a[9], b[9], c[9]), (9, 10, 11));
 }
 
@@ -172,14 +193,20 @@ fn collections_iterate_like_std() {
     h.par_iter_mut().for_each(|(_, v)| *v += 1);
     assert_eq!(h.par_iter().map(|(_, v)| *v).sum::<u32>(), 125_250);
     let set: BTreeSet<u32> = (0..100).collect();
-    assert_eq!(set.par_iter().copied().collect::<Vec<_>>(), set.iter().copied().collect::<Vec<_>>());
+    assert_eq!(
+        set.par_iter().copied().collect::<Vec<_>>(),
+        set.iter().copied().collect::<Vec<_>>()
+    );
     let hs: HashSet<u32> = set.clone().into_par_iter().collect();
     assert_eq!(hs.len(), 100);
     let list: LinkedList<u32> = (0..100).collect();
     assert_eq!(list.par_iter().sum::<u32>(), 4950);
     let mut dq: VecDeque<u32> = (0..10).collect();
     dq.rotate_left(3);
-    assert_eq!(dq.par_iter().copied().collect::<Vec<_>>(), dq.iter().copied().collect::<Vec<_>>());
+    assert_eq!(
+        dq.par_iter().copied().collect::<Vec<_>>(),
+        dq.iter().copied().collect::<Vec<_>>()
+    );
     let heap: BinaryHeap<u32> = (0..100).collect();
     assert_eq!(heap.into_par_iter().max(), Some(99));
     assert_eq!(Some(3).par_iter().copied().sum::<i32>(), 3);
@@ -218,9 +245,14 @@ fn sources_yield_their_items() {
     .flat_map_iter(|r| r)
     .collect();
     assert_eq!(pieces, (0..1000).collect::<Vec<_>>());
-    let post: Vec<u32> =
-        throttle::iter::walk_tree_postfix(1u32, |&n| if n < 8 { vec![2 * n, 2 * n + 1] } else { vec![] })
-            .collect();
+    let post: Vec<u32> = throttle::iter::walk_tree_postfix(1u32, |&n| {
+        if n < 8 {
+            vec![2 * n, 2 * n + 1]
+        } else {
+            vec![]
+        }
+    })
+    .collect();
     assert_eq!(post.len(), 15);
     assert_eq!(post.last(), Some(&1));
 }
@@ -230,7 +262,10 @@ fn clones_run_afresh() {
     let it = (0..1000u32).into_par_iter().take_any(10);
     assert_eq!(it.clone().count(), 10);
     assert_eq!(it.count(), 10);
-    let it = (0..100u32).into_par_iter().map(|x| x + 1).filter(|x| x % 2 == 0);
+    let it = (0..100u32)
+        .into_par_iter()
+        .map(|x| x + 1)
+        .filter(|x| x % 2 == 0);
     assert_eq!(it.clone().collect::<Vec<_>>(), it.collect::<Vec<_>>());
 }
 
@@ -276,17 +311,30 @@ proptest! {
 fn par_bridge_yields_every_item_once() {
     let p = pool();
     p.install(|| {
-        let mut got: Vec<u32> = (0..10_000u32).filter(|x| x % 3 != 0).par_bridge().map(|x| x + 1).collect();
+        let mut got: Vec<u32> = (0..10_000u32)
+            .filter(|x| x % 3 != 0)
+            .par_bridge()
+            .map(|x| x + 1)
+            .collect();
         got.sort_unstable();
-        let want: Vec<u32> = (0..10_000u32).filter(|x| x % 3 != 0).map(|x| x + 1).collect();
+        let want: Vec<u32> = (0..10_000u32)
+            .filter(|x| x % 3 != 0)
+            .map(|x| x + 1)
+            .collect();
         assert_eq!(got, want);
         // `next` that itself runs pool work, nested in a parallel loop (rayon's recursion case).
         let mut nested: Vec<(usize, String)> = (0..2000usize)
             .into_par_iter()
-            .flat_map(|i| std::iter::once_with(move || throttle::join(move || i, move || i.to_string())).par_bridge())
+            .flat_map(|i| {
+                std::iter::once_with(move || throttle::join(move || i, move || i.to_string()))
+                    .par_bridge()
+            })
             .collect();
         nested.par_sort_unstable();
-        assert_eq!(nested, (0..2000).map(|i| (i, i.to_string())).collect::<Vec<_>>());
+        assert_eq!(
+            nested,
+            (0..2000).map(|i| (i, i.to_string())).collect::<Vec<_>>()
+        );
     });
 }
 
@@ -294,7 +342,10 @@ fn par_bridge_yields_every_item_once() {
 fn tuples_zip_their_members() {
     let a: Vec<u32> = (0..100).collect();
     let b: Vec<u32> = (0..90).map(|x| x * 2).collect();
-    let v: Vec<(u32, u32, u32)> = (&a, &b, a.clone()).into_par_iter().map(|(x, y, z)| (*x, *y, z)).collect();
+    let v: Vec<(u32, u32, u32)> = (&a, &b, a.clone())
+        .into_par_iter()
+        .map(|(x, y, z)| (*x, *y, z))
+        .collect();
     assert_eq!(v.len(), 90);
     assert_eq!(v[89], (89, 178, 89));
 }

@@ -35,7 +35,9 @@ impl<I: Iterator> Source<I> {
     fn lock(&self) -> MutexGuard<'_, I> {
         // A panic in `next` poisons the lock; the panic itself reaches the caller, and the
         // iterator is not touched again (`done` is set below).
-        self.iter.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.iter
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The next item, or `None` if the iterator is exhausted or this thread is already inside

@@ -7,9 +7,9 @@
 //! and an exact-length `FromIterator` for the other collections.
 
 use super::consumers::{concat, CollectChunks, Flatten, UnzipChunks};
-use std::borrow::Cow;
 use super::plumbing::{bridge, Producer};
 use super::{IntoParallelIterator, ParallelIterator};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 use std::hash::{BuildHasher, Hash};
 
@@ -149,7 +149,10 @@ where
         I: IntoParallelIterator<Item = (A, B)>,
     {
         let (la, lb) = bridge(iter.into_par_iter(), &UnzipChunks);
-        (FromA::from_par_iter(concat(la)), FromB::from_par_iter(concat(lb)))
+        (
+            FromA::from_par_iter(concat(la)),
+            FromB::from_par_iter(concat(lb)),
+        )
     }
 }
 

@@ -284,7 +284,10 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
     /// assert_eq!(v, (0..10).collect::<Vec<_>>());
     /// ```
     fn by_uniform_blocks(self, block_size: usize) -> UniformBlocks<Self> {
-        assert!(block_size != 0, "by_uniform_blocks: block size must be non-zero");
+        assert!(
+            block_size != 0,
+            "by_uniform_blocks: block size must be non-zero"
+        );
         Blocks::new(self, block_size)
     }
 
@@ -393,7 +396,12 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
     /// let sums: Vec<u32> = (1..=7u32).into_par_iter().fold_chunks(3, || 0, |a, x| a + x).collect();
     /// assert_eq!(sums, [6, 15, 7]);
     /// ```
-    fn fold_chunks<T, ID, F>(self, chunk_size: usize, identity: ID, fold_op: F) -> FoldChunks<Self, ID, F>
+    fn fold_chunks<T, ID, F>(
+        self,
+        chunk_size: usize,
+        identity: ID,
+        fold_op: F,
+    ) -> FoldChunks<Self, ID, F>
     where
         ID: Fn() -> T + Send + Sync,
         F: Fn(T, Self::Item) -> T + Send + Sync,
@@ -413,7 +421,12 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
     /// let sums: Vec<u32> = (1..=7u32).into_par_iter().fold_chunks_with(3, 0, |a, x| a + x).collect();
     /// assert_eq!(sums, [6, 15, 7]);
     /// ```
-    fn fold_chunks_with<T, F>(self, chunk_size: usize, init: T, fold_op: F) -> FoldChunksWith<Self, T, F>
+    fn fold_chunks_with<T, F>(
+        self,
+        chunk_size: usize,
+        init: T,
+        fold_op: F,
+    ) -> FoldChunksWith<Self, T, F>
     where
         T: Send + Clone,
         F: Fn(T, Self::Item) -> T + Send + Sync,
@@ -535,7 +548,10 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
         I::Iter: IndexedParallelIterator,
         Self::Item: PartialOrd<I::Item>,
     {
-        matches!(self.partial_cmp(other), Some(Ordering::Less | Ordering::Equal))
+        matches!(
+            self.partial_cmp(other),
+            Some(Ordering::Less | Ordering::Equal)
+        )
     }
 
     /// True if the items compare lexicographically greater than those of `other`.
@@ -569,7 +585,10 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
         I::Iter: IndexedParallelIterator,
         Self::Item: PartialOrd<I::Item>,
     {
-        matches!(self.partial_cmp(other), Some(Ordering::Greater | Ordering::Equal))
+        matches!(
+            self.partial_cmp(other),
+            Some(Ordering::Greater | Ordering::Equal)
+        )
     }
 }
 

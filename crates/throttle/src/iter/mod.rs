@@ -98,8 +98,8 @@ pub mod range_inclusive;
 mod runtime;
 pub mod slice;
 mod slice_ext;
-mod sources;
 mod sort;
+mod sources;
 mod stop;
 pub mod str;
 mod try_ops;
@@ -128,14 +128,14 @@ pub mod array {
     pub use super::vec::IntoIter;
 }
 pub use drain::{Drain, ParallelDrainFull, ParallelDrainRange, StringDrain};
+pub use either::Either;
+pub use interleave::{Interleave, InterleaveSeq, InterleaveShortest, Intersperse, IntersperseSeq};
+#[allow(deprecated)]
+pub use sources::repeatn;
 pub use sources::{
     empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, Empty,
     Once, Repeat, RepeatN, RepeatNSeq, Split, WalkTree, WalkTreePostfix, WalkTreePrefix,
 };
-#[allow(deprecated)]
-pub use sources::repeatn;
-pub use either::Either;
-pub use interleave::{Interleave, InterleaveSeq, InterleaveShortest, Intersperse, IntersperseSeq};
 pub use stop::{
     PanicFuse, PanicFuseSeq, SkipAny, SkipAnySeq, SkipAnyWhile, SkipAnyWhileSeq, TakeAny,
     TakeAnySeq, TakeAnyWhile, TakeAnyWhileSeq, WhileSome, WhileSomeSeq,
@@ -146,7 +146,8 @@ pub use with::{
 };
 
 /// Flattens items that are parallel iterables; see [`ParallelIterator::flatten`].
-pub type Flatten<P> = FlatMap<P, fn(<P as plumbing::Producer>::Item) -> <P as plumbing::Producer>::Item>;
+pub type Flatten<P> =
+    FlatMap<P, fn(<P as plumbing::Producer>::Item) -> <P as plumbing::Producer>::Item>;
 /// Flattens items that are sequential iterables; see [`ParallelIterator::flatten_iter`].
 pub type FlattenIter<P> =
     FlatMapIter<P, fn(<P as plumbing::Producer>::Item) -> <P as plumbing::Producer>::Item>;

@@ -3,25 +3,25 @@
 use super::adapters::{
     Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Fold, Inspect, Map, MapInit, MinLen,
 };
-use super::collect::collect_chunks;
-use super::consumers::{concat, FindMapLast, PartitionMapChunks};
-use super::extend::ParallelExtend;
-use super::interleave::Intersperse;
-use super::stop::{PanicFuse, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
-use super::with::{FoldWith, MapWith, TryFold, TryFoldWith, Update};
-use super::Flatten;
-use either::Either;
-use std::collections::LinkedList;
 use super::chain::Chain;
+use super::collect::collect_chunks;
 use super::collect::FromParallelIterator;
+use super::consumers::{concat, FindMapLast, PartitionMapChunks};
 use super::consumers::{
     Count, Extreme, FindMapAny, FindMapFirst, ForEach, PartitionChunks, Product, Reduce,
     ReduceWith, Sum, UnzipChunks,
 };
+use super::extend::ParallelExtend;
+use super::interleave::Intersperse;
 use super::plumbing::{bridge, Producer};
+use super::stop::{PanicFuse, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
 use super::try_ops::Try;
+use super::with::{FoldWith, MapWith, TryFold, TryFoldWith, Update};
+use super::Flatten;
 use super::IntoParallelIterator;
+use either::Either;
 use std::cmp::Ordering;
+use std::collections::LinkedList;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::Arc;

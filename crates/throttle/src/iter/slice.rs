@@ -394,7 +394,10 @@ pub trait ParallelSliceMut<T: Send> {
     /// assert_eq!(v, [2, 1, 4, 3, 5]);
     /// ```
     fn par_chunks_exact_mut(&mut self, size: usize) -> ChunksExactMut<'_, T> {
-        assert!(size != 0, "par_chunks_exact_mut: chunk size must be non-zero");
+        assert!(
+            size != 0,
+            "par_chunks_exact_mut: chunk size must be non-zero"
+        );
         let s = self.as_parallel_slice_mut();
         let n = s.len() - s.len() % size;
         let (slice, rem) = s.split_at_mut(n);
@@ -434,7 +437,10 @@ pub trait ParallelSliceMut<T: Send> {
     /// assert_eq!(v, [1, 0, 3]);
     /// ```
     fn par_rchunks_exact_mut(&mut self, size: usize) -> RChunksExactMut<'_, T> {
-        assert!(size != 0, "par_rchunks_exact_mut: chunk size must be non-zero");
+        assert!(
+            size != 0,
+            "par_rchunks_exact_mut: chunk size must be non-zero"
+        );
         let s = self.as_parallel_slice_mut();
         let r = s.len() % size;
         let (rem, slice) = s.split_at_mut(r);

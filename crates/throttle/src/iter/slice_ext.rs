@@ -214,7 +214,9 @@ impl<'a, T: Sync, const N: usize> Producer for ArrayWindows<'a, T, N> {
         )
     }
     fn into_seq(self) -> Self::IntoSeq {
-        self.slice.windows(N).map(as_array::<T, N> as fn(&'a [T]) -> &'a [T; N])
+        self.slice
+            .windows(N)
+            .map(as_array::<T, N> as fn(&'a [T]) -> &'a [T; N])
     }
     fn exact_len(&self) -> Option<usize> {
         Some(self.base_len())
@@ -353,13 +355,19 @@ split_by!(
 
 impl<T, P> Clone for Split<'_, T, P> {
     fn clone(&self) -> Self {
-        Split { pred: self.pred.clone(), ..*self }
+        Split {
+            pred: self.pred.clone(),
+            ..*self
+        }
     }
 }
 
 impl<T, P> Clone for SplitInclusive<'_, T, P> {
     fn clone(&self) -> Self {
-        SplitInclusive { pred: self.pred.clone(), ..*self }
+        SplitInclusive {
+            pred: self.pred.clone(),
+            ..*self
+        }
     }
 }
 

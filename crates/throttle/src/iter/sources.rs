@@ -262,9 +262,7 @@ impl<D: Clone, S> Clone for Split<D, S> {
 
 impl<D: std::fmt::Debug, S> std::fmt::Debug for Split<D, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Split")
-            .field("items", &self.items)
-            .finish()
+        f.debug_struct("Split").field("items", &self.items).finish()
     }
 }
 

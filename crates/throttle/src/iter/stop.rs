@@ -35,7 +35,11 @@ impl<S> Clone for Shared<S> {
 
 impl<S> std::fmt::Debug for Shared<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "Shared(running)" } else { "Shared" })
+        f.write_str(if self.0.is_some() {
+            "Shared(running)"
+        } else {
+            "Shared"
+        })
     }
 }
 
@@ -223,7 +227,10 @@ impl<P: Producer> Producer for TakeAny<P> {
         self.base.max_len()
     }
     fn stopped(&self) -> bool {
-        let left = self.state.peek().map_or(self.n, |s| s.load(Ordering::Relaxed));
+        let left = self
+            .state
+            .peek()
+            .map_or(self.n, |s| s.load(Ordering::Relaxed));
         self.base.stopped() || left == 0
     }
 }

@@ -98,10 +98,7 @@ macro_rules! str_producer {
             }
             fn split_at(self, index: usize) -> (Self, Self) {
                 let (l, r) = self.piece.split_at(index);
-                (
-                    $name { piece: l, ..self.clone() },
-                    $name { piece: r, ..self },
-                )
+                ($name { piece: l }, $name { piece: r })
             }
             fn into_seq($me) -> $seq {
                 $into_seq
@@ -217,7 +214,9 @@ impl<'a, P: Pattern> SplitSeq<'a, P> {
             Some(0)
         } else {
             let from = ceil_boundary(s, piece.start);
-            Self::find(s, &pat, from).filter(|&(q, _)| q < piece.end).map(|(q, l)| q + l)
+            Self::find(s, &pat, from)
+                .filter(|&(q, _)| q < piece.end)
+                .map(|(q, l)| q + l)
         };
         SplitSeq {
             s,
@@ -247,7 +246,11 @@ impl<'a, P: Pattern> Iterator for SplitSeq<'a, P> {
                     if q < self.end {
                         self.next = Some(q + l);
                     }
-                    let stop = if self.kind == Kind::Inclusive { q + l } else { q };
+                    let stop = if self.kind == Kind::Inclusive {
+                        q + l
+                    } else {
+                        q
+                    };
                     return Some(&self.s[start..stop]);
                 }
                 None => {
@@ -418,7 +421,7 @@ fn match_seq<P>(piece: Piece<'_>, pat: P) -> MatchSeq<'_, P> {
     }
 }
 
-fn second<'a>(m: (usize, &'a str)) -> &'a str {
+fn second(m: (usize, &str)) -> &str {
     m.1
 }
 

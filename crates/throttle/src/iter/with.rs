@@ -243,7 +243,12 @@ where
         )
     }
     fn into_seq(self) -> Self::IntoSeq {
-        Some(try_fold_seq(self.base.into_seq(), (self.identity)(), &*self.f)).into_iter()
+        Some(try_fold_seq(
+            self.base.into_seq(),
+            (self.identity)(),
+            &*self.f,
+        ))
+        .into_iter()
     }
 }
 
@@ -441,7 +446,12 @@ impl<I: Iterator, S: ChunkStart, F: Fn(S::Acc, I::Item) -> S::Acc> Iterator
         }
         let n = self.size.min(self.left);
         self.left -= n;
-        Some(self.iter.by_ref().take(n).fold(self.start.start(), &*self.f))
+        Some(
+            self.iter
+                .by_ref()
+                .take(n)
+                .fold(self.start.start(), &*self.f),
+        )
     }
 }
 
