@@ -102,13 +102,18 @@ fn literal_ranges_infer_i32() {
 }
 
 #[test]
-fn wide_ranges_find_first() {
+fn wide_ranges_find_first_last_any() {
     let p = pool();
-    let n: u128 = 1 << 100;
+    let n: u128 = 1 << 80;
     p.install(|| {
         assert_eq!((0..n).into_par_iter().find_first(|_| true), Some(0));
         assert_eq!((0..=n).into_par_iter().find_first(|&x| x > 5), Some(6));
         assert_eq!((0..n).into_par_iter().take_any(3).count(), 3);
+        // Searches that need the back, or any part, of a run too long to scan: `find_last`
+        // starts from the back, `find_any` spreads its first pieces over the run.
+        assert_eq!((0..n).into_par_iter().find_last(|_| true), Some(n - 1));
+        assert_eq!((0..=n).into_par_iter().find_last(|_| true), Some(n));
+        assert!((0..n).into_par_iter().find_any(|&x| x > n / 2).is_some());
     });
 }
 

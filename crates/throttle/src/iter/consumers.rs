@@ -4,7 +4,7 @@
 //! Results combine left first, so every consumer sees items in order; `min` keeps the first of
 //! equal items and `max` the last, as `Iterator::min`/`max` do.
 
-use super::plumbing::Consumer;
+use super::plumbing::{Consumer, Order};
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::LinkedList;
 use std::marker::PhantomData;
@@ -148,6 +148,9 @@ impl<T, R: Send, F: Fn(T) -> Option<R> + Sync> Consumer<T> for FindMapAny<'_, F>
     }
     fn skipped(&self) -> Option<R> {
         None
+    }
+    fn order(&self) -> Order {
+        Order::Spread
     }
 }
 
@@ -325,6 +328,9 @@ impl<T, R: Send, F: Fn(T) -> Option<R> + Sync> Consumer<T> for FindMapLast<'_, F
     }
     fn skipped(&self) -> Option<R> {
         None
+    }
+    fn order(&self) -> Order {
+        Order::Back
     }
 }
 

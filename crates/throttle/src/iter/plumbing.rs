@@ -155,6 +155,26 @@ pub(crate) trait Consumer<T>: Sync {
     fn skipped(&self) -> Self::Result {
         unreachable!("a consumer that can be done must say what a skipped piece gives")
     }
+
+    /// Which work a run should start first (default: the front, in order).
+    fn order(&self) -> Order {
+        Order::Front
+    }
+}
+
+/// Which work a run starts first: only a short-circuiting consumer cares, since the order in
+/// which pieces run never changes how results combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// Front to back (`find_first` and everything that does not stop early).
+    Front,
+    /// Back to front (`find_last`): claimed pieces from the last, and a leaf's blocks from
+    /// its end, so a find near the end stops all the work before it.
+    Back,
+    /// Spread over the run (`find_any`, `any`, `all`, ...): the claimed pieces in bit-reversed
+    /// order (first, middle, quarters, ...), so two threads start far apart and a hit in any
+    /// part of a long run is met early.
+    Spread,
 }
 
 /// Runs `producer` into `consumer` on the current pool (or the global pool).
@@ -309,6 +329,9 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
+    if consumer.order() == Order::Back {
+        return leaf_from_back(producer, consumer, splitter, offset, len);
+    }
     let mut acc: Option<C::Result> = None;
     let merge = |acc: Option<C::Result>, r: C::Result| match acc {
         Some(a) => consumer.combine(a, r),
@@ -342,6 +365,47 @@ where
         len -= block;
         if consumer.done(offset) {
             return merge(acc, consumer.skipped());
+        }
+    }
+}
+
+/// [`leaf`] for a consumer that wants the back first: blocks from the piece's end, each
+/// combined in front of the results after it; stops once the consumer is done with what is left
+/// in front. (No demand splitting: the claimed pieces, started from the back, share the work.)
+fn leaf_from_back<P, C>(
+    mut producer: P,
+    consumer: &C,
+    mut splitter: Splitter,
+    offset: usize,
+    mut len: usize,
+) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    // The first block is the shortest allowed (it grows as blocks prove cheap): the last
+    // block is where a search from the back expects to stop.
+    splitter.block = splitter.min;
+    // The combined results of the units after `offset + len`.
+    let mut after: Option<C::Result> = None;
+    let merge = |r: C::Result, after: Option<C::Result>| match after {
+        Some(a) => consumer.combine(r, a),
+        None => r,
+    };
+    loop {
+        if producer.stopped() || len <= splitter.block {
+            return merge(consumer.consume(offset, len, producer.into_seq()), after);
+        }
+        let block = splitter.block;
+        let (head, tail) = producer.split_at(len - block);
+        let start = Instant::now();
+        let r = consumer.consume(offset + len - block, block, tail.into_seq());
+        splitter.adapt(start.elapsed());
+        after = Some(merge(r, after));
+        producer = head;
+        len -= block;
+        if consumer.done(offset) {
+            return merge(consumer.skipped(), after);
         }
     }
 }

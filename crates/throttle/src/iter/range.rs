@@ -29,6 +29,9 @@ use std::ops::Range;
 #[derive(Debug, Clone)]
 pub struct Iter<T> {
     pub(crate) range: Range<T>,
+    /// 128-bit ranges once split: the units this piece has (`None`: as many as its values,
+    /// saturated at `usize::MAX`), so that pieces' units add up to their whole's.
+    pub(crate) units: Option<usize>,
 }
 
 impl<T> IntoParallelIterator for Range<T>
@@ -39,7 +42,10 @@ where
     type Iter = Iter<T>;
     type Item = <Iter<T> as Producer>::Item;
     fn into_par_iter(self) -> Iter<T> {
-        Iter { range: self }
+        Iter {
+            range: self,
+            units: None,
+        }
     }
 }
 
@@ -61,8 +67,8 @@ macro_rules! range_producer {
                 // `index <= base_len`, so `start + index` lies within the range.
                 let mid = self.range.start.wrapping_add(index as $t);
                 (
-                    Iter { range: self.range.start..mid },
-                    Iter { range: mid..self.range.end },
+                    Iter { range: self.range.start..mid, units: None },
+                    Iter { range: mid..self.range.end, units: None },
                 )
             }
             fn into_seq(self) -> Range<$t> {
@@ -85,23 +91,25 @@ macro_rules! wide_range_producer {
             type Item = $t;
             type IntoSeq = Range<$t>;
             fn base_len(&self) -> usize {
-                wide_units(wide_len(&self.range))
+                self.units.unwrap_or_else(|| wide_units(wide_len(&self.range)))
             }
             fn split_at(self, index: usize) -> (Self, Self) {
                 let len = wide_len(&self.range);
-                let values = wide_values(len, index);
+                let units = self.base_len();
+                let index = index.min(units);
+                let values = wide_values(len, units, index);
                 // `values <= len`, so `start + values` lies within the range.
                 let mid = self.range.start.wrapping_add(values as $t);
                 (
-                    Iter { range: self.range.start..mid },
-                    Iter { range: mid..self.range.end },
+                    Iter { range: self.range.start..mid, units: Some(index) },
+                    Iter { range: mid..self.range.end, units: Some(units - index) },
                 )
             }
             fn into_seq(self) -> Range<$t> {
                 self.range
             }
             fn exact_len(&self) -> Option<usize> {
-                usize::try_from(wide_len(&self.range)).ok()
+                usize::try_from(wide_len(&self.range)).ok().filter(|&n| n == self.base_len())
             }
         }
     )*};
@@ -140,17 +148,19 @@ pub(crate) fn wide_units(len: u128) -> usize {
     usize::try_from(len).unwrap_or(usize::MAX)
 }
 
-/// How many values the first `index` units of a range of `len` values hold.
-pub(crate) fn wide_values(len: u128, index: usize) -> u128 {
-    let units = wide_units(len);
+/// How many values the first `index` of `units` units of a range of `len` values hold: all of
+/// them when there are as many units as values, else the proportional share.
+pub(crate) fn wide_values(len: u128, units: usize, index: usize) -> u128 {
     if index >= units {
         return len;
     }
     if units as u128 == len {
         return index as u128;
     }
-    // Each unit but the last holds `len / units` values; the last holds the rest.
-    index as u128 * (len / units as u128)
+    // `index * len / units`, computed without overflow as `index * q + index * r / units` for
+    // `len = q * units + r` (`index * r < 2^128`): half the units are half the values.
+    let (q, r) = (len / units as u128, len % units as u128);
+    index as u128 * q + index as u128 * r / units as u128
 }
 
 /// `char` ranges skip the surrogate gap `0xD800..0xE000`: their units are the valid chars.
@@ -189,9 +199,11 @@ impl Producer for Iter<char> {
         (
             Iter {
                 range: self.range.start..mid,
+                units: None,
             },
             Iter {
                 range: mid..self.range.end,
+                units: None,
             },
         )
     }
@@ -213,6 +225,7 @@ mod tests {
     fn char_units_skip_the_surrogate_gap() {
         let all = Iter {
             range: '\0'..char::MAX,
+            units: None,
         };
         assert_eq!(all.base_len(), ('\0'..char::MAX).count());
         let (l, r) = all.split_at(0xD800);
@@ -223,7 +236,11 @@ mod tests {
     #[test]
     fn wide_units_cover_the_range() {
         let len = u128::MAX / 3;
-        assert_eq!(wide_values(len, wide_units(len)), len);
-        assert!(wide_values(len, 1) >= 1);
+        let units = wide_units(len);
+        assert_eq!(wide_values(len, units, units), len);
+        assert!(wide_values(len, units, 1) >= 1);
+        let len: u128 = 10u128.pow(27);
+        let half = wide_values(len, usize::MAX, usize::MAX / 2);
+        assert!(len / 2 - half < 1 << 40, "half the units is about half the values");
     }
 }

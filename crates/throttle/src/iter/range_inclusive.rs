@@ -27,6 +27,8 @@ use std::ops::RangeInclusive;
 #[derive(Debug, Clone)]
 pub struct Iter<T> {
     pub(crate) range: RangeInclusive<T>,
+    /// 128-bit ranges once split: the units this piece has (see `range::Iter`).
+    pub(crate) units: Option<usize>,
 }
 
 impl<T> IntoParallelIterator for RangeInclusive<T>
@@ -37,7 +39,10 @@ where
     type Iter = Iter<T>;
     type Item = <Iter<T> as Producer>::Item;
     fn into_par_iter(self) -> Iter<T> {
-        Iter { range: self }
+        Iter {
+            range: self,
+            units: None,
+        }
     }
 }
 
@@ -61,31 +66,34 @@ macro_rules! inclusive_producer {
                 if !$wide && usize::try_from(len).is_err() {
                     panic!("range {:?} is longer than usize::MAX", self.range);
                 }
-                wide_units(len)
+                self.units.unwrap_or_else(|| wide_units(len))
             }
             fn split_at(self, index: usize) -> (Self, Self) {
                 let len = self.values();
-                let values = wide_values(len, index);
+                let units = self.base_len();
+                let index = index.min(units);
+                let values = wide_values(len, units, index);
+                let (l_units, r_units) = (Some(index), Some(units - index));
                 let (start, end) = self.range.into_inner();
-                let empty = || Iter { range: (1 as $t)..=(0 as $t) };
+                let empty = |units| Iter { range: (1 as $t)..=(0 as $t), units };
                 if values == 0 {
-                    return (empty(), Iter { range: start..=end });
+                    return (empty(l_units), Iter { range: start..=end, units: r_units });
                 }
                 if values >= len {
-                    return (Iter { range: start..=end }, empty());
+                    return (Iter { range: start..=end, units: l_units }, empty(r_units));
                 }
                 // `0 < values < len`: both ends lie within the range.
                 let mid = start.wrapping_add(values as $t);
                 (
-                    Iter { range: start..=mid.wrapping_sub(1) },
-                    Iter { range: mid..=end },
+                    Iter { range: start..=mid.wrapping_sub(1), units: l_units },
+                    Iter { range: mid..=end, units: r_units },
                 )
             }
             fn into_seq(self) -> RangeInclusive<$t> {
                 self.range
             }
             fn exact_len(&self) -> Option<usize> {
-                usize::try_from(self.values()).ok()
+                usize::try_from(self.values()).ok().filter(|&n| n == self.base_len())
             }
         }
     )*};
@@ -114,12 +122,25 @@ impl Producer for Iter<char> {
         let (start, end) = self.range.into_inner();
         let empty = || Iter {
             range: '\u{1}'..='\0',
+            units: None,
         };
         if index == 0 {
-            return (empty(), Iter { range: start..=end });
+            return (
+                empty(),
+                Iter {
+                    range: start..=end,
+                    units: None,
+                },
+            );
         }
         if index >= len {
-            return (Iter { range: start..=end }, empty());
+            return (
+                Iter {
+                    range: start..=end,
+                    units: None,
+                },
+                empty(),
+            );
         }
         let mid = char_after(start as u32, index);
         let last = char_after(start as u32, index - 1);
@@ -127,9 +148,11 @@ impl Producer for Iter<char> {
         (
             Iter {
                 range: start..=ch(last),
+                units: None,
             },
             Iter {
                 range: ch(mid)..=end,
+                units: None,
             },
         )
     }
