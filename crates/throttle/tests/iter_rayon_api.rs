@@ -354,3 +354,35 @@ fn tuples_zip_their_members() {
     assert_eq!(v.len(), 90);
     assert_eq!(v[89], (89, 178, 89));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn reversed_adapters_as_std(a in prop::collection::vec(0u16..9, 0..300), b in prop::collection::vec(0u16..9, 0..300), size in 1usize..9) {
+        let fwd: Vec<u16> = a.par_iter().interleave(&b).copied().collect();
+        let back: Vec<u16> = a.par_iter().interleave(&b).copied().rev().collect();
+        prop_assert_eq!(back, fwd.into_iter().rev().collect::<Vec<_>>());
+        let chunks: Vec<Vec<u16>> = a.par_iter().copied().chunks(size).rev().collect();
+        prop_assert_eq!(chunks, a.chunks(size).rev().map(<[u16]>::to_vec).collect::<Vec<_>>());
+        let en: Vec<(usize, u16)> = a.par_iter().copied().enumerate().rev().collect();
+        prop_assert_eq!(en, a.iter().copied().enumerate().rev().collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn either_runs_the_side_it_holds() {
+    let v: Vec<u32> = (0..10).collect();
+    let pick = |left: bool| -> Either<throttle::iter::IntoIter<u32>, throttle::range::Iter<u32>> {
+        if left {
+            Either::Left(v.clone().into_par_iter())
+        } else {
+            Either::Right((100..105u32).into_par_iter())
+        }
+    };
+    assert_eq!(pick(true).sum::<u32>(), 45);
+    assert_eq!(pick(false).collect::<Vec<_>>(), [100, 101, 102, 103, 104]);
+    let mut sides: Either<Vec<u32>, Vec<u32>> = Either::Right(vec![]);
+    sides.par_extend(0..3u32);
+    assert_eq!(sides, Either::Right(vec![0, 1, 2]));
+}

@@ -10,6 +10,7 @@ use super::consumers::{concat, CollectChunks, Flatten, UnzipChunks};
 use super::plumbing::{bridge, Producer};
 use super::{IntoParallelIterator, ParallelIterator};
 use std::borrow::Cow;
+use std::ffi::{OsStr, OsString};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 use std::hash::{BuildHasher, Hash};
 
@@ -91,6 +92,9 @@ via_from_iter! {
     ['a] &'a str => String;
     [] Box<str> => String;
     ['a] Cow<'a, str> => String;
+    ['a] &'a OsStr => OsString;
+    [] OsString => OsString;
+    ['a] Cow<'a, OsStr> => OsString;
     [] () => ();
 }
 

@@ -3,6 +3,7 @@
 use super::collect::FromParallelIterator;
 use super::{IntoParallelIterator, ParallelIterator};
 use std::borrow::Cow;
+use std::ffi::{OsStr, OsString};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 use std::hash::{BuildHasher, Hash};
 
@@ -79,6 +80,42 @@ via_extend! {
     ['a, K: Send + Sync + Copy + Ord + 'a, V: Send + Sync + Copy + 'a] (&'a K, &'a V) => BTreeMap<K, V>;
     ['a, T: Send + Sync + Copy + Eq + Hash + 'a, S: BuildHasher] &'a T => HashSet<T, S>;
     ['a, K: Send + Sync + Copy + Eq + Hash + 'a, V: Send + Sync + Copy + 'a, S: BuildHasher] (&'a K, &'a V) => HashMap<K, V, S>;
+}
+
+impl<'a> ParallelExtend<&'a OsStr> for OsString {
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = &'a OsStr>,
+    {
+        self.extend(Vec::from_par_iter(iter));
+    }
+}
+
+impl ParallelExtend<OsString> for OsString {
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = OsString>,
+    {
+        self.extend(Vec::from_par_iter(iter));
+    }
+}
+
+/// Extends whichever side the `Either` holds.
+impl<L, R, T> ParallelExtend<T> for either::Either<L, R>
+where
+    L: ParallelExtend<T>,
+    R: ParallelExtend<T>,
+    T: Send,
+{
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        match self {
+            either::Either::Left(l) => l.par_extend(iter),
+            either::Either::Right(r) => r.par_extend(iter),
+        }
+    }
 }
 
 impl ParallelExtend<()> for () {

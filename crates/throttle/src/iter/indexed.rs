@@ -603,7 +603,7 @@ pub struct Enumerate<P> {
 
 impl<P: IndexedProducer> Producer for Enumerate<P> {
     type Item = (usize, P::Item);
-    type IntoSeq = std::iter::Zip<std::ops::RangeFrom<usize>, P::IntoSeq>;
+    type IntoSeq = std::iter::Zip<std::ops::Range<usize>, P::IntoSeq>;
     fn base_len(&self) -> usize {
         self.base.base_len()
     }
@@ -621,7 +621,9 @@ impl<P: IndexedProducer> Producer for Enumerate<P> {
         )
     }
     fn into_seq(self) -> Self::IntoSeq {
-        (self.offset..).zip(self.base.into_seq())
+        // A bounded range (the base is exact), so that `rev` after `enumerate` works.
+        let end = self.offset + self.base.base_len();
+        (self.offset..end).zip(self.base.into_seq())
     }
     fn min_len(&self) -> usize {
         self.base.min_len()
@@ -697,6 +699,7 @@ impl<P: IndexedProducer> Producer for ItemChunks<P> {
     }
     fn into_seq(self) -> Self::IntoSeq {
         ItemChunksSeq {
+            left: self.base.base_len(),
             iter: self.base.into_seq(),
             size: self.size,
         }
@@ -722,13 +725,34 @@ impl<P: IndexedProducer> IndexedProducer for ItemChunks<P> {}
 pub struct ItemChunksSeq<I> {
     iter: I,
     size: usize,
+    /// Items left (the base is exact).
+    left: usize,
 }
 
 impl<I: Iterator> Iterator for ItemChunksSeq<I> {
     type Item = Vec<I::Item>;
     fn next(&mut self) -> Option<Vec<I::Item>> {
-        let chunk: Vec<I::Item> = self.iter.by_ref().take(self.size).collect();
+        let n = self.size.min(self.left);
+        self.left -= n;
+        let chunk: Vec<I::Item> = self.iter.by_ref().take(n).collect();
         (!chunk.is_empty()).then_some(chunk)
+    }
+}
+
+impl<I: DoubleEndedIterator> DoubleEndedIterator for ItemChunksSeq<I> {
+    /// The last chunk is the short one, if any.
+    fn next_back(&mut self) -> Option<Vec<I::Item>> {
+        if self.left == 0 {
+            return None;
+        }
+        let n = match self.left % self.size {
+            0 => self.size,
+            short => short,
+        };
+        self.left -= n;
+        let mut chunk: Vec<I::Item> = self.iter.by_ref().rev().take(n).collect();
+        chunk.reverse();
+        Some(chunk)
     }
 }
 

@@ -79,6 +79,8 @@ where
     }
     fn into_seq(self) -> Self::IntoSeq {
         InterleaveSeq {
+            la: self.a.base_len(),
+            lb: self.b.base_len(),
             a: self.a.into_seq().fuse(),
             b: self.b.into_seq().fuse(),
             a_next: self.a_first,
@@ -107,17 +109,52 @@ where
 pub struct InterleaveSeq<I, J> {
     a: std::iter::Fuse<I>,
     b: std::iter::Fuse<J>,
+    /// The next output comes from `a` (while both sides have items).
     a_next: bool,
+    /// Items left on each side (the sides are exact).
+    la: usize,
+    lb: usize,
+}
+
+impl<I: Iterator, J: Iterator<Item = I::Item>> InterleaveSeq<I, J> {
+    fn take_a(&mut self) -> Option<I::Item> {
+        self.la = self.la.saturating_sub(1);
+        self.a.next()
+    }
+    fn take_b(&mut self) -> Option<I::Item> {
+        self.lb = self.lb.saturating_sub(1);
+        self.b.next()
+    }
 }
 
 impl<I: Iterator, J: Iterator<Item = I::Item>> Iterator for InterleaveSeq<I, J> {
     type Item = I::Item;
     fn next(&mut self) -> Option<I::Item> {
+        let from_a = (self.a_next && self.la > 0) || self.lb == 0;
         self.a_next = !self.a_next;
-        if self.a_next {
-            self.b.next().or_else(|| self.a.next())
+        if from_a {
+            self.take_a()
         } else {
-            self.a.next().or_else(|| self.b.next())
+            self.take_b()
+        }
+    }
+}
+
+impl<I, J> DoubleEndedIterator for InterleaveSeq<I, J>
+where
+    I: DoubleEndedIterator,
+    J: DoubleEndedIterator<Item = I::Item>,
+{
+    /// The last output is on the longer side, or, with sides of equal length, on the side that
+    /// does not go next.
+    fn next_back(&mut self) -> Option<I::Item> {
+        let from_a = self.la > self.lb || (self.la == self.lb && !self.a_next);
+        if from_a {
+            self.la = self.la.checked_sub(1)?;
+            self.a.next_back()
+        } else {
+            self.lb = self.lb.checked_sub(1)?;
+            self.b.next_back()
         }
     }
 }

@@ -170,6 +170,9 @@ impl<P: Producer> Producer for PanicFuse<P> {
     fn stopped(&self) -> bool {
         self.base.stopped() || self.state.peek().is_some_and(|s| s.load(Ordering::Relaxed))
     }
+    fn exact_len(&self) -> Option<usize> {
+        self.base.exact_len()
+    }
 }
 
 /// The sequential iterator of a [`PanicFuse`] leaf: ends once any piece panicked, and sets
@@ -188,6 +191,19 @@ impl<I: Iterator> Iterator for PanicFuseSeq<I> {
         self.iter.next()
     }
 }
+
+impl<I: DoubleEndedIterator> DoubleEndedIterator for PanicFuseSeq<I> {
+    fn next_back(&mut self) -> Option<I::Item> {
+        if self.panicked.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.iter.next_back()
+    }
+}
+
+/// Exact as its base: it ends early only while a panic is on its way to the caller, whose
+/// result is never seen.
+impl<P: super::plumbing::IndexedProducer> super::plumbing::IndexedProducer for PanicFuse<P> {}
 
 impl<I> Drop for PanicFuseSeq<I> {
     fn drop(&mut self) {
