@@ -211,6 +211,14 @@ pub struct InspectSeq<I, F> {
     f: Arc<F>,
 }
 
+impl<I: DoubleEndedIterator, F: Fn(&I::Item)> DoubleEndedIterator for InspectSeq<I, F> {
+    fn next_back(&mut self) -> Option<I::Item> {
+        let x = self.iter.next_back()?;
+        (self.f)(&x);
+        Some(x)
+    }
+}
+
 impl<I: Iterator, F: Fn(&I::Item)> Iterator for InspectSeq<I, F> {
     type Item = I::Item;
     #[inline]

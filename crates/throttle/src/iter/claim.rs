@@ -149,7 +149,13 @@ fn claim_order(n: usize, order: Order) -> Vec<usize> {
             // 0, n/2, n/4, 3n/4, ... (each piece once).
             let bits = n.next_power_of_two().trailing_zeros();
             (0..n.next_power_of_two())
-                .map(|k| if bits == 0 { 0 } else { k.reverse_bits() >> (usize::BITS - bits) })
+                .map(|k| {
+                    if bits == 0 {
+                        0
+                    } else {
+                        k.reverse_bits() >> (usize::BITS - bits)
+                    }
+                })
                 .filter(|&i| i < n)
                 .collect()
         }

@@ -10,8 +10,8 @@ use super::consumers::{concat, CollectChunks, Flatten, UnzipChunks};
 use super::plumbing::{bridge, Producer};
 use super::{IntoParallelIterator, ParallelIterator};
 use std::borrow::Cow;
-use std::ffi::{OsStr, OsString};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
+use std::ffi::{OsStr, OsString};
 use std::hash::{BuildHasher, Hash};
 
 /// A collection that [`ParallelIterator::collect`] can build.

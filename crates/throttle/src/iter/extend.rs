@@ -3,8 +3,8 @@
 use super::collect::FromParallelIterator;
 use super::{IntoParallelIterator, ParallelIterator};
 use std::borrow::Cow;
-use std::ffi::{OsStr, OsString};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
+use std::ffi::{OsStr, OsString};
 use std::hash::{BuildHasher, Hash};
 
 /// A collection that can be extended from a parallel iterator. The items are collected in

@@ -93,7 +93,7 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
     /// assert_eq!(c, [vec![0, 1], vec![2, 3], vec![4]]);
     /// ```
     fn chunks(self, size: usize) -> ItemChunks<Self> {
-        assert!(size != 0, "chunks: size must be non-zero");
+        assert!(size != 0, "chunk_size must not be zero");
         ItemChunks { base: self, size }
     }
 
@@ -110,7 +110,9 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
         self.split_at(n).0
     }
 
-    /// All but the first `n` items (none if there are fewer); those are dropped unconsumed.
+    /// All but the first `n` items (none if there are fewer). The first `n` still run through
+    /// the adapters before `skip` (for their side effects, as in rayon), in parallel and at
+    /// once; their items are dropped.
     ///
     /// # Examples
     /// ```
@@ -118,9 +120,12 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
     /// let v: Vec<u32> = (0..5u32).into_par_iter().skip(3).collect();
     /// assert_eq!(v, [3, 4]);
     /// ```
+    #[track_caller]
     fn skip(self, n: usize) -> Self {
         let n = n.min(self.base_len());
-        self.split_at(n).1
+        let (skipped, rest) = self.split_at(n);
+        skipped.for_each(drop);
+        rest
     }
 
     /// Every `step`-th item, starting with the first.

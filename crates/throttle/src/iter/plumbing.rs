@@ -351,7 +351,8 @@ where
             );
             return merge(acc, consumer.combine(a, b));
         }
-        if len <= splitter.block {
+        // The last block takes a remainder shorter than the shortest piece along.
+        if len < splitter.block.saturating_add(splitter.min) {
             return merge(acc, consumer.consume(offset, len, producer.into_seq()));
         }
         let block = splitter.block;
@@ -393,7 +394,7 @@ where
         None => r,
     };
     loop {
-        if producer.stopped() || len <= splitter.block {
+        if producer.stopped() || len < splitter.block.saturating_add(splitter.min) {
             return merge(consumer.consume(offset, len, producer.into_seq()), after);
         }
         let block = splitter.block;

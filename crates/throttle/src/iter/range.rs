@@ -241,6 +241,9 @@ mod tests {
         assert!(wide_values(len, units, 1) >= 1);
         let len: u128 = 10u128.pow(27);
         let half = wide_values(len, usize::MAX, usize::MAX / 2);
-        assert!(len / 2 - half < 1 << 40, "half the units is about half the values");
+        assert!(
+            len / 2 - half < 1 << 40,
+            "half the units is about half the values"
+        );
     }
 }

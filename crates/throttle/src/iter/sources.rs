@@ -165,6 +165,16 @@ impl<T: Clone> Iterator for RepeatNSeq<T> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.count, Some(self.count))
     }
+    /// Skips without cloning.
+    fn nth(&mut self, n: usize) -> Option<T> {
+        if n >= self.count {
+            self.count = 0;
+            self.item = None;
+            return None;
+        }
+        self.count -= n;
+        self.next()
+    }
 }
 
 impl<T: Clone> DoubleEndedIterator for RepeatNSeq<T> {

@@ -347,7 +347,7 @@ pub type FoldChunksWith<P, T, F> = FoldChunksBy<P, ByClone<T>, F>;
 
 impl<P, ID, F> FoldChunksBy<P, ByIdentity<ID>, F> {
     pub(crate) fn with_identity(base: P, size: usize, identity: ID, f: F) -> Self {
-        assert!(size != 0, "fold_chunks: chunk size must be non-zero");
+        assert!(size != 0, "chunk_size must not be zero");
         FoldChunksBy {
             base,
             size,
@@ -359,7 +359,7 @@ impl<P, ID, F> FoldChunksBy<P, ByIdentity<ID>, F> {
 
 impl<P, T, F> FoldChunksBy<P, ByClone<T>, F> {
     pub(crate) fn with_value(base: P, size: usize, init: T, f: F) -> Self {
-        assert!(size != 0, "fold_chunks_with: chunk size must be non-zero");
+        assert!(size != 0, "chunk_size must not be zero");
         FoldChunksBy {
             base,
             size,
