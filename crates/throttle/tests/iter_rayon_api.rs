@@ -386,3 +386,35 @@ fn either_runs_the_side_it_holds() {
     sides.par_extend(0..3u32);
     assert_eq!(sides, Either::Right(vec![0, 1, 2]));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Every piece holds between `min` and `max + min - 1` items (rayon's bounds), counted by
+    /// a fold per piece.
+    #[test]
+    fn pieces_respect_min_and_max_len(n in 1usize..20_000, min in 1usize..300, max in 1usize..300) {
+        let p = pool();
+        let counts: Vec<usize> = p.install(|| {
+            (0..n).into_par_iter().with_min_len(min).with_max_len(max).fold(|| 0, |c, _| c + 1).collect()
+        });
+        let lo = min.min(n);
+        let hi = max.max(lo + lo - 1);
+        prop_assert_eq!(counts.iter().sum::<usize>(), n);
+        prop_assert!(counts.iter().all(|&c| c >= lo && c <= hi), "{:?} not in {}..={}", counts, lo, hi);
+    }
+}
+
+#[test]
+fn skipped_items_still_run_their_adapters() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let seen = AtomicUsize::new(0);
+    let n = (0..1000u32)
+        .into_par_iter()
+        .inspect(|_| {
+            seen.fetch_add(1, Ordering::Relaxed);
+        })
+        .skip(600)
+        .count();
+    assert_eq!((n, seen.into_inner()), (400, 1000));
+}

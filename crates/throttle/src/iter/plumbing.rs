@@ -18,7 +18,11 @@
 //!    tiny ones (a float each) are both checked about every 20 µs.
 //!
 //! No split makes a piece shorter than the producer's `min_len` (see
-//! [`with_min_len`](crate::iter::ParallelIterator::with_min_len)). Re-measure the constants with
+//! [`with_min_len`](crate::iter::ParallelIterator::with_min_len)), and no leaf consumes more
+//! than `max(max_len, 2 * min_len - 1)` units at once (see
+//! [`with_max_len`](crate::iter::IndexedParallelIterator::with_max_len)), rayon's bounds.
+//! Short-circuiting consumers choose which work starts first (`Order`): `find_last` from the
+//! back, `find_any` spread over the run. Re-measure the constants with
 //! `throttle-bench --bench iter sort` when the scheduler changes.
 
 use super::{claim, runtime};
@@ -351,11 +355,11 @@ where
             );
             return merge(acc, consumer.combine(a, b));
         }
-        // The last block takes a remainder shorter than the shortest piece along.
-        if len < splitter.block.saturating_add(splitter.min) {
+        if len <= splitter.block || len < splitter.min.saturating_mul(2) {
             return merge(acc, consumer.consume(offset, len, producer.into_seq()));
         }
-        let block = splitter.block;
+        // Leave at least `min` units behind (`len >= 2 * min`, so the block is `min` or more).
+        let block = splitter.block.min(len - splitter.min);
         let (head, tail) = producer.split_at(block);
         let start = Instant::now();
         let r = consumer.consume(offset, block, head.into_seq());
@@ -394,10 +398,11 @@ where
         None => r,
     };
     loop {
-        if producer.stopped() || len < splitter.block.saturating_add(splitter.min) {
+        if producer.stopped() || len <= splitter.block || len < splitter.min.saturating_mul(2) {
             return merge(consumer.consume(offset, len, producer.into_seq()), after);
         }
-        let block = splitter.block;
+        // Leave at least `min` units in front (`len >= 2 * min`).
+        let block = splitter.block.min(len - splitter.min);
         let (head, tail) = producer.split_at(len - block);
         let start = Instant::now();
         let r = consumer.consume(offset + len - block, block, tail.into_seq());
