@@ -87,6 +87,7 @@ mod consumers;
 mod drain;
 mod extend;
 mod indexed;
+mod indexed_adapters;
 mod interleave;
 mod into;
 mod multizip;
@@ -153,9 +154,8 @@ pub type FlattenIter<P> =
     FlatMapIter<P, fn(<P as plumbing::Producer>::Item) -> <P as plumbing::Producer>::Item>;
 pub use collect::FromParallelIterator;
 pub use extend::ParallelExtend;
-pub use indexed::{
-    Enumerate, IndexedParallelIterator, ItemChunks, ItemChunksSeq, Rev, StepBy, Zip, ZipEq,
-};
+pub use indexed::{IndexedParallelIterator, ZipEq};
+pub use indexed_adapters::{Enumerate, ItemChunks, ItemChunksSeq, Rev, StepBy, Zip};
 pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
 pub use par_iter::ParallelIterator;
 pub use slice::{
