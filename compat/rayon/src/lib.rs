@@ -8,10 +8,10 @@
 //! rayon-core = { path = "…/compat/rayon-core" }
 //! ```
 //!
-//! The modules below re-export what throttle has today; rayon modules with no throttle
-//! counterpart yet (`str`, `option`, `result`, `string`, `array`, `range_inclusive`,
-//! `collections`) are absent rather than empty, so a program that needs them fails to compile
-//! and says which path is missing. See `docs/rayon.md` in the repository.
+//! The modules below re-export throttle's own modules of the same names. rayon's plumbing
+//! traits (`rayon::iter::plumbing`'s `Producer`/`Consumer`/...) are not throttle's yet: code
+//! that implements them fails to compile and says which path is missing. See `docs/rayon.md`
+//! in the repository.
 
 #![forbid(unsafe_code)]
 
@@ -32,20 +32,8 @@ pub mod prelude {
     pub use throttle::prelude::*;
 }
 
-/// rayon's `rayon::slice`: parallel iterators over slices, and the slice traits.
-pub mod slice {
-    pub use throttle::iter::{
-        Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter as Iter,
-        SliceIterMut as IterMut, Windows,
-    };
-}
+pub use throttle::{array, collections, option, range, range_inclusive, result, slice, str};
+pub use throttle::{string, vec};
 
-/// rayon's `rayon::vec`: the parallel iterator that owns a `Vec`'s items.
-pub mod vec {
-    pub use throttle::iter::IntoIter;
-}
-
-/// rayon's `rayon::range`: the parallel iterator over a `Range`.
-pub mod range {
-    pub use throttle::iter::RangeIter as Iter;
-}
+/// rayon's `rayon::iter::Either`, re-exported at the crate root as rayon does.
+pub use throttle::iter::Either;

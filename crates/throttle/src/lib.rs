@@ -185,7 +185,9 @@ mod loom_models;
 mod placement;
 mod pool;
 pub mod prelude;
-mod range;
+// `for_range` and `map_reduce`; the public `throttle::range` is the iterator module of that name.
+#[path = "range.rs"]
+mod index_loops;
 mod registry;
 mod scope;
 mod semaphore;
@@ -204,6 +206,8 @@ pub use global::{
     default_threads, global_pool, global_threads, AUTO_ENV, RAYON_THREADS_ENV, THREADS_ENV,
 };
 pub use hooks::spawn;
+pub use iter::option::result;
+pub use iter::{array, collections, option, range, range_inclusive, slice, str, string, vec};
 #[cfg(not(loom))]
 pub use jobserver::{
     Jobserver, Server, Style, Token, HOOKS_ENV, ID_ENV, JOBSERVER_ENV, SOCKET_ENV,
@@ -295,8 +299,8 @@ where
         Some(p) => {
             // SAFETY: see `current`.
             let p = unsafe { &*p };
-            let block = range::auto_block(range.len(), p.registry().threads());
-            range::for_range_in(p, range, block, &f)
+            let block = index_loops::auto_block(range.len(), p.registry().threads());
+            index_loops::for_range_in(p, range, block, &f)
         }
         None => global::with_default(|pool| pool.for_range(range, f)),
     }
@@ -317,7 +321,7 @@ where
 {
     match current() {
         // SAFETY: see `current`.
-        Some(p) => range::for_range_grain_in(unsafe { &*p }, range, grain.max(1), &f),
+        Some(p) => index_loops::for_range_grain_in(unsafe { &*p }, range, grain.max(1), &f),
         None => global::with_default(|pool| pool.for_range_grain(range, grain, f)),
     }
 }
@@ -346,8 +350,8 @@ where
         Some(p) => {
             // SAFETY: see `current`.
             let p = unsafe { &*p };
-            let block = range::auto_block(range.len(), p.registry().threads());
-            range::map_reduce_in(p, range, block, &identity, &map, &reduce)
+            let block = index_loops::auto_block(range.len(), p.registry().threads());
+            index_loops::map_reduce_in(p, range, block, &identity, &map, &reduce)
         }
         None => global::with_default(|pool| pool.map_reduce(range, identity, map, reduce)),
     }

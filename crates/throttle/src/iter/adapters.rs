@@ -22,7 +22,6 @@ macro_rules! split_with_fn {
 }
 
 /// Maps each item with a closure; see [`ParallelIterator::map`](super::ParallelIterator::map).
-#[derive(Debug)]
 pub struct Map<P, F> {
     pub(crate) base: P,
     pub(crate) f: Arc<F>,
@@ -49,6 +48,12 @@ where
     }
     fn min_len(&self) -> usize {
         self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
     }
     fn exact_len(&self) -> Option<usize> {
         self.base.exact_len()
@@ -89,7 +94,6 @@ impl<I: DoubleEndedIterator, F: Fn(I::Item) -> R, R> DoubleEndedIterator for Map
 
 /// Maps each item with a closure and per-leaf state; see
 /// [`ParallelIterator::map_init`](super::ParallelIterator::map_init).
-#[derive(Debug)]
 pub struct MapInit<P, INIT, F> {
     pub(crate) base: P,
     pub(crate) init: Arc<INIT>,
@@ -120,6 +124,12 @@ where
     fn min_len(&self) -> usize {
         self.base.min_len()
     }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
+    }
     fn exact_len(&self) -> Option<usize> {
         self.base.exact_len()
     }
@@ -135,9 +145,9 @@ where
 /// The sequential iterator of a [`MapInit`] leaf: it owns the leaf's state.
 #[derive(Debug)]
 pub struct MapInitSeq<I, S, F> {
-    iter: I,
-    state: S,
-    f: Arc<F>,
+    pub(crate) iter: I,
+    pub(crate) state: S,
+    pub(crate) f: Arc<F>,
 }
 
 impl<I: Iterator, S, F: Fn(&mut S, I::Item) -> R, R> Iterator for MapInitSeq<I, S, F> {
@@ -154,7 +164,6 @@ impl<I: Iterator, S, F: Fn(&mut S, I::Item) -> R, R> Iterator for MapInitSeq<I, 
 
 /// Calls a closure on each item as it passes; see
 /// [`ParallelIterator::inspect`](super::ParallelIterator::inspect).
-#[derive(Debug)]
 pub struct Inspect<P, F> {
     pub(crate) base: P,
     pub(crate) f: Arc<F>,
@@ -182,6 +191,12 @@ where
     fn min_len(&self) -> usize {
         self.base.min_len()
     }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
+    }
     fn exact_len(&self) -> Option<usize> {
         self.base.exact_len()
     }
@@ -194,6 +209,14 @@ impl<P: IndexedProducer, F: Fn(&P::Item) + Sync + Send> IndexedProducer for Insp
 pub struct InspectSeq<I, F> {
     iter: I,
     f: Arc<F>,
+}
+
+impl<I: DoubleEndedIterator, F: Fn(&I::Item)> DoubleEndedIterator for InspectSeq<I, F> {
+    fn next_back(&mut self) -> Option<I::Item> {
+        let x = self.iter.next_back()?;
+        (self.f)(&x);
+        Some(x)
+    }
 }
 
 impl<I: Iterator, F: Fn(&I::Item)> Iterator for InspectSeq<I, F> {
@@ -219,7 +242,6 @@ impl<I: Iterator, F: Fn(&I::Item)> Iterator for InspectSeq<I, F> {
 
 /// Keeps the items a predicate accepts; see
 /// [`ParallelIterator::filter`](super::ParallelIterator::filter).
-#[derive(Debug)]
 pub struct Filter<P, F> {
     pub(crate) base: P,
     pub(crate) f: Arc<F>,
@@ -246,6 +268,12 @@ where
     }
     fn min_len(&self) -> usize {
         self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
     }
 }
 
@@ -276,7 +304,6 @@ impl<I: Iterator, F: Fn(&I::Item) -> bool> Iterator for FilterSeq<I, F> {
 
 /// Maps items to `Option`s and keeps the `Some` values; see
 /// [`ParallelIterator::filter_map`](super::ParallelIterator::filter_map).
-#[derive(Debug)]
 pub struct FilterMap<P, F> {
     pub(crate) base: P,
     pub(crate) f: Arc<F>,
@@ -303,6 +330,12 @@ where
     }
     fn min_len(&self) -> usize {
         self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
     }
 }
 
@@ -335,7 +368,6 @@ impl<I: Iterator, F: Fn(I::Item) -> Option<R>, R> Iterator for FilterMapSeq<I, F
 
 /// Maps each item to a sequential iterator and flattens; see
 /// [`ParallelIterator::flat_map_iter`](super::ParallelIterator::flat_map_iter).
-#[derive(Debug)]
 pub struct FlatMapIter<P, F> {
     pub(crate) base: P,
     pub(crate) f: Arc<F>,
@@ -364,6 +396,12 @@ where
     }
     fn min_len(&self) -> usize {
         self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
     }
 }
 
@@ -408,7 +446,6 @@ where
 /// Maps each item to a parallel iterator and flattens; see
 /// [`ParallelIterator::flat_map`](super::ParallelIterator::flat_map). Each inner iterator runs
 /// sequentially inside its leaf (the outer iterator is what is split).
-#[derive(Debug)]
 pub struct FlatMap<P, F> {
     pub(crate) base: P,
     pub(crate) f: Arc<F>,
@@ -437,6 +474,12 @@ where
     }
     fn min_len(&self) -> usize {
         self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
     }
 }
 
@@ -471,7 +514,7 @@ where
 
 /// Copies the items of an iterator over references; see
 /// [`ParallelIterator::copied`](super::ParallelIterator::copied).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Copied<P> {
     pub(crate) base: P,
 }
@@ -496,6 +539,12 @@ where
     fn min_len(&self) -> usize {
         self.base.min_len()
     }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
+    }
     fn exact_len(&self) -> Option<usize> {
         self.base.exact_len()
     }
@@ -505,7 +554,7 @@ impl<'a, T: 'a + Copy, P: IndexedProducer<Item = &'a T>> IndexedProducer for Cop
 
 /// Clones the items of an iterator over references; see
 /// [`ParallelIterator::cloned`](super::ParallelIterator::cloned).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Cloned<P> {
     pub(crate) base: P,
 }
@@ -530,6 +579,12 @@ where
     fn min_len(&self) -> usize {
         self.base.min_len()
     }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
+    }
     fn exact_len(&self) -> Option<usize> {
         self.base.exact_len()
     }
@@ -539,7 +594,6 @@ impl<'a, T: 'a + Clone, P: IndexedProducer<Item = &'a T>> IndexedProducer for Cl
 
 /// Folds each leaf into one accumulator; see
 /// [`ParallelIterator::fold`](super::ParallelIterator::fold).
-#[derive(Debug)]
 pub struct Fold<P, ID, F> {
     pub(crate) base: P,
     pub(crate) identity: Arc<ID>,
@@ -568,11 +622,17 @@ where
     fn min_len(&self) -> usize {
         self.base.min_len()
     }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
+    }
 }
 
 /// Keeps pieces at least `min` long; see
 /// [`ParallelIterator::with_min_len`](super::ParallelIterator::with_min_len).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct MinLen<P> {
     pub(crate) base: P,
     pub(crate) min: usize,
@@ -595,9 +655,24 @@ impl<P: Producer> Producer for MinLen<P> {
     fn min_len(&self) -> usize {
         self.base.min_len().max(self.min)
     }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+    fn stopped(&self) -> bool {
+        self.base.stopped()
+    }
     fn exact_len(&self) -> Option<usize> {
         self.base.exact_len()
     }
 }
 
 impl<P: IndexedProducer> IndexedProducer for MinLen<P> {}
+
+clone_debug!(Map [P] [F] { base } { f });
+clone_debug!(MapInit [P] [INIT, F] { base } { init, f });
+clone_debug!(Inspect [P] [F] { base } { f });
+clone_debug!(Filter [P] [F] { base } { f });
+clone_debug!(FilterMap [P] [F] { base } { f });
+clone_debug!(FlatMapIter [P] [F] { base } { f });
+clone_debug!(FlatMap [P] [F] { base } { f });
+clone_debug!(Fold [P] [ID, F] { base } { identity, f });

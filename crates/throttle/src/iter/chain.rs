@@ -4,7 +4,7 @@ use super::plumbing::{IndexedProducer, Producer};
 
 /// The items of `a`, then those of `b`; see
 /// [`ParallelIterator::chain`](super::ParallelIterator::chain).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Chain<A, B> {
     pub(crate) a: A,
     pub(crate) b: B,
@@ -39,6 +39,12 @@ where
     fn min_len(&self) -> usize {
         self.a.min_len().max(self.b.min_len())
     }
+    fn max_len(&self) -> usize {
+        self.a.max_len().min(self.b.max_len())
+    }
+    fn stopped(&self) -> bool {
+        self.a.stopped() && self.b.stopped()
+    }
     fn exact_len(&self) -> Option<usize> {
         Some(self.a.exact_len()? + self.b.exact_len()?)
     }
@@ -48,5 +54,53 @@ impl<A, B> IndexedProducer for Chain<A, B>
 where
     A: IndexedProducer,
     B: IndexedProducer<Item = A::Item>,
+{
+}
+
+/// Either of two parallel iterators with the same items (rayon's `par_either`): runs the one
+/// it holds.
+impl<L, R> Producer for either::Either<L, R>
+where
+    L: Producer,
+    R: Producer<Item = L::Item>,
+{
+    type Item = L::Item;
+    type IntoSeq = either::Either<L::IntoSeq, R::IntoSeq>;
+    fn base_len(&self) -> usize {
+        either::for_both!(self, p => p.base_len())
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        match self {
+            either::Either::Left(p) => {
+                let (l, r) = p.split_at(index);
+                (either::Either::Left(l), either::Either::Left(r))
+            }
+            either::Either::Right(p) => {
+                let (l, r) = p.split_at(index);
+                (either::Either::Right(l), either::Either::Right(r))
+            }
+        }
+    }
+    fn into_seq(self) -> Self::IntoSeq {
+        self.map_either(L::into_seq, R::into_seq)
+    }
+    fn min_len(&self) -> usize {
+        either::for_both!(self, p => p.min_len())
+    }
+    fn max_len(&self) -> usize {
+        either::for_both!(self, p => p.max_len())
+    }
+    fn stopped(&self) -> bool {
+        either::for_both!(self, p => p.stopped())
+    }
+    fn exact_len(&self) -> Option<usize> {
+        either::for_both!(self, p => p.exact_len())
+    }
+}
+
+impl<L, R> IndexedProducer for either::Either<L, R>
+where
+    L: IndexedProducer,
+    R: IndexedProducer<Item = L::Item>,
 {
 }

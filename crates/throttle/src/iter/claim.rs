@@ -13,7 +13,7 @@
 //! by then every thread already has a piece, and a fork costs far less than this set-up
 //! (two small vectors and a lock per piece).
 
-use super::plumbing::{leaf, Consumer, Producer, Splitter};
+use super::plumbing::{leaf, Consumer, Order, Producer, Splitter};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -102,16 +102,18 @@ where
         start = end;
     }
     let results: Vec<Mutex<Option<C::Result>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let order = claim_order(n, consumer.order());
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let claim = || {
         let _in_piece = InPiece::enter();
         let _stop = StopOnPanic(&stop);
         while !stop.load(Ordering::Relaxed) {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= n {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= n {
                 break;
             }
+            let i = order[k];
             let Some((piece, offset, len)) = lock(&pieces[i]).take() else {
                 continue;
             };
@@ -144,9 +146,44 @@ fn claimers<F: Fn() + Sync>(k: usize, claim: &F) {
     }
 }
 
+/// The order in which the `n` pieces are claimed: `order[k]` is the `k`-th piece to start.
+fn claim_order(n: usize, order: Order) -> Vec<usize> {
+    match order {
+        Order::Front => (0..n).collect(),
+        Order::Back => (0..n).rev().collect(),
+        Order::Spread => {
+            // Bit-reversed counting over the next power of two, keeping those below `n`:
+            // 0, n/2, n/4, 3n/4, ... (each piece once).
+            let bits = n.next_power_of_two().trailing_zeros();
+            (0..n.next_power_of_two())
+                .map(|k| {
+                    if bits == 0 {
+                        0
+                    } else {
+                        k.reverse_bits() >> (usize::BITS - bits)
+                    }
+                })
+                .filter(|&i| i < n)
+                .collect()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::piece_end;
+    use super::*;
+
+    #[test]
+    fn claim_orders_are_permutations() {
+        for n in 1..70 {
+            for order in [Order::Front, Order::Back, Order::Spread] {
+                let mut v = claim_order(n, order);
+                v.sort_unstable();
+                assert_eq!(v, (0..n).collect::<Vec<_>>(), "{order:?} of {n}");
+            }
+        }
+        assert_eq!(claim_order(4, Order::Spread), [0, 2, 1, 3]);
+    }
 
     /// Pieces tile `[0, len)` in order, also for the longest runs (they overflowed or wrapped
     /// when computed as `(i + 1) * len / n` in `usize`).

@@ -6,10 +6,12 @@
 //! pieces moves no item) and poured into the target at the end: one copy per item for a `Vec`,
 //! and an exact-length `FromIterator` for the other collections.
 
-use super::consumers::{concat, CollectChunks, Flatten};
+use super::consumers::{concat, CollectChunks, Flatten, UnzipChunks};
 use super::plumbing::{bridge, Producer};
 use super::{IntoParallelIterator, ParallelIterator};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
+use std::ffi::{OsStr, OsString};
 use std::hash::{BuildHasher, Hash};
 
 /// A collection that [`ParallelIterator::collect`] can build.
@@ -85,9 +87,77 @@ via_from_iter! {
     [T: Send + Eq + Hash, S: BuildHasher + Default] T => HashSet<T, S>;
     [K: Send + Eq + Hash, V: Send, S: BuildHasher + Default] (K, V) => HashMap<K, V, S>;
     [] char => String;
+    ['a] &'a char => String;
     [] String => String;
     ['a] &'a str => String;
+    [] Box<str> => String;
+    ['a] Cow<'a, str> => String;
+    ['a] &'a OsStr => OsString;
+    [] OsString => OsString;
+    ['a] Cow<'a, OsStr> => OsString;
     [] () => ();
+}
+
+impl<T: Send> FromParallelIterator<T> for Box<[T]> {
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        Vec::from_par_iter(iter).into_boxed_slice()
+    }
+}
+
+impl<T: Send> FromParallelIterator<T> for std::rc::Rc<[T]> {
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        Vec::from_par_iter(iter).into()
+    }
+}
+
+impl<T: Send> FromParallelIterator<T> for std::sync::Arc<[T]> {
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        Vec::from_par_iter(iter).into()
+    }
+}
+
+/// Collects into the owned form, as `Cow::Owned`.
+impl<'a, C, T> FromParallelIterator<T> for Cow<'a, C>
+where
+    C: ToOwned + ?Sized,
+    C::Owned: FromParallelIterator<T>,
+    T: Send,
+{
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        Cow::Owned(C::Owned::from_par_iter(iter))
+    }
+}
+
+/// Collects pairs into two collections at once, as `unzip` does.
+impl<A, B, FromA, FromB> FromParallelIterator<(A, B)> for (FromA, FromB)
+where
+    A: Send,
+    B: Send,
+    FromA: Send + FromParallelIterator<A>,
+    FromB: Send + FromParallelIterator<B>,
+{
+    fn from_par_iter<I>(iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = (A, B)>,
+    {
+        let (la, lb) = bridge(iter.into_par_iter(), &UnzipChunks);
+        (
+            FromA::from_par_iter(concat(la)),
+            FromB::from_par_iter(concat(lb)),
+        )
+    }
 }
 
 impl<C, T, E> FromParallelIterator<Result<T, E>> for Result<C, E>

@@ -4,7 +4,7 @@
 //! Results combine left first, so every consumer sees items in order; `min` keeps the first of
 //! equal items and `max` the last, as `Iterator::min`/`max` do.
 
-use super::plumbing::Consumer;
+use super::plumbing::{Consumer, Order};
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::LinkedList;
 use std::marker::PhantomData;
@@ -149,6 +149,9 @@ impl<T, R: Send, F: Fn(T) -> Option<R> + Sync> Consumer<T> for FindMapAny<'_, F>
     fn skipped(&self) -> Option<R> {
         None
     }
+    fn order(&self) -> Order {
+        Order::Spread
+    }
 }
 
 /// The image under `f` of the first item for which it is `Some`. A leaf that finds one records
@@ -290,4 +293,68 @@ pub(crate) fn concat<T>(mut chunks: LinkedList<Vec<T>>) -> Vec<T> {
         out.append(&mut chunk);
     }
     out
+}
+
+/// The image under `f` of the last item for which it is `Some`. A leaf that finds one records
+/// where it starts (plus one; 0 = nothing found); pieces that start before a recorded piece
+/// end before it, cannot hold the last, and stop.
+pub(crate) struct FindMapLast<'f, F> {
+    pub(crate) f: &'f F,
+    pub(crate) best: AtomicUsize,
+}
+
+impl<T, R: Send, F: Fn(T) -> Option<R> + Sync> Consumer<T> for FindMapLast<'_, F> {
+    type Result = Option<R>;
+    fn consume<I: Iterator<Item = T>>(&self, offset: usize, _: usize, iter: I) -> Option<R> {
+        let mut last = None;
+        for (i, x) in iter.enumerate() {
+            if i % STOP_CHECK_EVERY == STOP_CHECK_EVERY - 1 && self.done(offset) {
+                return None;
+            }
+            if let Some(r) = (self.f)(x) {
+                last = Some(r);
+            }
+        }
+        if last.is_some() {
+            self.best.fetch_max(offset + 1, Ordering::Relaxed);
+        }
+        last
+    }
+    fn combine(&self, left: Option<R>, right: Option<R>) -> Option<R> {
+        right.or(left)
+    }
+    fn done(&self, offset: usize) -> bool {
+        offset + 1 < self.best.load(Ordering::Relaxed)
+    }
+    fn skipped(&self) -> Option<R> {
+        None
+    }
+    fn order(&self) -> Order {
+        Order::Back
+    }
+}
+
+/// Items mapped to `Either` and split into two lists of chunks, in order.
+pub(crate) struct PartitionMapChunks<'f, F>(pub(crate) &'f F);
+
+impl<T, L: Send, R: Send, F> Consumer<T> for PartitionMapChunks<'_, F>
+where
+    F: Fn(T) -> either::Either<L, R> + Sync,
+{
+    type Result = Chunks2<L, R>;
+    fn consume<I: Iterator<Item = T>>(&self, _: usize, _: usize, iter: I) -> Chunks2<L, R> {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for x in iter {
+            match (self.0)(x) {
+                either::Either::Left(l) => a.push(l),
+                either::Either::Right(r) => b.push(r),
+            }
+        }
+        (LinkedList::from([a]), LinkedList::from([b]))
+    }
+    fn combine(&self, mut left: Chunks2<L, R>, mut right: Chunks2<L, R>) -> Chunks2<L, R> {
+        left.0.append(&mut right.0);
+        left.1.append(&mut right.1);
+        left
+    }
 }

@@ -1,8 +1,10 @@
 //! `par_extend`: adding a parallel iterator's items to an existing collection, in order.
 
 use super::collect::FromParallelIterator;
-use super::IntoParallelIterator;
+use super::{IntoParallelIterator, ParallelIterator};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
+use std::ffi::{OsStr, OsString};
 use std::hash::{BuildHasher, Hash};
 
 /// A collection that can be extended from a parallel iterator. The items are collected in
@@ -65,6 +67,80 @@ via_extend! {
     [T: Send + Eq + Hash, S: BuildHasher] T => HashSet<T, S>;
     [K: Send + Eq + Hash, V: Send, S: BuildHasher] (K, V) => HashMap<K, V, S>;
     [] char => String;
+    ['a] &'a char => String;
     [] String => String;
     ['a] &'a str => String;
+    [] Box<str> => String;
+    ['a] Cow<'a, str> => String;
+    ['a, T: Send + Sync + Copy + 'a] &'a T => Vec<T>;
+    ['a, T: Send + Sync + Copy + 'a] &'a T => VecDeque<T>;
+    ['a, T: Send + Sync + Copy + 'a] &'a T => LinkedList<T>;
+    ['a, T: Send + Sync + Copy + Ord + 'a] &'a T => BinaryHeap<T>;
+    ['a, T: Send + Sync + Copy + Ord + 'a] &'a T => BTreeSet<T>;
+    ['a, K: Send + Sync + Copy + Ord + 'a, V: Send + Sync + Copy + 'a] (&'a K, &'a V) => BTreeMap<K, V>;
+    ['a, T: Send + Sync + Copy + Eq + Hash + 'a, S: BuildHasher] &'a T => HashSet<T, S>;
+    ['a, K: Send + Sync + Copy + Eq + Hash + 'a, V: Send + Sync + Copy + 'a, S: BuildHasher] (&'a K, &'a V) => HashMap<K, V, S>;
+}
+
+impl<'a> ParallelExtend<&'a OsStr> for OsString {
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = &'a OsStr>,
+    {
+        self.extend(Vec::from_par_iter(iter));
+    }
+}
+
+impl ParallelExtend<OsString> for OsString {
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = OsString>,
+    {
+        self.extend(Vec::from_par_iter(iter));
+    }
+}
+
+/// Extends whichever side the `Either` holds.
+impl<L, R, T> ParallelExtend<T> for either::Either<L, R>
+where
+    L: ParallelExtend<T>,
+    R: ParallelExtend<T>,
+    T: Send,
+{
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        match self {
+            either::Either::Left(l) => l.par_extend(iter),
+            either::Either::Right(r) => r.par_extend(iter),
+        }
+    }
+}
+
+impl ParallelExtend<()> for () {
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = ()>,
+    {
+        iter.into_par_iter().for_each(drop);
+    }
+}
+
+/// Extends two collections from pairs, as `unzip` does.
+impl<A, B, FromA, FromB> ParallelExtend<(A, B)> for (FromA, FromB)
+where
+    A: Send,
+    B: Send,
+    FromA: Send + ParallelExtend<A>,
+    FromB: Send + ParallelExtend<B>,
+{
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = (A, B)>,
+    {
+        let (a, b): (Vec<A>, Vec<B>) = Vec::from_par_iter(iter).into_iter().unzip();
+        self.0.par_extend(a);
+        self.1.par_extend(b);
+    }
 }

@@ -1,8 +1,17 @@
 //! Parallel iterators that know their length and the index of every item: `enumerate`, `zip`,
 //! `chunks`, and positions.
 
-use super::plumbing::{IndexedProducer, Producer};
-use super::{IntoParallelIterator, ParallelIterator};
+use super::blocks::{Blocks, ExponentialBlocks, MaxLen, Positions, UniformBlocks};
+use super::indexed_adapters::{Enumerate, ItemChunks, Rev, StepBy, Zip};
+use super::interleave::{Interleave, InterleaveShortest};
+use super::plumbing::IndexedProducer;
+use super::with::{FoldChunks, FoldChunksBy, FoldChunksWith};
+use super::{FromParallelIterator, IntoParallelIterator, ParallelIterator};
+use std::cmp::Ordering;
+
+/// [`Zip`] of two iterators checked to have the same length; see
+/// [`IndexedParallelIterator::zip_eq`].
+pub type ZipEq<A, B> = Zip<A, B>;
 
 /// A [`ParallelIterator`] that knows its exact length and the index of every item: slices,
 /// `Vec`s, ranges, and `map`, `enumerate`, `zip`, ... of those (not `filter`).
@@ -85,7 +94,7 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
     /// assert_eq!(c, [vec![0, 1], vec![2, 3], vec![4]]);
     /// ```
     fn chunks(self, size: usize) -> ItemChunks<Self> {
-        assert!(size != 0, "chunks: size must be non-zero");
+        assert!(size != 0, "chunk_size must not be zero");
         ItemChunks { base: self, size }
     }
 
@@ -102,7 +111,9 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
         self.split_at(n).0
     }
 
-    /// All but the first `n` items (none if there are fewer); those are dropped unconsumed.
+    /// All but the first `n` items (none if there are fewer). The first `n` still run through
+    /// the adapters before `skip` (for their side effects, as in rayon), in parallel and at
+    /// once; their items are dropped.
     ///
     /// # Examples
     /// ```
@@ -110,9 +121,12 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
     /// let v: Vec<u32> = (0..5u32).into_par_iter().skip(3).collect();
     /// assert_eq!(v, [3, 4]);
     /// ```
+    #[track_caller]
     fn skip(self, n: usize) -> Self {
         let n = n.min(self.base_len());
-        self.split_at(n).1
+        let (skipped, rest) = self.split_at(n);
+        skipped.for_each(drop);
+        rest
     }
 
     /// Every `step`-th item, starting with the first.
@@ -185,200 +199,403 @@ pub trait IndexedParallelIterator: ParallelIterator + IndexedProducer {
         self.enumerate()
             .find_map_first(|(i, x)| predicate(x).then_some(i))
     }
+
+    /// The index of the last item that satisfies `predicate`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v = [3, 8, 5, 8];
+    /// assert_eq!(v.par_iter().position_last(|&x| x == 8), Some(3));
+    /// ```
+    #[track_caller]
+    fn position_last<P>(self, predicate: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.enumerate()
+            .find_map_last(|(i, x)| predicate(x).then_some(i))
+    }
+
+    /// The index of some item that satisfies `predicate`: the same as
+    /// [`position_any`](IndexedParallelIterator::position_any) (rayon's older name).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// #[allow(deprecated)]
+    /// let i = [3, 8, 5].par_iter().position(|&x| x == 5);
+    /// assert_eq!(i, Some(2));
+    /// ```
+    #[deprecated(note = "use `position_any`, `position_first` or `position_last`")]
+    #[track_caller]
+    fn position<P>(self, predicate: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.position_any(predicate)
+    }
+
+    /// The indices of the items that satisfy `predicate`, in order.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<usize> = [1, 2, 3, 4, 5].par_iter().positions(|&x| x % 2 == 0).collect();
+    /// assert_eq!(v, [1, 3]);
+    /// ```
+    fn positions<P>(self, predicate: P) -> Positions<Self, P>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        Positions::new(self, predicate)
+    }
+
+    /// Never lets a piece of work hold more than `max` items (1 gives every item a piece of
+    /// its own: `fold` then folds each item alone).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let pieces = (0..10u32).into_par_iter().with_max_len(1).fold(|| 0, |n, _| n + 1).count();
+    /// assert_eq!(pieces, 10);
+    /// ```
+    fn with_max_len(self, max: usize) -> MaxLen<Self> {
+        MaxLen { base: self, max }
+    }
+
+    /// The same items in the same order, run in blocks of growing size in rayon; see
+    /// [`Blocks`] for what it means here.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let hit = (0..1_000_000u32).into_par_iter().by_exponential_blocks().find_first(|&x| x > 10);
+    /// assert_eq!(hit, Some(11));
+    /// ```
+    fn by_exponential_blocks(self) -> ExponentialBlocks<Self> {
+        Blocks::new(self, usize::MAX)
+    }
+
+    /// The same items in the same order, run in blocks of `block_size` in rayon; here pieces
+    /// of work are at most `block_size` long (see [`Blocks`]).
+    ///
+    /// # Panics
+    /// If `block_size` is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..10u32).into_par_iter().by_uniform_blocks(3).collect();
+    /// assert_eq!(v, (0..10).collect::<Vec<_>>());
+    /// ```
+    fn by_uniform_blocks(self, block_size: usize) -> UniformBlocks<Self> {
+        assert!(
+            block_size != 0,
+            "by_uniform_blocks: block size must be non-zero"
+        );
+        Blocks::new(self, block_size)
+    }
+
+    /// Collects the items, in order, into `target`, replacing what it held.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let mut v = vec![9u32; 2];
+    /// (0..4u32).into_par_iter().collect_into_vec(&mut v);
+    /// assert_eq!(v, [0, 1, 2, 3]);
+    /// ```
+    #[track_caller]
+    fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
+        *target = Vec::from_par_iter(self);
+    }
+
+    /// Splits pairs into two `Vec`s, in order, replacing what they held.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let (mut a, mut b) = (Vec::new(), Vec::new());
+    /// (0..3u32).into_par_iter().map(|x| (x, x * 2)).unzip_into_vecs(&mut a, &mut b);
+    /// assert_eq!((a, b), (vec![0, 1, 2], vec![0, 2, 4]));
+    /// ```
+    #[track_caller]
+    fn unzip_into_vecs<A, B>(self, left: &mut Vec<A>, right: &mut Vec<B>)
+    where
+        Self: IndexedParallelIterator<Item = (A, B)>,
+        A: Send,
+        B: Send,
+    {
+        let (a, b) = self.unzip();
+        *left = a;
+        *right = b;
+    }
+
+    /// [`zip`](IndexedParallelIterator::zip) of two iterators of the same length.
+    ///
+    /// # Panics
+    /// If the lengths differ.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let s: i32 = [1, 2].par_iter().zip_eq(&[3, 4]).map(|(a, b)| a * b).sum();
+    /// assert_eq!(s, 11);
+    /// ```
+    #[track_caller]
+    fn zip_eq<Z>(self, other: Z) -> ZipEq<Self, Z::Iter>
+    where
+        Z: IntoParallelIterator,
+        Z::Iter: IndexedParallelIterator,
+    {
+        let other = other.into_par_iter();
+        let (a, b) = (self.len(), other.len());
+        assert!(a == b, "zip_eq: lengths differ ({a} and {b})");
+        self.zip(other)
+    }
+
+    /// Items of `self` and `other` in turn, then the rest of the longer.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<i32> = [1, 2, 3, 4].par_iter().interleave(&[5, 6]).copied().collect();
+    /// assert_eq!(v, [1, 5, 2, 6, 3, 4]);
+    /// ```
+    fn interleave<I>(self, other: I) -> Interleave<Self, I::Iter>
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        Interleave::new(self, other.into_par_iter())
+    }
+
+    /// Items of `self` and `other` in turn, until the side whose turn it is has run out.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<i32> = [1, 2, 3, 4].par_iter().interleave_shortest(&[5, 6]).copied().collect();
+    /// assert_eq!(v, [1, 5, 2, 6, 3]);
+    /// ```
+    fn interleave_shortest<I>(self, other: I) -> InterleaveShortest<Self, I::Iter>
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        let other = other.into_par_iter();
+        let (la, lb) = (self.len(), other.len());
+        let (ta, tb) = if la <= lb { (la, la) } else { (lb + 1, lb) };
+        Interleave::new(self.take(ta), other.take(tb))
+    }
+
+    /// Folds each chunk of `chunk_size` items, starting from `identity()`: one value per
+    /// chunk, in order.
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let sums: Vec<u32> = (1..=7u32).into_par_iter().fold_chunks(3, || 0, |a, x| a + x).collect();
+    /// assert_eq!(sums, [6, 15, 7]);
+    /// ```
+    fn fold_chunks<T, ID, F>(
+        self,
+        chunk_size: usize,
+        identity: ID,
+        fold_op: F,
+    ) -> FoldChunks<Self, ID, F>
+    where
+        ID: Fn() -> T + Send + Sync,
+        F: Fn(T, Self::Item) -> T + Send + Sync,
+        T: Send,
+    {
+        FoldChunksBy::with_identity(self, chunk_size, identity, fold_op)
+    }
+
+    /// Folds each chunk of `chunk_size` items, starting from a clone of `init`.
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let sums: Vec<u32> = (1..=7u32).into_par_iter().fold_chunks_with(3, 0, |a, x| a + x).collect();
+    /// assert_eq!(sums, [6, 15, 7]);
+    /// ```
+    fn fold_chunks_with<T, F>(
+        self,
+        chunk_size: usize,
+        init: T,
+        fold_op: F,
+    ) -> FoldChunksWith<Self, T, F>
+    where
+        T: Send + Clone,
+        F: Fn(T, Self::Item) -> T + Send + Sync,
+    {
+        FoldChunksBy::with_value(self, chunk_size, init, fold_op)
+    }
+
+    /// Compares the items with those of `other` lexicographically, as `Iterator::cmp` does.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::cmp::Ordering;
+    /// use throttle::prelude::*;
+    /// assert_eq!([1, 2, 3].par_iter().cmp(&[1, 2, 4]), Ordering::Less);
+    /// assert_eq!([1, 2].par_iter().cmp(&[1, 2, 0]), Ordering::Less);
+    /// ```
+    #[track_caller]
+    fn cmp<I>(self, other: I) -> Ordering
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: Ord,
+    {
+        let other = other.into_par_iter();
+        let (la, lb) = (self.len(), other.len());
+        self.zip(other)
+            .map(|(a, b)| a.cmp(&b))
+            .find_first(|o| *o != Ordering::Equal)
+            .unwrap_or_else(|| la.cmp(&lb))
+    }
+
+    /// Compares the items with those of `other` lexicographically, as `Iterator::partial_cmp`.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::cmp::Ordering;
+    /// use throttle::prelude::*;
+    /// assert_eq!([1.0, 2.0].par_iter().partial_cmp(&[1.0, 3.0]), Some(Ordering::Less));
+    /// assert_eq!([f64::NAN].par_iter().partial_cmp(&[1.0]), None);
+    /// ```
+    #[track_caller]
+    fn partial_cmp<I>(self, other: I) -> Option<Ordering>
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        let other = other.into_par_iter();
+        let (la, lb) = (self.len(), other.len());
+        self.zip(other)
+            .map(|(a, b)| a.partial_cmp(&b))
+            .find_first(|o| *o != Some(Ordering::Equal))
+            .unwrap_or_else(|| Some(la.cmp(&lb)))
+    }
+
+    /// True if the items equal those of `other`, one by one, and there are as many.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!((0..3u32).into_par_iter().eq(vec![0u32, 1, 2]));
+    /// ```
+    #[track_caller]
+    fn eq<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialEq<I::Item>,
+    {
+        let other = other.into_par_iter();
+        self.len() == other.len() && self.zip(other).all(|(a, b)| a == b)
+    }
+
+    /// The opposite of [`eq`](IndexedParallelIterator::eq).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!((0..3u32).into_par_iter().ne(vec![0u32, 1]));
+    /// ```
+    #[track_caller]
+    fn ne<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialEq<I::Item>,
+    {
+        !self.eq(other)
+    }
+
+    /// True if the items compare lexicographically less than those of `other`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!([1, 2].par_iter().lt(&[1, 3]));
+    /// ```
+    #[track_caller]
+    fn lt<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        self.partial_cmp(other) == Some(Ordering::Less)
+    }
+
+    /// True if the items compare lexicographically less than or equal to those of `other`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!([1, 2].par_iter().le(&[1, 2]));
+    /// ```
+    #[track_caller]
+    fn le<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        matches!(
+            self.partial_cmp(other),
+            Some(Ordering::Less | Ordering::Equal)
+        )
+    }
+
+    /// True if the items compare lexicographically greater than those of `other`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!([1, 3].par_iter().gt(&[1, 2]));
+    /// ```
+    #[track_caller]
+    fn gt<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        self.partial_cmp(other) == Some(Ordering::Greater)
+    }
+
+    /// True if the items compare lexicographically greater than or equal to those of `other`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!([1, 3].par_iter().ge(&[1, 3]));
+    /// ```
+    #[track_caller]
+    fn ge<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        matches!(
+            self.partial_cmp(other),
+            Some(Ordering::Greater | Ordering::Equal)
+        )
+    }
 }
 
 impl<P: ParallelIterator + IndexedProducer> IndexedParallelIterator for P {}
-
-/// Pairs items with their index; see [`IndexedParallelIterator::enumerate`].
-#[derive(Debug)]
-pub struct Enumerate<P> {
-    base: P,
-    offset: usize,
-}
-
-impl<P: IndexedProducer> Producer for Enumerate<P> {
-    type Item = (usize, P::Item);
-    type IntoSeq = std::iter::Zip<std::ops::RangeFrom<usize>, P::IntoSeq>;
-    fn base_len(&self) -> usize {
-        self.base.base_len()
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(index);
-        (
-            Enumerate {
-                base: l,
-                offset: self.offset,
-            },
-            Enumerate {
-                base: r,
-                offset: self.offset + index,
-            },
-        )
-    }
-    fn into_seq(self) -> Self::IntoSeq {
-        (self.offset..).zip(self.base.into_seq())
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn exact_len(&self) -> Option<usize> {
-        self.base.exact_len()
-    }
-}
-
-impl<P: IndexedProducer> IndexedProducer for Enumerate<P> {}
-
-/// Pairs the items of two iterators; see [`IndexedParallelIterator::zip`].
-#[derive(Debug)]
-pub struct Zip<A, B> {
-    a: A,
-    b: B,
-}
-
-impl<A: IndexedProducer, B: IndexedProducer> Producer for Zip<A, B> {
-    type Item = (A::Item, B::Item);
-    type IntoSeq = std::iter::Zip<A::IntoSeq, B::IntoSeq>;
-    fn base_len(&self) -> usize {
-        self.a.base_len().min(self.b.base_len())
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (al, ar) = self.a.split_at(index);
-        let (bl, br) = self.b.split_at(index);
-        (Zip { a: al, b: bl }, Zip { a: ar, b: br })
-    }
-    fn into_seq(self) -> Self::IntoSeq {
-        self.a.into_seq().zip(self.b.into_seq())
-    }
-    fn min_len(&self) -> usize {
-        self.a.min_len().max(self.b.min_len())
-    }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.a.exact_len()?.min(self.b.exact_len()?))
-    }
-}
-
-impl<A: IndexedProducer, B: IndexedProducer> IndexedProducer for Zip<A, B> {}
-
-/// Groups items into `Vec`s; see [`IndexedParallelIterator::chunks`].
-#[derive(Debug)]
-pub struct ItemChunks<P> {
-    base: P,
-    size: usize,
-}
-
-impl<P: IndexedProducer> Producer for ItemChunks<P> {
-    type Item = Vec<P::Item>;
-    type IntoSeq = ItemChunksSeq<P::IntoSeq>;
-    fn base_len(&self) -> usize {
-        self.base.base_len().div_ceil(self.size)
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let at = index.saturating_mul(self.size).min(self.base.base_len());
-        let (l, r) = self.base.split_at(at);
-        let size = self.size;
-        (ItemChunks { base: l, size }, ItemChunks { base: r, size })
-    }
-    fn into_seq(self) -> Self::IntoSeq {
-        ItemChunksSeq {
-            iter: self.base.into_seq(),
-            size: self.size,
-        }
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len().div_ceil(self.size)
-    }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.base.exact_len()?.div_ceil(self.size))
-    }
-}
-
-impl<P: IndexedProducer> IndexedProducer for ItemChunks<P> {}
-
-/// The sequential iterator of an [`ItemChunks`] leaf.
-#[derive(Debug)]
-pub struct ItemChunksSeq<I> {
-    iter: I,
-    size: usize,
-}
-
-impl<I: Iterator> Iterator for ItemChunksSeq<I> {
-    type Item = Vec<I::Item>;
-    fn next(&mut self) -> Option<Vec<I::Item>> {
-        let chunk: Vec<I::Item> = self.iter.by_ref().take(self.size).collect();
-        (!chunk.is_empty()).then_some(chunk)
-    }
-}
-
-/// Every `step`-th item; see [`IndexedParallelIterator::step_by`].
-#[derive(Debug)]
-pub struct StepBy<P> {
-    base: P,
-    step: usize,
-}
-
-impl<P: IndexedProducer> Producer for StepBy<P> {
-    type Item = P::Item;
-    type IntoSeq = std::iter::StepBy<P::IntoSeq>;
-    fn base_len(&self) -> usize {
-        self.base.base_len().div_ceil(self.step)
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        // The left piece holds base items [0, index * step): exactly `index` of ours, and the
-        // right piece starts on one of ours, so its own `step_by` stays in phase.
-        let cut = index.saturating_mul(self.step).min(self.base.base_len());
-        let (l, r) = self.base.split_at(cut);
-        let step = self.step;
-        (StepBy { base: l, step }, StepBy { base: r, step })
-    }
-    fn into_seq(self) -> Self::IntoSeq {
-        self.base.into_seq().step_by(self.step)
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len().div_ceil(self.step).max(1)
-    }
-    fn exact_len(&self) -> Option<usize> {
-        self.base.exact_len().map(|n| n.div_ceil(self.step))
-    }
-}
-
-impl<P: IndexedProducer> IndexedProducer for StepBy<P> {}
-
-/// The items in reverse order; see [`IndexedParallelIterator::rev`].
-#[derive(Debug)]
-pub struct Rev<P> {
-    base: P,
-}
-
-impl<P> Producer for Rev<P>
-where
-    P: IndexedProducer,
-    P::IntoSeq: DoubleEndedIterator,
-{
-    type Item = P::Item;
-    type IntoSeq = std::iter::Rev<P::IntoSeq>;
-    fn base_len(&self) -> usize {
-        self.base.base_len()
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        // Our first `index` items are the base's last `index`.
-        let n = self.base.base_len();
-        let (l, r) = self.base.split_at(n - index.min(n));
-        (Rev { base: r }, Rev { base: l })
-    }
-    fn into_seq(self) -> Self::IntoSeq {
-        self.base.into_seq().rev()
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn exact_len(&self) -> Option<usize> {
-        self.base.exact_len()
-    }
-}
-
-impl<P> IndexedProducer for Rev<P>
-where
-    P: IndexedProducer,
-    P::IntoSeq: DoubleEndedIterator,
-{
-}

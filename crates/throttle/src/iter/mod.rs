@@ -49,22 +49,63 @@
 //! assert!(v.windows(2).all(|w| w[0] <= w[1]));
 //! ```
 
+/// Implements `Clone` and `Debug` for an adapter whose closures sit in `Arc`s, without asking
+/// the closures for either: a clone shares them, and `Debug` shows the other fields.
+/// Usage: `clone_debug!(Name [cloned generics] [closure generics] { shown } { closures })`.
+macro_rules! clone_debug {
+    ($name:ident [$($c:ident),*] [$($u:ident),*] { $($shown:ident),* } { $($hidden:ident),* }) => {
+        impl<$($c: Clone,)* $($u,)*> Clone for $name<$($c,)* $($u,)*> {
+            fn clone(&self) -> Self {
+                $name {
+                    $($shown: self.$shown.clone(),)*
+                    $($hidden: self.$hidden.clone(),)*
+                }
+            }
+        }
+
+        impl<$($c: std::fmt::Debug,)* $($u,)*> std::fmt::Debug for $name<$($c,)* $($u,)*> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name))
+                    $(.field(stringify!($shown), &self.$shown))*
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+
+#[macro_use]
+mod delegate;
+
 mod adapters;
+mod blocks;
+mod bridge;
 mod chain;
 mod claim;
 mod collect;
+pub mod collections;
 mod consumers;
+mod drain;
 mod extend;
 mod indexed;
+mod indexed_adapters;
+mod interleave;
 mod into;
+mod multizip;
+pub mod option;
 mod par_iter;
 pub mod plumbing;
-mod range;
+pub mod range;
+pub mod range_inclusive;
 mod runtime;
-mod slice;
+pub mod slice;
+mod slice_ext;
 mod sort;
+mod sources;
+mod stop;
+pub mod str;
 mod try_ops;
-mod vec;
+pub mod vec;
+mod with;
 mod write;
 
 pub use adapters::{
@@ -72,15 +113,51 @@ pub use adapters::{
     FlatMapIterSeq, FlatMapSeq, Fold, Inspect, InspectSeq, Map, MapInit, MapInitSeq, MapSeq,
     MinLen,
 };
+pub use blocks::{Blocks, ExponentialBlocks, MaxLen, Positions, PositionsSeq, UniformBlocks};
+pub use bridge::{BridgeSeq, IterBridge, ParallelBridge};
 pub use chain::Chain;
+pub use multizip::{MultiZip, MultiZipSeq};
+
+/// `String`'s parallel iterators (rayon's `rayon::string`).
+pub mod string {
+    pub use super::drain::StringDrain as Drain;
+}
+
+/// Arrays' parallel iterators (rayon's `rayon::array`): `[T; N]::into_par_iter()` moves the
+/// items out through a `Vec`'s iterator.
+pub mod array {
+    pub use super::vec::IntoIter;
+}
+pub use drain::{Drain, ParallelDrainFull, ParallelDrainRange, StringDrain};
+pub use either::Either;
+pub use interleave::{Interleave, InterleaveSeq, InterleaveShortest, Intersperse, IntersperseSeq};
+#[allow(deprecated)]
+pub use sources::repeatn;
+pub use sources::{
+    empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, Empty,
+    Once, Repeat, RepeatN, RepeatNSeq, Split, WalkTree, WalkTreePostfix, WalkTreePrefix,
+};
+pub use stop::{
+    PanicFuse, PanicFuseSeq, SkipAny, SkipAnySeq, SkipAnyWhile, SkipAnyWhileSeq, TakeAny,
+    TakeAnySeq, TakeAnyWhile, TakeAnyWhileSeq, WhileSome, WhileSomeSeq,
+};
+pub use with::{
+    ByClone, ByIdentity, ChunkStart, FoldChunks, FoldChunksBy, FoldChunksSeq, FoldChunksWith,
+    FoldWith, MapWith, TryFold, TryFoldWith, Update, UpdateSeq,
+};
+
+/// Flattens items that are parallel iterables; see [`ParallelIterator::flatten`].
+pub type Flatten<P> =
+    FlatMap<P, fn(<P as plumbing::Producer>::Item) -> <P as plumbing::Producer>::Item>;
+/// Flattens items that are sequential iterables; see [`ParallelIterator::flatten_iter`].
+pub type FlattenIter<P> =
+    FlatMapIter<P, fn(<P as plumbing::Producer>::Item) -> <P as plumbing::Producer>::Item>;
 pub use collect::FromParallelIterator;
 pub use extend::ParallelExtend;
-pub use indexed::{
-    Enumerate, IndexedParallelIterator, ItemChunks, ItemChunksSeq, Rev, StepBy, Zip,
-};
+pub use indexed::{IndexedParallelIterator, ZipEq};
+pub use indexed_adapters::{Enumerate, ItemChunks, ItemChunksSeq, Rev, StepBy, Zip};
 pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
 pub use par_iter::ParallelIterator;
-pub use range::RangeIter;
 pub use slice::{
     Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter, SliceIterMut, Windows,
 };

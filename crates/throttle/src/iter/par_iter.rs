@@ -4,15 +4,24 @@ use super::adapters::{
     Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Fold, Inspect, Map, MapInit, MinLen,
 };
 use super::chain::Chain;
+use super::collect::collect_chunks;
 use super::collect::FromParallelIterator;
+use super::consumers::{concat, FindMapLast, PartitionMapChunks};
 use super::consumers::{
     Count, Extreme, FindMapAny, FindMapFirst, ForEach, PartitionChunks, Product, Reduce,
     ReduceWith, Sum, UnzipChunks,
 };
+use super::extend::ParallelExtend;
+use super::interleave::Intersperse;
 use super::plumbing::{bridge, Producer};
+use super::stop::{PanicFuse, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
 use super::try_ops::Try;
+use super::with::{FoldWith, MapWith, TryFold, TryFoldWith, Update};
+use super::Flatten;
 use super::IntoParallelIterator;
+use either::Either;
 use std::cmp::Ordering;
+use std::collections::LinkedList;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::Arc;
@@ -748,15 +757,15 @@ pub trait ParallelIterator: Producer<Item: Send> {
     fn unzip<A, B, FromA, FromB>(self) -> (FromA, FromB)
     where
         Self: ParallelIterator<Item = (A, B)>,
+        FromA: Default + Send + ParallelExtend<A>,
+        FromB: Default + Send + ParallelExtend<B>,
         A: Send,
         B: Send,
-        FromA: Default + Extend<A>,
-        FromB: Default + Extend<B>,
     {
         let (la, lb) = bridge(self, &UnzipChunks);
         let (mut a, mut b) = (FromA::default(), FromB::default());
-        a.extend(la.into_iter().flatten());
-        b.extend(lb.into_iter().flatten());
+        a.par_extend(concat(la));
+        b.par_extend(concat(lb));
         (a, b)
     }
 
@@ -769,17 +778,459 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// assert_eq!((even, odd), (vec![0, 2, 4], vec![1, 3, 5]));
     /// ```
     #[track_caller]
-    fn partition<A, B, F>(self, predicate: F) -> (A, B)
+    fn partition<A, B, P>(self, predicate: P) -> (A, B)
     where
-        A: Default + Extend<Self::Item>,
-        B: Default + Extend<Self::Item>,
-        F: Fn(&Self::Item) -> bool + Sync + Send,
+        A: Default + Send + ParallelExtend<Self::Item>,
+        B: Default + Send + ParallelExtend<Self::Item>,
+        P: Fn(&Self::Item) -> bool + Sync + Send,
     {
         let (la, lb) = bridge(self, &PartitionChunks(&predicate));
         let (mut a, mut b) = (A::default(), B::default());
-        a.extend(la.into_iter().flatten());
-        b.extend(lb.into_iter().flatten());
+        a.par_extend(concat(la));
+        b.par_extend(concat(lb));
         (a, b)
+    }
+
+    /// Maps every item to [`Either`] and collects the `Left`s and the `Right`s apart, in order.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::iter::Either;
+    /// use throttle::prelude::*;
+    /// let (small, big): (Vec<u32>, Vec<String>) = (0..5u32).into_par_iter()
+    ///     .partition_map(|x| if x < 3 { Either::Left(x) } else { Either::Right(x.to_string()) });
+    /// assert_eq!((small, big), (vec![0, 1, 2], vec!["3".to_string(), "4".to_string()]));
+    /// ```
+    #[track_caller]
+    fn partition_map<A, B, P, L, R>(self, predicate: P) -> (A, B)
+    where
+        A: Default + Send + ParallelExtend<L>,
+        B: Default + Send + ParallelExtend<R>,
+        P: Fn(Self::Item) -> Either<L, R> + Sync + Send,
+        L: Send,
+        R: Send,
+    {
+        let (la, lb) = bridge(self, &PartitionMapChunks(&predicate));
+        let (mut a, mut b) = (A::default(), B::default());
+        a.par_extend(concat(la));
+        b.par_extend(concat(lb));
+        (a, b)
+    }
+
+    /// Calls `op` on every item with a clone of `init` per piece of work.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::mpsc::channel;
+    /// use throttle::prelude::*;
+    /// let (tx, rx) = channel();
+    /// (0..5u32).into_par_iter().for_each_with(tx, |tx, x| tx.send(x).unwrap());
+    /// let mut got: Vec<u32> = rx.iter().collect();
+    /// got.sort();
+    /// assert_eq!(got, [0, 1, 2, 3, 4]);
+    /// ```
+    #[track_caller]
+    fn for_each_with<OP, T>(self, init: T, op: OP)
+    where
+        OP: Fn(&mut T, Self::Item) + Sync + Send,
+        T: Send + Clone,
+    {
+        self.map_with(init, op).for_each(|()| ())
+    }
+
+    /// [`try_for_each`](ParallelIterator::try_for_each) with a clone of `init` per piece.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let r = (0..100u32).into_par_iter()
+    ///     .try_for_each_with(7u32, |seven, x| if x != *seven { Ok(()) } else { Err(x) });
+    /// assert_eq!(r, Err(7));
+    /// ```
+    #[track_caller]
+    fn try_for_each_with<OP, T, R>(self, init: T, op: OP) -> R
+    where
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        T: Send + Clone,
+        R: Try<Output = ()> + Send,
+        R::Residual: Send,
+    {
+        self.map_with(init, op).try_for_each(|r| r)
+    }
+
+    /// [`try_for_each`](ParallelIterator::try_for_each) with a state made by `init` per piece.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let r = (0..100u32).into_par_iter()
+    ///     .try_for_each_init(String::new, |buf, x| { buf.clear(); buf.push('x'); (x < 200).then_some(()) });
+    /// assert_eq!(r, Some(()));
+    /// ```
+    #[track_caller]
+    fn try_for_each_init<OP, INIT, T, R>(self, init: INIT, op: OP) -> R
+    where
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        INIT: Fn() -> T + Sync + Send,
+        R: Try<Output = ()> + Send,
+        R::Residual: Send,
+    {
+        self.map_init(init, op).try_for_each(|r| r)
+    }
+
+    /// Maps every item with `f` and a clone of `init` per piece of work.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..4u32).into_par_iter().map_with(10u32, |ten, x| x + *ten).collect();
+    /// assert_eq!(v, [10, 11, 12, 13]);
+    /// ```
+    fn map_with<F, T, R>(self, init: T, f: F) -> MapWith<Self, T, F>
+    where
+        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        T: Send + Clone,
+        R: Send,
+    {
+        MapWith {
+            base: self,
+            item: init,
+            f: Arc::new(f),
+        }
+    }
+
+    /// Changes every item in place with `f` as it passes.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<Vec<u8>> = (0..3u8).into_par_iter().map(|i| vec![i]).update(|v| v.push(9)).collect();
+    /// assert_eq!(v, [vec![0, 9], vec![1, 9], vec![2, 9]]);
+    /// ```
+    fn update<F>(self, f: F) -> Update<Self, F>
+    where
+        F: Fn(&mut Self::Item) + Sync + Send,
+    {
+        Update {
+            base: self,
+            f: Arc::new(f),
+        }
+    }
+
+    /// Flattens items that are parallel iterables (`Vec`s, ranges, ...), in order.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u8> = vec![vec![1u8], vec![], vec![2, 3]].into_par_iter().flatten().collect();
+    /// assert_eq!(v, [1, 2, 3]);
+    /// ```
+    fn flatten(self) -> Flatten<Self>
+    where
+        Self::Item: IntoParallelIterator,
+    {
+        FlatMap {
+            base: self,
+            f: Arc::new(std::convert::identity),
+        }
+    }
+
+    /// Reduces `Result`s (or `Option`s) with `op` on their values; `None` if there are no
+    /// items, else the first error met or `Some` of the reduced value.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let r = (1..5u32).into_par_iter().map(Ok::<u32, ()>).try_reduce_with(|a, b| Ok(a + b));
+    /// assert_eq!(r, Some(Ok(10)));
+    /// ```
+    #[track_caller]
+    fn try_reduce_with<T, OP>(self, op: OP) -> Option<Self::Item>
+    where
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+        Self::Item: Try<Output = T>,
+        <Self::Item as Try>::Residual: Send,
+        T: Send,
+    {
+        use std::ops::ControlFlow::{Break, Continue};
+        let failed = AtomicBool::new(false);
+        let flow = self.map(Try::branch).reduce_with(|a, b| match (a, b) {
+            (Continue(a), Continue(b)) => {
+                if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                    // Some other piece failed: its error wins whatever we compute.
+                    return Continue(a);
+                }
+                let r = op(a, b).branch();
+                if r.is_break() {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                r
+            }
+            (Break(r), _) | (_, Break(r)) => {
+                failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                Break(r)
+            }
+        })?;
+        Some(match flow {
+            Continue(t) => Try::from_output(t),
+            Break(r) => Try::from_residual(r),
+        })
+    }
+
+    /// Folds each piece of work into a clone of `init`; yields one accumulator per piece.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let total: u32 = (0..100u32).into_par_iter().fold_with(0u32, |a, x| a + x).sum();
+    /// assert_eq!(total, 4950);
+    /// ```
+    fn fold_with<F, T>(self, init: T, f: F) -> FoldWith<Self, T, F>
+    where
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+        T: Send + Clone,
+    {
+        FoldWith {
+            base: self,
+            item: init,
+            f: Arc::new(f),
+        }
+    }
+
+    /// Folds each piece with a fallible `f`, starting from `identity()`: one `Result` (or
+    /// `Option`) per piece, the first failure of the piece if it had one.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let r: Result<u32, String> = (0..100u32).into_par_iter()
+    ///     .try_fold(|| 0u32, |a, x| a.checked_add(x).ok_or("overflow".to_string()))
+    ///     .try_reduce(|| 0, |a, b| Ok(a + b));
+    /// assert_eq!(r, Ok(4950));
+    /// ```
+    fn try_fold<T, R, ID, F>(self, identity: ID, f: F) -> TryFold<Self, ID, F>
+    where
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        ID: Fn() -> T + Sync + Send,
+        R: Try<Output = T> + Send,
+    {
+        TryFold {
+            base: self,
+            identity: Arc::new(identity),
+            f: Arc::new(f),
+        }
+    }
+
+    /// [`try_fold`](ParallelIterator::try_fold) starting each piece from a clone of `init`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let r: Option<u8> = (0..10u8).into_par_iter()
+    ///     .try_fold_with(0u8, |a, x| a.checked_add(x))
+    ///     .try_reduce(|| 0, |a, b| a.checked_add(b));
+    /// assert_eq!(r, Some(45));
+    /// ```
+    fn try_fold_with<F, T, R>(self, init: T, f: F) -> TryFoldWith<Self, T, F>
+    where
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        R: Try<Output = T> + Send,
+        T: Clone + Send,
+    {
+        TryFoldWith {
+            base: self,
+            item: init,
+            f: Arc::new(f),
+        }
+    }
+
+    /// The last item for which `predicate` holds; pieces before a found item stop early.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert_eq!((0..1000u32).into_par_iter().find_last(|x| x % 100 == 1), Some(901));
+    /// ```
+    #[track_caller]
+    fn find_last<F>(self, predicate: F) -> Option<Self::Item>
+    where
+        F: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        self.find_map_last(|x| if predicate(&x) { Some(x) } else { None })
+    }
+
+    /// The last `Some` value of `f`, in item order.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let n = ["x", "7", "8", "y"].par_iter().find_map_last(|s| s.parse::<u8>().ok());
+    /// assert_eq!(n, Some(8));
+    /// ```
+    #[track_caller]
+    fn find_map_last<F, R>(self, f: F) -> Option<R>
+    where
+        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        bridge(
+            self,
+            &FindMapLast {
+                f: &f,
+                best: AtomicUsize::new(0),
+            },
+        )
+    }
+
+    /// Some item for which `predicate` holds: the same as
+    /// [`find_any`](ParallelIterator::find_any) (rayon's older name).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// #[allow(deprecated)]
+    /// let hit = (0..10u32).into_par_iter().find(|&x| x == 3);
+    /// assert_eq!(hit, Some(3));
+    /// ```
+    #[deprecated(note = "use `find_any`, `find_first` or `find_last`")]
+    #[track_caller]
+    fn find<F>(self, predicate: F) -> Option<Self::Item>
+    where
+        F: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        self.find_any(predicate)
+    }
+
+    /// The `Some` values, stopping once a `None` is seen. Pieces running at that moment stop
+    /// at their next item, so values after the `None` may be kept and values before it may be
+    /// missed, as in rayon; which pieces those are depends on timing.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = vec![Some(1), Some(2)].into_par_iter().while_some().collect();
+    /// assert_eq!(v, [1, 2]);
+    /// let none: Vec<u32> = vec![None, None].into_par_iter().while_some().collect();
+    /// assert!(none.is_empty());
+    /// ```
+    fn while_some<T>(self) -> WhileSome<Self>
+    where
+        Self: ParallelIterator<Item = Option<T>>,
+        T: Send,
+    {
+        WhileSome::new(self)
+    }
+
+    /// Once a closure panicked in one piece, the other pieces stop at their next item (the
+    /// panic still reaches the caller).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let r = std::panic::catch_unwind(|| {
+    ///     (0..10_000u32).into_par_iter().panic_fuse().for_each(|x| assert!(x != 42));
+    /// });
+    /// assert!(r.is_err());
+    /// ```
+    fn panic_fuse(self) -> PanicFuse<Self> {
+        PanicFuse::new(self)
+    }
+
+    /// A separator between every two items, in order.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<i32> = (1..4).into_par_iter().intersperse(0).collect();
+    /// assert_eq!(v, [1, 0, 2, 0, 3]);
+    /// ```
+    fn intersperse(self, element: Self::Item) -> Intersperse<Self>
+    where
+        Self::Item: Clone,
+    {
+        Intersperse::new(self, element)
+    }
+
+    /// At most `n` items, any of them (not necessarily the first); stops once it has them.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..1000u32).into_par_iter().take_any(10).collect();
+    /// assert_eq!(v.len(), 10);
+    /// ```
+    fn take_any(self, n: usize) -> TakeAny<Self> {
+        TakeAny::new(self, n)
+    }
+
+    /// All items but `n` of them, any `n` (not necessarily the first).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert_eq!((0..1000u32).into_par_iter().skip_any(10).count(), 990);
+    /// ```
+    fn skip_any(self, n: usize) -> SkipAny<Self> {
+        SkipAny::new(self, n)
+    }
+
+    /// Items while `predicate` holds, from anywhere; once it failed for some item, the pieces
+    /// stop (items after that one in other pieces may already have been taken).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..1000u32).into_par_iter().take_any_while(|&x| x < 1000).collect();
+    /// assert_eq!(v.len(), 1000);
+    /// ```
+    fn take_any_while<P>(self, predicate: P) -> TakeAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        TakeAnyWhile::new(self, predicate)
+    }
+
+    /// Skips items while `predicate` holds, from anywhere; once it failed for some item, all
+    /// items not yet skipped are yielded.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..100u32).into_par_iter().skip_any_while(|_| false).collect();
+    /// assert_eq!(v.len(), 100);
+    /// ```
+    fn skip_any_while<P>(self, predicate: P) -> SkipAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        SkipAnyWhile::new(self, predicate)
+    }
+
+    /// The items as a list of `Vec`s, in order (one per piece of work): a cheap way to gather
+    /// items when the shape of the result does not matter.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let list = (0..100u32).into_par_iter().collect_vec_list();
+    /// let flat: Vec<u32> = list.into_iter().flatten().collect();
+    /// assert_eq!(flat, (0..100).collect::<Vec<_>>());
+    /// ```
+    #[track_caller]
+    fn collect_vec_list(self) -> LinkedList<Vec<Self::Item>> {
+        collect_chunks(self)
+    }
+
+    /// The number of items, if known without running (for exact-length iterators).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert_eq!((0..10u32).into_par_iter().opt_len(), Some(10));
+    /// assert_eq!((0..10u32).into_par_iter().filter(|x| x % 2 == 0).opt_len(), None);
+    /// ```
+    fn opt_len(&self) -> Option<usize> {
+        self.exact_len()
     }
 }
 

@@ -18,7 +18,11 @@
 //!    tiny ones (a float each) are both checked about every 20 µs.
 //!
 //! No split makes a piece shorter than the producer's `min_len` (see
-//! [`with_min_len`](crate::iter::ParallelIterator::with_min_len)). Re-measure the constants with
+//! [`with_min_len`](crate::iter::ParallelIterator::with_min_len)), and no leaf consumes more
+//! than `max(max_len, 2 * min_len - 1)` units at once (see
+//! [`with_max_len`](crate::iter::IndexedParallelIterator::with_max_len)), rayon's bounds.
+//! Short-circuiting consumers choose which work starts first (`Order`): `find_last` from the
+//! back, `find_any` spread over the run. Re-measure the constants with
 //! `throttle-bench --bench iter sort` when the scheduler changes.
 
 use super::{claim, runtime};
@@ -86,6 +90,19 @@ pub trait Producer: Sized + Send {
         1
     }
 
+    /// The longest piece a leaf may consume at once (default: no bound); see
+    /// [`with_max_len`](crate::iter::IndexedParallelIterator::with_max_len).
+    fn max_len(&self) -> usize {
+        usize::MAX
+    }
+
+    /// True once the producer will yield nothing more (an adapter such as `while_some` or
+    /// `take_any` saw its end); the run then stops splitting and consumes what is left as one
+    /// leaf, which yields nothing (default `false`). Adapters pass their base's answer on.
+    fn stopped(&self) -> bool {
+        false
+    }
+
     /// `Some(base_len)` if the producer yields exactly `base_len` items and `split_at(i)` puts
     /// exactly `i` of them on the left (default `None`). `collect` into a `Vec` then writes every
     /// item straight into its place; it checks the promise, and panics if it was broken.
@@ -142,6 +159,26 @@ pub(crate) trait Consumer<T>: Sync {
     fn skipped(&self) -> Self::Result {
         unreachable!("a consumer that can be done must say what a skipped piece gives")
     }
+
+    /// Which work a run should start first (default: the front, in order).
+    fn order(&self) -> Order {
+        Order::Front
+    }
+}
+
+/// Which work a run starts first: only a short-circuiting consumer cares, since the order in
+/// which pieces run never changes how results combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// Front to back (`find_first` and everything that does not stop early).
+    Front,
+    /// Back to front (`find_last`): claimed pieces from the last, and a leaf's blocks from
+    /// its end, so a find near the end stops all the work before it.
+    Back,
+    /// Spread over the run (`find_any`, `any`, `all`, ...): the claimed pieces in bit-reversed
+    /// order (first, middle, quarters, ...), so two threads start far apart and a hit in any
+    /// part of a long run is met early.
+    Spread,
 }
 
 /// Runs `producer` into `consumer` on the current pool (or the global pool).
@@ -184,11 +221,13 @@ where
 {
     let threads = crate::current_num_threads();
     let min = producer.min_len().max(1);
+    let max = producer.max_len().max(min);
     let splitter = Splitter {
         splits: threads,
         refill: threads,
         min,
-        block: FIRST_BLOCK.max(min),
+        max,
+        block: FIRST_BLOCK.max(min).min(max),
     };
     if threads > 1 && len / 2 >= min && claim::outermost() {
         return claim::run_claimed(producer, len, consumer, splitter, threads);
@@ -204,6 +243,8 @@ pub(crate) struct Splitter {
     refill: usize,
     /// The shortest piece or block.
     pub(crate) min: usize,
+    /// The longest block (`with_max_len`).
+    max: usize,
     /// Units per block in a leaf; adapted to the time a block takes.
     block: usize,
 }
@@ -235,6 +276,7 @@ impl Splitter {
         } else if took < BLOCK_TIME / 2 {
             self.block = (self.block * 2).min(MAX_BLOCK).max(self.min);
         }
+        self.block = self.block.min(self.max);
     }
 }
 
@@ -262,7 +304,7 @@ where
     if consumer.done(offset) {
         return consumer.skipped();
     }
-    if !splitter.try_split(len) {
+    if producer.stopped() || !splitter.try_split(len) {
         return leaf(producer, consumer, splitter, offset, len);
     }
     let mid = len / 2;
@@ -291,12 +333,19 @@ where
     P: Producer,
     C: Consumer<P::Item>,
 {
+    if consumer.order() == Order::Back {
+        return leaf_from_back(producer, consumer, splitter, offset, len);
+    }
     let mut acc: Option<C::Result> = None;
     let merge = |acc: Option<C::Result>, r: C::Result| match acc {
         Some(a) => consumer.combine(a, r),
         None => r,
     };
     loop {
+        if producer.stopped() {
+            // It yields nothing more: one leaf drops what is left without splitting it.
+            return merge(acc, consumer.consume(offset, len, producer.into_seq()));
+        }
         if len / 2 >= splitter.min && len > splitter.min && runtime::poll_hungry() {
             let mid = len / 2;
             let (left, right) = producer.split_at(mid);
@@ -306,10 +355,11 @@ where
             );
             return merge(acc, consumer.combine(a, b));
         }
-        if len <= splitter.block {
+        if len <= splitter.block || len < splitter.min.saturating_mul(2) {
             return merge(acc, consumer.consume(offset, len, producer.into_seq()));
         }
-        let block = splitter.block;
+        // Leave at least `min` units behind (`len >= 2 * min`, so the block is `min` or more).
+        let block = splitter.block.min(len - splitter.min);
         let (head, tail) = producer.split_at(block);
         let start = Instant::now();
         let r = consumer.consume(offset, block, head.into_seq());
@@ -320,6 +370,48 @@ where
         len -= block;
         if consumer.done(offset) {
             return merge(acc, consumer.skipped());
+        }
+    }
+}
+
+/// [`leaf`] for a consumer that wants the back first: blocks from the piece's end, each
+/// combined in front of the results after it; stops once the consumer is done with what is left
+/// in front. (No demand splitting: the claimed pieces, started from the back, share the work.)
+fn leaf_from_back<P, C>(
+    mut producer: P,
+    consumer: &C,
+    mut splitter: Splitter,
+    offset: usize,
+    mut len: usize,
+) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    // The first block is the shortest allowed (it grows as blocks prove cheap): the last
+    // block is where a search from the back expects to stop.
+    splitter.block = splitter.min;
+    // The combined results of the units after `offset + len`.
+    let mut after: Option<C::Result> = None;
+    let merge = |r: C::Result, after: Option<C::Result>| match after {
+        Some(a) => consumer.combine(r, a),
+        None => r,
+    };
+    loop {
+        if producer.stopped() || len <= splitter.block || len < splitter.min.saturating_mul(2) {
+            return merge(consumer.consume(offset, len, producer.into_seq()), after);
+        }
+        // Leave at least `min` units in front (`len >= 2 * min`).
+        let block = splitter.block.min(len - splitter.min);
+        let (head, tail) = producer.split_at(len - block);
+        let start = Instant::now();
+        let r = consumer.consume(offset + len - block, block, tail.into_seq());
+        splitter.adapt(start.elapsed());
+        after = Some(merge(r, after));
+        producer = head;
+        len -= block;
+        if consumer.done(offset) {
+            return merge(consumer.skipped(), after);
         }
     }
 }

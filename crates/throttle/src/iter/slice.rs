@@ -2,6 +2,11 @@
 //! `par_windows`, and the `par_sort` family (in `sort.rs`).
 
 use super::plumbing::{IndexedProducer, Producer};
+pub use super::slice_ext::{
+    ArrayWindows, ChunkBy, ChunkByMut, ChunkBySeq, ChunksExact, ChunksExactMut, RChunks,
+    RChunksExact, RChunksExactMut, RChunksMut, Split, SplitInclusive, SplitInclusiveMut,
+    SplitInclusiveMutSeq, SplitInclusiveSeq, SplitMut, SplitMutSeq, SplitSeq,
+};
 
 /// A parallel iterator over `&T`; from `par_iter()` on a slice, array or `Vec`.
 ///
@@ -172,6 +177,9 @@ impl<T: Sync> IndexedProducer for Windows<'_, T> {}
 /// Parallel views of a shared slice (`par_chunks`, `par_windows`); implemented for `[T]`, so
 /// also for arrays and `Vec`s.
 pub trait ParallelSlice<T: Sync> {
+    /// The slice itself.
+    fn as_parallel_slice(&self) -> &[T];
+
     /// Parallel iterator over pieces of `size` items (the last may be shorter).
     ///
     /// # Panics
@@ -184,7 +192,13 @@ pub trait ParallelSlice<T: Sync> {
     /// let sums: Vec<u32> = v.par_chunks(4).map(|c| c.iter().sum()).collect();
     /// assert_eq!(sums, [10, 26, 19]);
     /// ```
-    fn par_chunks(&self, size: usize) -> Chunks<'_, T>;
+    fn par_chunks(&self, size: usize) -> Chunks<'_, T> {
+        assert!(size != 0, "par_chunks: chunk size must be non-zero");
+        Chunks {
+            slice: self.as_parallel_slice(),
+            size,
+        }
+    }
 
     /// Parallel iterator over all windows of `size` consecutive items.
     ///
@@ -198,18 +212,137 @@ pub trait ParallelSlice<T: Sync> {
     /// let gaps: Vec<i32> = v.par_windows(2).map(|w| w[1] - w[0]).collect();
     /// assert_eq!(gaps, [1, 2, 3, 4]);
     /// ```
-    fn par_windows(&self, size: usize) -> Windows<'_, T>;
+    fn par_windows(&self, size: usize) -> Windows<'_, T> {
+        assert!(size != 0, "par_windows: window size must be non-zero");
+        Windows {
+            slice: self.as_parallel_slice(),
+            size,
+        }
+    }
+
+    /// Parallel iterator over all windows of `N` consecutive items, as arrays.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<i32> = [1, 2, 4].par_array_windows().map(|[a, b]| b - a).collect();
+    /// assert_eq!(v, [1, 2]);
+    /// ```
+    fn par_array_windows<const N: usize>(&self) -> ArrayWindows<'_, T, N> {
+        assert!(N != 0, "par_array_windows: window size must be non-zero");
+        ArrayWindows {
+            slice: self.as_parallel_slice(),
+        }
+    }
+
+    /// Parallel iterator over pieces of exactly `size` items; the rest is
+    /// [`remainder`](ChunksExact::remainder).
+    ///
+    /// # Panics
+    /// If `size` is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<&[i32]> = [1, 2, 3, 4, 5].par_chunks_exact(2).collect();
+    /// assert_eq!(v, [&[1, 2][..], &[3, 4]]);
+    /// ```
+    fn par_chunks_exact(&self, size: usize) -> ChunksExact<'_, T> {
+        assert!(size != 0, "par_chunks_exact: chunk size must be non-zero");
+        let s = self.as_parallel_slice();
+        let (slice, rem) = s.split_at(s.len() - s.len() % size);
+        ChunksExact { slice, size, rem }
+    }
+
+    /// Parallel iterator over pieces of `size` items from the end (the last may be shorter).
+    ///
+    /// # Panics
+    /// If `size` is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<&[i32]> = [1, 2, 3].par_rchunks(2).collect();
+    /// assert_eq!(v, [&[2, 3][..], &[1]]);
+    /// ```
+    fn par_rchunks(&self, size: usize) -> RChunks<'_, T> {
+        assert!(size != 0, "par_rchunks: chunk size must be non-zero");
+        RChunks {
+            slice: self.as_parallel_slice(),
+            size,
+        }
+    }
+
+    /// Parallel iterator over pieces of exactly `size` items from the end.
+    ///
+    /// # Panics
+    /// If `size` is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<&[i32]> = [1, 2, 3].par_rchunks_exact(2).collect();
+    /// assert_eq!(v, [&[2, 3][..]]);
+    /// ```
+    fn par_rchunks_exact(&self, size: usize) -> RChunksExact<'_, T> {
+        assert!(size != 0, "par_rchunks_exact: chunk size must be non-zero");
+        let s = self.as_parallel_slice();
+        let (rem, slice) = s.split_at(s.len() % size);
+        RChunksExact { slice, size, rem }
+    }
+
+    /// Parallel iterator over the parts between items that match `separator`, as
+    /// `slice::split`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<&[i32]> = [1, 0, 2, 3, 0].par_split(|&x| x == 0).collect();
+    /// assert_eq!(v, [&[1][..], &[2, 3], &[]]);
+    /// ```
+    fn par_split<P>(&self, separator: P) -> Split<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        Split::new(self.as_parallel_slice(), separator)
+    }
+
+    /// Parallel iterator over the parts each ending with an item that matches `separator`, as
+    /// `slice::split_inclusive`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<&[i32]> = [1, 0, 2].par_split_inclusive(|&x| x == 0).collect();
+    /// assert_eq!(v, [&[1, 0][..], &[2]]);
+    /// ```
+    fn par_split_inclusive<P>(&self, separator: P) -> SplitInclusive<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        SplitInclusive::new(self.as_parallel_slice(), separator)
+    }
+
+    /// Parallel iterator over the runs of items where each neighbour pair satisfies `pred`, as
+    /// `slice::chunk_by`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<&[i32]> = [1, 1, 2, 3, 3].par_chunk_by(|a, b| a == b).collect();
+    /// assert_eq!(v, [&[1, 1][..], &[2], &[3, 3]]);
+    /// ```
+    fn par_chunk_by<F>(&self, pred: F) -> ChunkBy<'_, T, F>
+    where
+        F: Fn(&T, &T) -> bool + Send + Sync,
+    {
+        ChunkBy::new(self.as_parallel_slice(), pred)
+    }
 }
 
 impl<T: Sync> ParallelSlice<T> for [T] {
-    fn par_chunks(&self, size: usize) -> Chunks<'_, T> {
-        assert!(size != 0, "par_chunks: chunk size must be non-zero");
-        Chunks { slice: self, size }
-    }
-
-    fn par_windows(&self, size: usize) -> Windows<'_, T> {
-        assert!(size != 0, "par_windows: window size must be non-zero");
-        Windows { slice: self, size }
+    fn as_parallel_slice(&self) -> &[T] {
+        self
     }
 }
 
@@ -225,6 +358,9 @@ impl<T: Sync> ParallelSlice<T> for [T] {
 /// the result is the same; `sort_unstable_by` for the unstable ones). Inside a pool it is plain
 /// pool work.
 pub trait ParallelSliceMut<T: Send> {
+    /// The slice itself.
+    fn as_parallel_slice_mut(&mut self) -> &mut [T];
+
     /// Parallel iterator over mutable pieces of `size` items (the last may be shorter).
     ///
     /// # Panics
@@ -237,7 +373,129 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_chunks_mut(3).enumerate().for_each(|(i, c)| c.fill(i as u32));
     /// assert_eq!(v, [0, 0, 0, 1, 1, 1, 2]);
     /// ```
-    fn par_chunks_mut(&mut self, size: usize) -> ChunksMut<'_, T>;
+    fn par_chunks_mut(&mut self, size: usize) -> ChunksMut<'_, T> {
+        assert!(size != 0, "par_chunks_mut: chunk size must be non-zero");
+        ChunksMut {
+            slice: self.as_parallel_slice_mut(),
+            size,
+        }
+    }
+
+    /// Parallel iterator over mutable pieces of exactly `size` items.
+    ///
+    /// # Panics
+    /// If `size` is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let mut v = [1, 2, 3, 4, 5];
+    /// v.par_chunks_exact_mut(2).for_each(|c| c.swap(0, 1));
+    /// assert_eq!(v, [2, 1, 4, 3, 5]);
+    /// ```
+    fn par_chunks_exact_mut(&mut self, size: usize) -> ChunksExactMut<'_, T> {
+        assert!(
+            size != 0,
+            "par_chunks_exact_mut: chunk size must be non-zero"
+        );
+        let s = self.as_parallel_slice_mut();
+        let n = s.len() - s.len() % size;
+        let (slice, rem) = s.split_at_mut(n);
+        ChunksExactMut { slice, size, rem }
+    }
+
+    /// Parallel iterator over mutable pieces of `size` items from the end.
+    ///
+    /// # Panics
+    /// If `size` is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let mut v = [1, 2, 3];
+    /// v.par_rchunks_mut(2).for_each(|c| c[0] = 0);
+    /// assert_eq!(v, [0, 0, 3]);
+    /// ```
+    fn par_rchunks_mut(&mut self, size: usize) -> RChunksMut<'_, T> {
+        assert!(size != 0, "par_rchunks_mut: chunk size must be non-zero");
+        RChunksMut {
+            slice: self.as_parallel_slice_mut(),
+            size,
+        }
+    }
+
+    /// Parallel iterator over mutable pieces of exactly `size` items from the end.
+    ///
+    /// # Panics
+    /// If `size` is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let mut v = [1, 2, 3];
+    /// v.par_rchunks_exact_mut(2).for_each(|c| c[0] = 0);
+    /// assert_eq!(v, [1, 0, 3]);
+    /// ```
+    fn par_rchunks_exact_mut(&mut self, size: usize) -> RChunksExactMut<'_, T> {
+        assert!(
+            size != 0,
+            "par_rchunks_exact_mut: chunk size must be non-zero"
+        );
+        let s = self.as_parallel_slice_mut();
+        let r = s.len() % size;
+        let (rem, slice) = s.split_at_mut(r);
+        RChunksExactMut { slice, size, rem }
+    }
+
+    /// Parallel iterator over the mutable parts between items that match `separator`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let mut v = [3, 1, 0, 2, 1];
+    /// v.par_split_mut(|&x| x == 0).for_each(|part| part.sort());
+    /// assert_eq!(v, [1, 3, 0, 1, 2]);
+    /// ```
+    fn par_split_mut<P>(&mut self, separator: P) -> SplitMut<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        SplitMut::new(self.as_parallel_slice_mut(), separator)
+    }
+
+    /// Parallel iterator over the mutable parts each ending with an item that matches
+    /// `separator`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let mut v = [3, 0, 2, 1];
+    /// v.par_split_inclusive_mut(|&x| x == 0).for_each(|part| part.sort());
+    /// assert_eq!(v, [0, 3, 1, 2]);
+    /// ```
+    fn par_split_inclusive_mut<P>(&mut self, separator: P) -> SplitInclusiveMut<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        SplitInclusiveMut::new(self.as_parallel_slice_mut(), separator)
+    }
+
+    /// Parallel iterator over the mutable runs of items where each neighbour pair satisfies
+    /// `pred`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let mut v = [1, 1, 2, 3, 3];
+    /// v.par_chunk_by_mut(|a, b| a == b).for_each(|run| { let n = run.len() as i32; run.fill(n); });
+    /// assert_eq!(v, [2, 2, 1, 2, 2]);
+    /// ```
+    fn par_chunk_by_mut<F>(&mut self, pred: F) -> ChunkByMut<'_, T, F>
+    where
+        F: Fn(&T, &T) -> bool + Send + Sync,
+    {
+        ChunkByMut::new(self.as_parallel_slice_mut(), pred)
+    }
 
     /// Sorts the slice in parallel, stably (equal items keep their order).
     ///
@@ -325,9 +583,8 @@ pub trait ParallelSliceMut<T: Send> {
 }
 
 impl<T: Send> ParallelSliceMut<T> for [T] {
-    fn par_chunks_mut(&mut self, size: usize) -> ChunksMut<'_, T> {
-        assert!(size != 0, "par_chunks_mut: chunk size must be non-zero");
-        ChunksMut { slice: self, size }
+    fn as_parallel_slice_mut(&mut self) -> &mut [T] {
+        self
     }
 
     #[track_caller]
@@ -380,3 +637,32 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
         super::sort::par_sort(self, &|a: &T, b: &T| key(a).cmp(&key(b)), false);
     }
 }
+
+impl<T> Clone for SliceIter<'_, T> {
+    fn clone(&self) -> Self {
+        SliceIter { slice: self.slice }
+    }
+}
+
+impl<T> Clone for Chunks<'_, T> {
+    fn clone(&self) -> Self {
+        Chunks {
+            slice: self.slice,
+            size: self.size,
+        }
+    }
+}
+
+impl<T> Clone for Windows<'_, T> {
+    fn clone(&self) -> Self {
+        Windows {
+            slice: self.slice,
+            size: self.size,
+        }
+    }
+}
+
+/// rayon's name for [`SliceIter`] (`rayon::slice::Iter`).
+pub type Iter<'a, T> = SliceIter<'a, T>;
+/// rayon's name for [`SliceIterMut`] (`rayon::slice::IterMut`).
+pub type IterMut<'a, T> = SliceIterMut<'a, T>;

@@ -182,3 +182,18 @@ impl<T> Drop for IntoSeq<T> {
         unsafe { drop_range(&self.buffer, range) };
     }
 }
+
+impl<T: Clone> Clone for IntoIter<T> {
+    /// A new vector holding clones of the items this piece still owns.
+    fn clone(&self) -> Self {
+        // SAFETY: [1] this piece owns the items of its range, all initialised (never moved out
+        // or dropped while the piece holds them); [2] `&self` keeps them alive and unchanged
+        // for the borrow, since only the owning piece touches them.
+        let items = unsafe {
+            std::slice::from_raw_parts(self.buffer.ptr.add(self.range.start), self.range.len())
+        };
+        IntoIter::new(items.to_vec())
+    }
+}
+
+pub use super::drain::Drain;

@@ -173,7 +173,7 @@ where
     match current() {
         // SAFETY: see `current`.
         Some(p) => scope_fifo_in(unsafe { &*p }, op),
-        None => crate::global::global().scope_fifo(op),
+        None => crate::global::with_default(|pool| pool.scope_fifo(op)),
     }
 }
 
@@ -204,7 +204,7 @@ where
     match current() {
         // SAFETY: see `current`.
         Some(p) => scope_in(unsafe { &*p }, op),
-        None => fifo::in_place_scope_outside(crate::global::global(), op),
+        None => crate::global::with_default(|pool| fifo::in_place_scope_outside(pool, op)),
     }
 }
 
@@ -230,7 +230,7 @@ where
     match current() {
         // SAFETY: see `current`.
         Some(p) => scope_fifo_in(unsafe { &*p }, op),
-        None => fifo::in_place_scope_fifo_outside(crate::global::global(), op),
+        None => crate::global::with_default(|pool| fifo::in_place_scope_fifo_outside(pool, op)),
     }
 }
 
@@ -255,7 +255,7 @@ where
         // SAFETY: the registry belongs to the pool the calling thread takes part in right now,
         // so it is alive for the duration of this call.
         Some((registry, h)) => hooks::spawn_fifo_in(unsafe { &*registry }, h, task),
-        None => crate::global::global().spawn_fifo(task),
+        None => crate::global::with_default(|pool| pool.spawn_fifo(task)),
     }
 }
 
@@ -279,7 +279,7 @@ where
     match current() {
         // SAFETY: see `current`.
         Some(p) => broadcast_in(unsafe { &*p }, &op),
-        None => crate::global::global().broadcast(op),
+        None => crate::global::with_default(|pool| pool.broadcast(op)),
     }
 }
 
@@ -305,7 +305,7 @@ where
     match hooks::current_target() {
         // SAFETY: as in `spawn_fifo`.
         Some((registry, h)) => hooks::spawn_broadcast_in(unsafe { &*registry }, h, op),
-        None => crate::global::global().spawn_broadcast(op),
+        None => crate::global::with_default(|pool| pool.spawn_broadcast(op)),
     }
 }
 
