@@ -37,6 +37,13 @@ EXPECTED_PASS=(
   rayon-core/unit_spawn
   rayon-core/unit_thread_pool
   rayon-core/unit_lib
+  rayon/chars
+  rayon/clones
+  rayon/collect
+  rayon/cross-pool
+  rayon/debug
+  rayon/drain_vec
+  rayon/intersperse
   rayon/issue671
   rayon/issue671-unzip
   rayon/sort-panic-safe
