@@ -207,8 +207,10 @@ run_file() { # $1 suite, $2 crate dir, $3 test name
     local status=0
     timeout "$per_file_timeout" cargo test "${profile_flag[@]}" --manifest-path "$dir/Cargo.toml" \
       --test "$name" > "$log" 2>&1 || status=$?
-    passed=$(grep -Eo '[0-9]+ passed' "$log" | awk '{s += $1} END {print s + 0}')
-    failed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s += $1} END {print s + 0}')
+    # `|| true`: a run cut short by the timeout has no summary line, and grep's "no match" must
+    # not end the script (pipefail).
+    passed=$({ grep -Eo '[0-9]+ passed' "$log" || true; } | awk '{s += $1} END {print s + 0}')
+    failed=$({ grep -Eo '[0-9]+ failed' "$log" || true; } | awk '{s += $1} END {print s + 0}')
     if [ "$status" -eq 124 ]; then
       verdict="timeout (${per_file_timeout}s)"
     elif [ "$status" -ne 0 ]; then
