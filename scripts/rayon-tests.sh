@@ -33,7 +33,6 @@ EXPECTED_PASS=(
   rayon-core/use_current_thread
   rayon-core/unit_broadcast
   rayon-core/unit_join
-  rayon-core/unit_scope
   rayon-core/unit_spawn
   rayon-core/unit_thread_pool
   rayon-core/unit_lib
@@ -46,8 +45,13 @@ EXPECTED_PASS=(
   rayon/intersperse
   rayon/issue671
   rayon/issue671-unzip
+  rayon/par_bridge_recursion
   rayon/sort-panic-safe
+  rayon/str
 )
+# Not expected: rayon-core/unit_scope's four mixed_*_order tests check the order in which a
+# thread waiting for an inner scope runs an *outer* scope's spawns; throttle's isolated helping
+# runs the inner scope's own spawns first (crates/throttle/src/sleep/README.md).
 
 profile_flag=()
 per_file_timeout=600
