@@ -192,6 +192,8 @@ mod registry;
 mod scope;
 mod semaphore;
 mod sleep;
+#[cfg(not(loom))]
+mod spare;
 mod stats;
 mod sync;
 mod thread_pool;

@@ -7,7 +7,9 @@
 //!
 //! `RUSTFLAGS="--cfg loom" cargo test -p throttle --release --lib loom_models`.
 
+use crate::job::HeapJob;
 use crate::join::join_shareable;
+use crate::latch::JobLatch;
 use crate::registry::{worker_main, Registry};
 use crate::sleep::Parker;
 use crate::sync::{Arc, AtomicBool, Ordering};
@@ -151,6 +153,63 @@ fn a_waiting_owner_helps_its_thief_with_descendants() {
         drop(current);
         registry.terminate();
         worker.join().unwrap();
+    });
+}
+
+/// A latch shared with a loom thread that the model joins before the latch drops.
+#[derive(Clone, Copy)]
+struct LatchPtr(*const JobLatch);
+
+// SAFETY: a latch is made to be set by one thread and waited for by another; the models keep it
+// alive until both are done.
+unsafe impl Send for LatchPtr {}
+
+impl LatchPtr {
+    /// The pointer (a method, so that closures capture the whole `Send` wrapper).
+    fn get(self) -> *const JobLatch {
+        self.0
+    }
+}
+
+/// Away workers come home (sleep/README.md, "Away workers"): pool H's only worker waits, as a
+/// caller in pool B (as `Pool::in_pool` makes it, holding no H slot), for a latch that only a
+/// job queued in H sets, and nobody but that worker may run it. H's publisher may queue the job
+/// while the worker spins in B, registers as away, or sleeps in B's idle list; a lost wake-up
+/// would leave the worker parked forever, which loom reports.
+#[test]
+fn an_away_worker_comes_home_for_work_only_it_can_run() {
+    model(|| {
+        let (home, mut deques) = Registry::new(1, false);
+        let home = Arc::new(home);
+        let d0 = deques.pop().expect("one deque");
+        let away = Arc::new(Registry::new(1, false).0);
+        let latch = JobLatch::new();
+        let l = LatchPtr(&latch);
+        let (h, a) = (home.clone(), away.clone());
+        let worker = thread::spawn(move || {
+            // SAFETY: the latch outlives this thread (joined below before the latch drops).
+            let l = unsafe { &*l.get() };
+            let parker = Arc::new(Parker::for_current_thread());
+            let me = Participant::new(&h, Some(0), parker.clone(), Some(d0));
+            let _current = me.enter();
+            let _home = me.enter_home();
+            h.register_worker(0, &parker);
+            let caller = Participant::new(&a, None, Arc::new(Parker::for_current_thread()), None);
+            assert!(a.sleep.try_activate());
+            let in_b = caller.enter();
+            caller.wait_until(l);
+            a.release_slot();
+            drop(in_b);
+        });
+        let set = LatchPtr(&latch);
+        // SAFETY: the latch outlives the job (the worker runs it before its wait returns, and
+        // we join the worker first), and the job is run exactly once, by whoever takes it out
+        // of the injector; the latch is set once, here.
+        let job = unsafe { HeapJob::into_job_ref(move || JobLatch::set(set.get())) };
+        home.publish(&home.injector, job);
+        worker.join().unwrap();
+        assert!(latch.probe());
+        assert_eq!(home.sleep.load().active(), 0);
     });
 }
 

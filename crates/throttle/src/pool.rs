@@ -253,6 +253,10 @@ impl PoolBuilder {
         let (registry, deques) =
             Registry::with_trace_capacity(threads, self.stats, self.trace_capacity);
         let registry = Arc::new(registry);
+        #[cfg(not(loom))]
+        registry
+            .spares
+            .enable(&registry, self.stack_size.unwrap_or(DEFAULT_STACK_SIZE));
         let hooks = std::sync::Arc::new(self.hooks);
         hooks::register(&registry, &hooks);
         let mut pool = Pool {
@@ -978,6 +982,7 @@ impl fmt::Debug for Pool {
             .field("waiting_for_slot", &registry.sleep.limit_waiting())
             .field("queued", &registry.queued())
             .field("mail_for", &mail)
+            .field("spares", &registry.spares_alive())
             .finish()
     }
 }
@@ -998,6 +1003,8 @@ impl Drop for Pool {
         let inside = self.handles.iter().any(|h| h.thread().id() == me);
         hooks::unregister(&self.registry);
         self.registry.terminate();
+        #[cfg(not(loom))]
+        let spares = self.registry.terminate_spares();
         if inside {
             // The last handle dropped inside one of our own tasks: joining would wait for this
             // very thread (and for workers that may wait on it). Detach them all; each exits
@@ -1008,6 +1015,11 @@ impl Drop for Pool {
         for h in self.handles.drain(..) {
             // A worker never panics out of its loop (jobs catch their panics); if one did, the
             // pool is going away anyway and the panic was already reported on stderr.
+            let _ = h.join();
+        }
+        // Spares exit once idle (their loop sees the pool exiting).
+        #[cfg(not(loom))]
+        for h in spares {
             let _ = h.join();
         }
     }

@@ -85,13 +85,63 @@ impl SharedQueue {
     }
 }
 
-/// Threads asleep waiting for a fork that one worker runs (see `Registry::fork_waiters`).
+/// Threads asleep that a publisher may have to wake by hand: those waiting for a fork that one
+/// worker runs (`Registry::fork_waiters`), or the pool's own workers asleep in a wait inside
+/// another call (`Registry::away`).
 #[derive(Debug, Default)]
-pub(crate) struct ForkWaiters {
-    /// Their number, readable without the lock: the worker's push path reads it (one load of
-    /// a line only waiters write).
+pub(crate) struct Waiters {
+    /// Their number, readable without the lock: a publisher's path reads it (one load of a
+    /// line only waiters write).
     count: AtomicUsize,
     list: Mutex<Vec<Arc<Parker>>>,
+}
+
+impl Waiters {
+    /// Adds `me`. The SeqCst count change, then the caller's SeqCst fence and its look for
+    /// work, is the waiter's half of the handshake with [`Waiters::wake_one`].
+    fn register(&self, me: &Arc<Parker>) {
+        lock(&self.list).push(me.clone());
+        self.count.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Removes `me` if a wake-up did not remove it already.
+    fn deregister(&self, me: &Arc<Parker>) {
+        let mut list = lock(&self.list);
+        if let Some(pos) = list.iter().position(|p| Arc::ptr_eq(p, me)) {
+            list.swap_remove(pos);
+            self.count.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// True if `me` is still registered (no wake-up took it out).
+    fn contains(&self, me: &Arc<Parker>) -> bool {
+        lock(&self.list).iter().any(|p| Arc::ptr_eq(p, me))
+    }
+
+    /// Takes out and unparks the newest waiter, if any. The caller made its work visible and
+    /// issued a SeqCst fence before this SeqCst load: either it sees the waiter, or the waiter
+    /// (after its registration and fence) sees the work.
+    #[inline]
+    fn wake_one(&self) -> bool {
+        if self.count.load(Ordering::SeqCst) == 0 {
+            return false;
+        }
+        let waiter = {
+            let mut list = lock(&self.list);
+            let waiter = list.pop();
+            if waiter.is_some() {
+                self.count.fetch_sub(1, Ordering::SeqCst);
+            }
+            waiter
+        };
+        match waiter {
+            Some(p) => {
+                p.unpark_thread();
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// Where `find_work` found a job.
@@ -146,7 +196,17 @@ pub(crate) struct Registry {
     /// Per worker: threads asleep waiting for a fork that this worker runs (isolated helping:
     /// they can help only with what it pushes, so it wakes one when it pushes and nobody else
     /// would take the work; sleep/README.md, "Isolated helping").
-    fork_waiters: Box<[CachePadded<ForkWaiters>]>,
+    fork_waiters: Box<[CachePadded<Waiters>]>,
+    /// The pool's worker threads asleep in a wait while *away*: inside a call into another
+    /// pool, or in this pool as a caller. Nobody else may be left to run this pool's work (a
+    /// pool of one thread whose worker waits in another pool), so a publisher that wakes no
+    /// idle worker while a slot is free and nobody searches wakes one of these, and it comes
+    /// home to run the work (sleep/README.md, "Away workers").
+    away: CachePadded<Waiters>,
+    /// Spare threads, started when the pool's own threads are all blocked in waits that may
+    /// not run its work (spare.rs; sleep/README.md, "Spare threads").
+    #[cfg(not(loom))]
+    pub(crate) spares: crate::spare::Spares,
     /// Thread numbers in use (`current_thread_index`): `numbers[i]` is true while some slot
     /// holder holds number `i`. A participant takes a number only while it holds a run slot,
     /// and gives it back *before* it gives back the slot, so at most `active ≤ threads`
@@ -188,6 +248,9 @@ impl Registry {
             threads,
             numbers: Mutex::new(vec![false; threads]),
             fork_waiters: (0..threads).map(|_| CachePadded::default()).collect(),
+            away: CachePadded::default(),
+            #[cfg(not(loom))]
+            spares: Default::default(),
             #[cfg(not(loom))]
             budget_bell: crate::jobserver::budget::Bell::default(),
         };
@@ -224,9 +287,7 @@ impl Registry {
         // SeqCst: pairs with the state-word RMW in `Sleep::sleep_idle` followed by its SeqCst
         // re-check of `queued` (see README: either we see the sleeper, or it sees our job).
         self.queued.fetch_add(1, Ordering::SeqCst);
-        if self.sleep.notify_work() && self.stats.enabled {
-            Counters::add(&self.stats.outside.wakeups, 1);
-        }
+        self.publish_wake();
         #[cfg(not(loom))]
         self.budget_bell.ring();
     }
@@ -245,6 +306,9 @@ impl Registry {
         } else if state.searching() == 0 {
             // Nobody idle could take it: a thread waiting for a fork we run can.
             self.wake_fork_waiter(index);
+            if state.has_free_slot() {
+                self.find_runner();
+            }
         }
         state
     }
@@ -363,19 +427,12 @@ impl Registry {
     /// change, then the caller's SeqCst fence and look at the thief's deque, is the waiter's
     /// half of the handshake with [`Registry::wake_fork_waiter`].
     pub(crate) fn register_fork_waiter(&self, thief: usize, me: &Arc<Parker>) {
-        let w = &self.fork_waiters[thief];
-        lock(&w.list).push(me.clone());
-        w.count.fetch_add(1, Ordering::SeqCst);
+        self.fork_waiters[thief].register(me);
     }
 
     /// Removes `me` from worker `thief`'s waiters if a wake-up did not remove it already.
     pub(crate) fn deregister_fork_waiter(&self, thief: usize, me: &Arc<Parker>) {
-        let w = &self.fork_waiters[thief];
-        let mut list = lock(&w.list);
-        if let Some(pos) = list.iter().position(|p| Arc::ptr_eq(p, me)) {
-            list.swap_remove(pos);
-            w.count.fetch_sub(1, Ordering::SeqCst);
-        }
+        self.fork_waiters[thief].deregister(me);
     }
 
     /// Called by worker `index` after it pushed a fork that no idle worker was woken for:
@@ -384,21 +441,72 @@ impl Registry {
     /// `Sleep::notify_work_state`) come before this SeqCst load.
     #[inline]
     pub(crate) fn wake_fork_waiter(&self, index: usize) {
-        let w = &self.fork_waiters[index];
-        if w.count.load(Ordering::SeqCst) == 0 {
-            return;
+        self.fork_waiters[index].wake_one();
+    }
+
+    /// Work has no runner here (no idle worker was woken, nobody searches, a slot is free):
+    /// call one of the pool's workers home from a wait elsewhere, or else, if some of the
+    /// pool's threads are blocked, let a spare stand in for one (spare.rs).
+    #[inline]
+    fn find_runner(&self) {
+        if !self.away.wake_one() {
+            #[cfg(not(loom))]
+            self.spares.stand_in();
         }
-        let waiter = {
-            let mut list = lock(&w.list);
-            let waiter = list.pop();
-            if waiter.is_some() {
-                w.count.fetch_sub(1, Ordering::SeqCst);
-            }
-            waiter
-        };
-        if let Some(p) = waiter {
-            p.unpark_thread();
-        }
+    }
+
+    /// True while spare threads stand in for blocked threads of this pool (spare.rs): a
+    /// blocked thread then takes its slot back when it wakes, over the limit if need be, and
+    /// never queues for one behind the spares.
+    pub(crate) fn spares_standing_in(&self) -> bool {
+        self.spares_alive() > 0
+    }
+
+    /// Spare threads alive (spare.rs; also shown by `Pool`'s `Debug`).
+    pub(crate) fn spares_alive(&self) -> usize {
+        #[cfg(not(loom))]
+        return self.spares.alive();
+        #[cfg(loom)]
+        0
+    }
+
+    /// The calling thread, one of this pool's own at home, is about to sleep in a wait that
+    /// runs none of the pool's other work (before it gives back its slot).
+    pub(crate) fn block(&self) {
+        #[cfg(not(loom))]
+        self.spares.block();
+    }
+
+    /// The blocked thread woke.
+    pub(crate) fn unblock(&self) {
+        #[cfg(not(loom))]
+        self.spares.unblock();
+    }
+
+    /// Registers `me`, a worker thread of this pool, as asleep while away. The SeqCst count
+    /// change, then the caller's SeqCst fence and [`Registry::wants_help`], is the sleeper's
+    /// half of the handshake with the publishers' [`Registry::publish_wake`].
+    pub(crate) fn register_away(&self, me: &Arc<Parker>) {
+        self.away.register(me);
+    }
+
+    /// True if a publisher took `me` out of the away sleepers (to call it home): it must then
+    /// look at home again, and register afresh if it sleeps again.
+    pub(crate) fn called_home(&self, me: &Arc<Parker>) -> bool {
+        !self.away.contains(me)
+    }
+
+    /// Removes `me` from the away sleepers if a wake-up did not remove it already.
+    pub(crate) fn deregister_away(&self, me: &Arc<Parker>) {
+        self.away.deregister(me);
+    }
+
+    /// True if work waits here that no one is about to take: nobody searches and a slot is
+    /// free, or the asking thread `holds` one of this pool's slots already (an away worker
+    /// should come home for it).
+    pub(crate) fn wants_help(&self, holds: bool) -> bool {
+        let s = self.sleep.load();
+        s.searching() == 0 && (holds || s.has_free_slot()) && self.has_work()
     }
 
     /// Takes the newest job in worker `index`'s spawn queue (`yield_local`).
@@ -417,9 +525,9 @@ impl Registry {
         } else {
             numbers.iter().position(|taken| !taken)
         };
-        // Always some: the caller holds a slot but no number, and numbers held ≤ slots held ≤
-        // threads. Never panic in a user's thread if that ever broke: share the preferred one.
-        debug_assert!(pick.is_some(), "every thread number is taken");
+        // Some unless more threads hold slots than the pool has threads, which happens only
+        // while a blocked thread took its slot back over the limit from the spares standing
+        // in for it (spare.rs): then two threads share a number until a spare yields.
         let n = pick.unwrap_or(preferred.min(self.threads - 1));
         numbers[n] = true;
         n
@@ -484,6 +592,12 @@ impl Registry {
     pub(crate) fn terminate(&self) {
         self.sleep.wake_all_for_exit();
     }
+
+    /// Shutdown of the spares: wakes the idle ones and returns every spare's handle to join.
+    #[cfg(not(loom))]
+    pub(crate) fn terminate_spares(&self) -> Vec<std::thread::JoinHandle<()>> {
+        self.spares.terminate()
+    }
 }
 
 /// The main loop of worker `index`.
@@ -520,7 +634,7 @@ pub(crate) fn worker_main(
                 }
                 if sleep.over_limit() {
                     // The limit fell while we searched: wait for a slot with the job in hand.
-                    me.pause_for_limit();
+                    me.pause_at_top();
                 }
                 me.execute_found(job, taken);
                 if sleep.over_limit() && {
@@ -568,10 +682,17 @@ impl Registry {
         waited
     }
 
-    /// Wakes one sleeper for work that is already queued.
+    /// Wakes one sleeper for work that is already queued: an idle worker if one sleeps, nobody
+    /// searches and a slot is free; with no idle worker, one of the pool's workers asleep away
+    /// (the work may have no other runner).
     pub(crate) fn publish_wake(&self) {
-        if self.sleep.notify_work() && self.stats.enabled {
-            Counters::add(&self.stats.outside.wakeups, 1);
+        let (state, woke) = self.sleep.notify_work_state();
+        if woke {
+            if self.stats.enabled {
+                Counters::add(&self.stats.outside.wakeups, 1);
+            }
+        } else if state.searching() == 0 && state.has_free_slot() {
+            self.find_runner();
         }
     }
 }

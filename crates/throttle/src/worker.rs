@@ -123,6 +123,16 @@ pub(crate) enum WaitKind<'a> {
     },
 }
 
+impl WaitKind<'_> {
+    /// Whether the waiter may run any of the pool's work (then it sleeps as an idle worker).
+    fn helps_strangers(&self) -> bool {
+        matches!(
+            self,
+            WaitKind::Any { helps: true } | WaitKind::Scope { helps: true, .. }
+        )
+    }
+}
+
 /// How many helped jobs a worker thread may have on its stack at once and still take work of
 /// *any* origin in a scope's or broadcast's wait. Each such job can hold a whole subtree of
 /// another computation, so this bounds the stack (a 32 MiB worker stack holds 64 paths of
@@ -189,11 +199,6 @@ impl Drop for HelpDepth {
     fn drop(&mut self) {
         HELP_DEPTH.with(|d| d.set(d.get() - 1));
     }
-}
-
-/// True if the calling thread is a worker with mail waiting (see `Registry::post`).
-pub(crate) fn home_has_mail() -> bool {
-    with_home(|h| h.is_some_and(Participant::has_mail))
 }
 
 /// Counts the forks of the current thread's participant, if any, in the shared counters. Called
@@ -338,37 +343,85 @@ impl Participant {
         self.index.is_some_and(|i| self.registry().has_mail(i))
     }
 
-    /// Runs the mail of the calling thread's home worker if the thread is not at home right
-    /// now: it takes part in another pool (a call into it), or in its own pool as a caller
-    /// (`install` from inside another pool's task). Called by a waiter holding a slot of
-    /// `self`'s pool; returns true if it ran anything.
+    /// True if this participant is one of its pool's own threads: a worker at home, or a spare.
+    fn is_pool_thread(&self) -> bool {
+        #[cfg(not(loom))]
+        if crate::spare::is_spare(self) {
+            return true;
+        }
+        self.index.is_some() && self.home_away().is_none()
+    }
+
+    /// The calling thread's home worker participant if the thread is a worker *away* from
+    /// home right now: it takes part in another pool (a call into it), or in its own pool as
+    /// a caller (`install` from inside another pool's task).
+    fn home_away(&self) -> Option<&Participant> {
+        let home = with_home(|h| h.map(|h| h as *const Participant))?;
+        // SAFETY: see `with_home`: the home participant outlives every job on this thread,
+        // and so every participant this thread enters later (they live further up its stack).
+        let home = unsafe { &*home };
+        (!ptr::eq(home, self)).then_some(home)
+    }
+
+    /// True if the calling thread is a worker whose home pool needs it: mail for it, or, away
+    /// from home, work that nobody is about to take there (and a helped job more is allowed
+    /// on this stack). Asked by a sleeper, which holds no slot.
+    fn home_needs_us(&self) -> bool {
+        with_home(|h| h.is_some_and(Participant::has_mail))
+            || self.home_away().is_some_and(|home| {
+                HELP_DEPTH.with(Cell::get) < MAX_STRANGER_HELP && home.registry().wants_help(false)
+            })
+    }
+
+    /// Runs home work while the calling thread waits away from home (see
+    /// [`Participant::home_away`]): its home worker's mail, which nobody else may run, and,
+    /// when nobody at home is about to take it, the home pool's work, which may have no other
+    /// runner (its workers may all be away). Called by a waiter holding a slot of `self`'s
+    /// pool; returns true if it ran anything.
     ///
     /// A thread holds at most one slot: if the home pool is another pool, we give back this
-    /// pool's slot, queue for a home slot, run the mail as the home worker, give that slot
-    /// back and queue for one here again, as a call from here into the home pool would.
-    fn run_home_mail_away(&self) -> bool {
-        let Some(home) = with_home(|h| h.map(|h| h as *const Participant)) else {
+    /// pool's slot, take a home slot (queueing for it for mail; for other work only if one is
+    /// free), run as the home worker until nothing is left, give that slot back and queue for
+    /// one here again, as a call from here into the home pool would.
+    fn run_home_away(&self) -> bool {
+        let Some(home) = self.home_away() else {
             return false;
         };
-        // SAFETY: see `with_home`: the home participant outlives every job on this thread.
-        let home = unsafe { &*home };
-        if ptr::eq(home, self) || !home.has_mail() {
-            // At home, `find_work` reads the mail.
+        let home_registry = home.registry();
+        let mail = home.has_mail();
+        let may_help = HELP_DEPTH.with(Cell::get) < MAX_STRANGER_HELP;
+        let same_pool = self.is_in(home_registry);
+        if !(mail || (may_help && home_registry.wants_help(same_pool))) {
             return false;
         }
-        let home_registry = home.registry();
-        let same_pool = self.is_in(home_registry);
         if !same_pool {
             self.flush();
             self.give_back_number();
             self.end_busy();
             self.registry().release_slot();
-            home_registry.wait_for_slot(&home.parker);
+            if mail {
+                home_registry.wait_for_slot(&home.parker);
+            } else if !home_registry.sleep.try_activate() {
+                // The slot went to someone else, who will find the work.
+                self.registry().wait_for_slot(&self.parker);
+                self.begin_busy();
+                return false;
+            }
         }
+        let mut ran = false;
         {
             let _at_home = home.enter();
-            while let Some(job) = home_registry.take_mail(home.index.expect("a worker")) {
-                home.execute_found(job, Taken::Own);
+            let index = home.index.expect("a worker");
+            loop {
+                let found = match home_registry.take_mail(index) {
+                    Some(job) => Some((job, Taken::Own)),
+                    None if may_help => home.find_work(),
+                    None => None,
+                };
+                let Some((job, taken)) = found else { break };
+                let _depth = HelpDepth::enter();
+                home.execute_found(job, taken);
+                ran = true;
             }
         }
         if !same_pool {
@@ -377,7 +430,7 @@ impl Participant {
             self.registry().wait_for_slot(&self.parker);
             self.begin_busy();
         }
-        true
+        ran
     }
 
     /// The thread's current participant, if it takes part in some pool.
@@ -567,9 +620,23 @@ impl Participant {
         }
     }
 
-    /// Gives up this thread's slot while the pool is over its limit. Its pending forks stay
-    /// stealable by the threads that keep running.
+    /// Gives up this thread's slot while the pool is over its limit, at a task boundary
+    /// inside a task. Its pending forks stay stealable by the threads that keep running.
+    ///
+    /// Not while spares stand in for blocked threads (spare.rs): then the limit is restored by
+    /// the spares and by workers between top-level tasks ([`Participant::pause_at_top`]), never
+    /// by a thread in the middle of a task, which may hold a lock that the slot holders it
+    /// would queue behind are blocked on.
     pub(crate) fn pause_for_limit(&self) {
+        if self.registry().spares_standing_in() {
+            return;
+        }
+        self.pause_at_top();
+    }
+
+    /// [`Participant::pause_for_limit`] for a worker between top-level tasks (it holds nothing
+    /// of a task): always.
+    pub(crate) fn pause_at_top(&self) {
         let registry = self.registry();
         if !registry.sleep.over_limit() {
             return;
@@ -781,6 +848,11 @@ impl Participant {
     /// then sleep without a slot until the latch is set or new work for us appears.
     fn wait_loop(&self, latch: &JobLatch, kind: WaitKind<'_>) {
         let registry = self.registry();
+        // One of the pool's own threads, at home, in a wait that runs none of its other work:
+        // a spare may stand in while it sleeps (spare.rs), and while spares stand in it never
+        // queues for a slot behind them (they may be blocked on a lock it holds).
+        let blocks = self.is_pool_thread() && !kind.helps_strangers();
+        let yields = || !(blocks && registry.spares_standing_in());
         while !latch.probe() {
             let start = Instant::now();
             let mut round = 0u32;
@@ -791,10 +863,14 @@ impl Participant {
                 if let Some(found) = self.find_help(latch, kind) {
                     break Some(found);
                 }
-                if self.run_home_mail_away() {
+                if self.run_home_away() {
                     continue;
                 }
                 if registry.sleep.over_limit() {
+                    if !yields() {
+                        // Give the slot back by sleeping; it is taken back on waking.
+                        break None;
+                    }
                     // Waiting with a slot counts against the limit: give it back.
                     self.pause_for_limit();
                 }
@@ -812,7 +888,7 @@ impl Participant {
             };
             if let Some((job, taken)) = found {
                 // A task boundary: honour a lowered limit before running more.
-                if registry.sleep.over_limit() {
+                if registry.sleep.over_limit() && yields() {
                     self.pause_for_limit();
                 }
                 self.flush();
@@ -832,14 +908,31 @@ impl Participant {
             self.give_back_number();
             self.end_busy();
             let t0 = Instant::now();
+            // Asleep away from home: our home pool's publishers may need us (see `away` in
+            // registry.rs). Registered before the sleeps' fences and looks (`home_needs_us`).
+            let away = self.home_away().map(|home| {
+                home.registry().register_away(&self.parker);
+                home.registry()
+            });
+            // Counted before the sleep gives back the slot (its `release_slot` looks for work
+            // that then has no runner).
+            if blocks {
+                registry.block();
+            }
             match kind {
                 WaitKind::Any { helps: true } | WaitKind::Scope { helps: true, .. } => {
-                    self.sleep_as_idle(latch)
+                    self.sleep_as_idle(latch, away)
                 }
-                WaitKind::Fork => self.sleep_for_fork(latch, latch.thief()),
+                WaitKind::Fork => self.sleep_for_fork(latch, latch.thief(), blocks),
                 WaitKind::Any { helps: false } | WaitKind::Scope { helps: false, .. } => {
-                    self.sleep_for_fork(latch, Thief::NoDeque)
+                    self.sleep_for_fork(latch, Thief::NoDeque, blocks)
                 }
+            }
+            if let Some(home_registry) = away {
+                home_registry.deregister_away(&self.parker);
+            }
+            if blocks {
+                registry.unblock();
             }
             self.trace_span_since(Span::JoinSleep, t0);
             self.begin_busy();
@@ -909,14 +1002,17 @@ impl Participant {
 
     /// Asleep in the idle list as a waiting sleeper (a worker helping with any work): woken for
     /// new work like an idle worker, or by the latch. Returns holding a slot.
-    fn sleep_as_idle(&self, latch: &JobLatch) {
+    ///
+    /// `away` is the home registry if the thread sleeps away from home, registered there
+    /// (`Registry::register_away`): a wake-up from there ends the sleep too.
+    fn sleep_as_idle(&self, latch: &JobLatch, away: Option<&Registry>) {
         let registry = self.registry();
         let woke = registry.sleep.sleep_waiting(
             &self.parker,
             || latch.register_sleeper(&self.parker),
             || latch.probe(),
             || registry.has_work(),
-            home_has_mail,
+            || self.home_needs_us() || away.is_some_and(|home| home.called_home(&self.parker)),
         );
         match woke {
             WaitWake::Slot { searching } => {
@@ -932,7 +1028,10 @@ impl Participant {
     /// work waits), registered with the thief so that it wakes us when it pushes work we may
     /// help with, and on the latch. Wakes early when the thief records itself (we slept while
     /// it was [`Thief::Unknown`]) or for home mail. Returns holding a slot.
-    fn sleep_for_fork(&self, latch: &JobLatch, thief: Thief) {
+    ///
+    /// With `blocked` (one of the pool's own threads, counted as blocked) and spares standing
+    /// in, it takes its slot back on waking whatever the limit, instead of queueing for one.
+    fn sleep_for_fork(&self, latch: &JobLatch, thief: Thief, blocked: bool) {
         let registry = self.registry();
         // Gives the slot back (SeqCst RMW, fence), and wakes an idle worker if work waits.
         // First, before any registration: nothing below may block on a lock between our
@@ -961,11 +1060,15 @@ impl Participant {
             None if thief == Thief::NoDeque => registry.injector_has_tagged(latch.tag()),
             None => thief == Thief::Unknown && latch.thief() != Thief::Unknown,
         };
-        if registered && !ready && !home_has_mail() && !latch.probe() {
+        if registered && !ready && !self.home_needs_us() && !latch.probe() {
             crate::sync::park();
         }
         if let Some((index, _)) = watch {
             registry.deregister_fork_waiter(index, &self.parker);
+        }
+        if blocked && registry.spares_standing_in() {
+            registry.sleep.force_activate();
+            return;
         }
         self.take_slot_after_sleep();
     }

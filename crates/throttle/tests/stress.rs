@@ -329,6 +329,11 @@ fn watchdog(done: &AtomicBool, trees: &AtomicU64, pools: &[Pool]) {
     use std::io::Write;
     let mut last = trees.load(Ordering::Relaxed);
     let mut naps_since = 0;
+    // THROTTLE_STRESS_PATIENCE (seconds) shortens the wait, to catch a hang quickly.
+    let patience: u64 = std::env::var("THROTTLE_STRESS_PATIENCE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(3000, |s: u64| s * 10);
     while !done.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(100));
         let now = trees.load(Ordering::Relaxed);
@@ -337,10 +342,11 @@ fn watchdog(done: &AtomicBool, trees: &AtomicU64, pools: &[Pool]) {
             continue;
         }
         naps_since += 1;
-        if naps_since == 3000 {
+        if naps_since == patience {
             let mut report = format!(
-                "random_nesting_across_three_pools: no tree finished for 5 minutes \
-                 ({last} of 4000 done), a hang\n"
+                "random_nesting_across_three_pools: no tree finished for {} s \
+                 ({last} of 4000 done), a hang\n",
+                patience / 10
             );
             for (i, pool) in pools.iter().enumerate() {
                 report += &format!("  pool {i}: {pool:?}\n");

@@ -161,6 +161,12 @@ impl Sleep {
         .is_ok()
     }
 
+    /// Takes a run slot whatever the limit: for a blocked thread taking back the slot it lent
+    /// to a spare (spare.rs). Whoever is over the limit gives a slot back at a task boundary.
+    pub(crate) fn force_activate(&self) {
+        self.state.fetch_add(ONE_ACTIVE, Ordering::SeqCst);
+    }
+
     /// A searcher found work. Returns the state before the change.
     pub(crate) fn transition_from_searching(&self) -> State {
         State(self.state.fetch_sub(ONE_SEARCHING, Ordering::SeqCst))
@@ -260,6 +266,7 @@ impl Sleep {
     /// Called by whoever just published work (after making it visible with a SeqCst RMW on the
     /// registry's `queued` counter, or a push on a deque): wakes one idle worker if nobody
     /// searches and a slot is free. Returns true if it woke one.
+    #[cfg(all(test, loom))]
     pub(crate) fn notify_work(&self) -> bool {
         self.notify_work_state().1
     }

@@ -1,0 +1,230 @@
+//! Spare threads: stand-ins for a pool's own threads while they are blocked.
+//!
+//! A thread waiting for its own fork runs only that fork's descendants (isolated helping,
+//! sleep/README.md), so it may sleep while work of its pool waits. Usually another worker takes
+//! that work. But all of a pool's threads can be blocked so at once (three pools nesting at
+//! random did it: every worker of one pool waited for a fork while a caller's scope spawns sat
+//! queued, and nothing else could run them). Running the queued work on a blocked waiter's
+//! stack would break isolation (a task holding a lock would meet another task taking it, as in
+//! rayon#592), so instead the pool starts a *spare* thread, as Java's fork-join pool
+//! compensates for a blocked joiner: it takes the blocked thread's place under the pool's
+//! limit (it runs only while it holds a run slot), runs whatever work it finds, and goes away
+//! after a short idle time. The protocol is in sleep/README.md, "Spare threads".
+
+use crate::registry::Registry;
+use crate::sleep::Parker;
+use crate::sync::{lock, Arc, AtomicUsize, Mutex, Ordering};
+use crate::worker::Participant;
+use std::cell::Cell;
+use std::sync::{OnceLock, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long an idle spare waits to be reused before it exits.
+const SPARE_IDLE: Duration = Duration::from_millis(200);
+
+/// Most spares alive per pool. Each one stands in for a blocked thread, and blocked threads
+/// are bounded by the pool's threads plus its spares, so this only caps a runaway: past it, a
+/// pool whose every thread is blocked waits as it did without spares.
+const MAX_SPARES: usize = 256;
+
+thread_local! {
+    /// The spare participant of the calling thread, if it is a spare (null otherwise).
+    static SPARE: Cell<*const Participant> = const { Cell::new(std::ptr::null()) };
+}
+
+/// True if `p` is the calling thread's spare participant.
+pub(crate) fn is_spare(p: &Participant) -> bool {
+    SPARE.with(|s| std::ptr::eq(s.get(), p))
+}
+
+/// A pool's spares and its count of blocked threads.
+#[derive(Default, Debug)]
+pub(crate) struct Spares {
+    /// The pool's own threads (workers at home, spares) asleep in a wait that runs none of the
+    /// pool's other work. SeqCst: the waiter's increment, then the fence in its
+    /// `Registry::release_slot`, pairs with a publisher's fence and load of this count.
+    blocked: AtomicUsize,
+    /// `State::alive`, readable without the lock.
+    alive_count: AtomicUsize,
+    state: Mutex<State>,
+    /// The registry, to give new spares their `Arc` (set when the pool is built).
+    registry: OnceLock<Weak<Registry>>,
+    /// Stack size of a spare: the pool's worker stack size.
+    stack_size: OnceLock<usize>,
+}
+
+#[derive(Default, Debug)]
+struct State {
+    /// Idle spares, newest last.
+    idle: Vec<Arc<Parker>>,
+    /// Spares alive (running, idle or about to exit).
+    alive: usize,
+    exiting: bool,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Spares {
+    /// Makes spares possible: `registry` is the registry that owns `self`.
+    pub(crate) fn enable(&self, registry: &Arc<Registry>, stack_size: usize) {
+        let _ = self.registry.set(Arc::downgrade(registry));
+        let _ = self.stack_size.set(stack_size);
+    }
+
+    /// The calling thread, one of the pool's own, is about to sleep in a wait that runs none
+    /// of the pool's other work. Must come before the waiter gives back its slot.
+    pub(crate) fn block(&self) {
+        self.blocked.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The blocked thread woke.
+    pub(crate) fn unblock(&self) {
+        self.blocked.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Spares alive. A spare that starts after a blocked thread looked was started for
+    /// another blocked thread, which looks again when it wakes.
+    pub(crate) fn alive(&self) -> usize {
+        self.alive_count.load(Ordering::SeqCst)
+    }
+
+    /// Called by a publisher whose work has no runner (no idle worker woken, nobody searching,
+    /// a slot free, no worker away to call home): if some of the pool's threads are blocked,
+    /// wakes an idle spare or starts one. The publisher's SeqCst fence comes before this load.
+    #[inline]
+    pub(crate) fn stand_in(&self) {
+        if self.blocked.load(Ordering::SeqCst) > 0 {
+            self.wake_or_start();
+        }
+    }
+
+    #[cold]
+    fn wake_or_start(&self) {
+        let Some(registry) = self.registry.get().and_then(Weak::upgrade) else {
+            return;
+        };
+        let mut state = lock(&self.state);
+        if state.exiting {
+            return;
+        }
+        if let Some(spare) = state.idle.pop() {
+            drop(state);
+            spare.wake();
+            return;
+        }
+        if state.alive >= MAX_SPARES {
+            return;
+        }
+        let stack = self
+            .stack_size
+            .get()
+            .copied()
+            .unwrap_or(crate::DEFAULT_STACK_SIZE);
+        let spawned = std::thread::Builder::new()
+            .name("throttle-spare".to_string())
+            .stack_size(stack)
+            .spawn(move || spare_main(registry));
+        // A failed spawn leaves the pool as it would be without spares.
+        if let Ok(handle) = spawned {
+            state.alive += 1;
+            self.alive_count.store(state.alive, Ordering::SeqCst);
+            // Spares that timed out are gone: forget their handles (a pool that is never
+            // dropped, such as the global one, would keep them all otherwise).
+            state.handles.retain(|h| !h.is_finished());
+            state.handles.push(handle);
+        }
+    }
+
+    /// An idle spare waits to be reused. False if it should exit (timed out, or the pool is
+    /// going away).
+    fn idle_wait(&self, me: &Arc<Parker>) -> bool {
+        {
+            let mut state = lock(&self.state);
+            if state.exiting {
+                state.alive -= 1;
+                self.alive_count.store(state.alive, Ordering::SeqCst);
+                return false;
+            }
+            me.prepare();
+            state.idle.push(me.clone());
+        }
+        let deadline = Instant::now() + SPARE_IDLE;
+        while me.is_waiting() {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            std::thread::park_timeout(deadline - now);
+        }
+        let mut state = lock(&self.state);
+        if let Some(pos) = state.idle.iter().position(|p| Arc::ptr_eq(p, me)) {
+            // Nobody took us out: time to go.
+            state.idle.remove(pos);
+            me.unprepare();
+            state.alive -= 1;
+            self.alive_count.store(state.alive, Ordering::SeqCst);
+            return false;
+        }
+        // A waker took us out under the lock; its wake-up follows.
+        drop(state);
+        me.wait();
+        let mut state = lock(&self.state);
+        if state.exiting {
+            state.alive -= 1;
+            self.alive_count.store(state.alive, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    /// Shutdown: wakes the idle spares so they exit, and returns every spare's handle to join.
+    pub(crate) fn terminate(&self) -> Vec<JoinHandle<()>> {
+        let mut state = lock(&self.state);
+        state.exiting = true;
+        for spare in state.idle.drain(..) {
+            spare.wake();
+        }
+        std::mem::take(&mut state.handles)
+    }
+}
+
+/// The main loop of a spare: while it can take a slot, search and run like a worker (counted
+/// as searching while it looks, so publishers know someone will find their work); then idle.
+fn spare_main(registry: Arc<Registry>) {
+    let parker = Arc::new(Parker::for_current_thread());
+    let me = Participant::new(&registry, None, parker.clone(), None);
+    let _current = me.enter();
+    SPARE.with(|s| s.set(&me));
+    let sleep = &registry.sleep;
+    'life: loop {
+        while sleep.try_activate_searching() {
+            while let Some((job, taken)) = me.find_work() {
+                sleep.transition_from_searching();
+                me.execute_found(job, taken);
+                if sleep.over_limit() && {
+                    me.give_back_number();
+                    sleep.yield_if_over_limit()
+                } {
+                    // The limit fell: our slot went to a thread with work in hand.
+                    if registry.spares.idle_wait(&parker) {
+                        continue 'life;
+                    }
+                    break 'life;
+                }
+                sleep.transition_to_searching();
+            }
+            me.give_back_number();
+            sleep.release_searching();
+            // Pairs with a publisher's fence: it saw us searching and woke nobody, or we see
+            // its work now.
+            std::sync::atomic::fence(Ordering::SeqCst);
+            if !registry.has_work() {
+                break;
+            }
+        }
+        if !registry.spares.idle_wait(&parker) {
+            break;
+        }
+    }
+    SPARE.with(|s| s.set(std::ptr::null()));
+}
