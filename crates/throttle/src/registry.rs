@@ -451,7 +451,7 @@ impl Registry {
     fn find_runner(&self) {
         if !self.away.wake_one() {
             #[cfg(not(loom))]
-            self.spares.stand_in();
+            self.spares.stand_in(self.threads);
         }
     }
 
@@ -475,6 +475,18 @@ impl Registry {
     pub(crate) fn block(&self) {
         #[cfg(not(loom))]
         self.spares.block();
+    }
+
+    /// One of this pool's workers, away in a wait it cannot leave to come home (past the
+    /// helping bound), is about to sleep: counted as blocked, then, as its release of the other
+    /// pool's slot does not look here, it looks for work without a runner itself.
+    pub(crate) fn block_away(&self) {
+        self.block();
+        // Pairs with a publisher's fence: it sees the count, or we see its work.
+        fence(Ordering::SeqCst);
+        if self.wants_help(false) {
+            self.find_runner();
+        }
     }
 
     /// The blocked thread woke.

@@ -38,6 +38,19 @@ pub(crate) fn is_spare(p: &Participant) -> bool {
     SPARE.with(|s| std::ptr::eq(s.get(), p))
 }
 
+/// The pool of the calling thread if it is a spare taking part, right now, in another call
+/// than its own loop (a call into another pool, or its own pool as a caller): asleep there, it
+/// counts as blocked in its own pool (`Registry::block_away`).
+pub(crate) fn away_spare_pool(current: &Participant) -> Option<&Registry> {
+    let spare = SPARE.with(Cell::get);
+    if spare.is_null() || std::ptr::eq(spare, current) {
+        return None;
+    }
+    // SAFETY: SPARE holds the spare's participant from the start of `spare_main` until its
+    // end, and every job (so every participant this thread enters) runs inside that frame.
+    Some(unsafe { &*spare }.registry())
+}
+
 /// A pool's spares and its count of blocked threads.
 #[derive(Default, Debug)]
 pub(crate) struct Spares {
@@ -90,19 +103,19 @@ impl Spares {
 
     /// Called by a publisher whose work has no runner (no idle worker woken, nobody searching,
     /// a slot free, no worker away to call home): if some of the pool's threads are blocked,
-    /// wakes an idle spare or starts one. The publisher's SeqCst fence comes before this load.
+    /// wakes an idle spare, or starts one if *every* thread of the pool is blocked (any other
+    /// will come to the work: it runs, or sleeps where publishers wake it). The publisher's
+    /// SeqCst fence comes before this load.
     #[inline]
-    pub(crate) fn stand_in(&self) {
-        if self.blocked.load(Ordering::SeqCst) > 0 {
-            self.wake_or_start();
+    pub(crate) fn stand_in(&self, threads: usize) {
+        let blocked = self.blocked.load(Ordering::SeqCst);
+        if blocked > 0 {
+            self.wake_or_start(blocked, threads);
         }
     }
 
     #[cold]
-    fn wake_or_start(&self) {
-        let Some(registry) = self.registry.get().and_then(Weak::upgrade) else {
-            return;
-        };
+    fn wake_or_start(&self, blocked: usize, threads: usize) {
         let mut state = lock(&self.state);
         if state.exiting {
             return;
@@ -112,9 +125,13 @@ impl Spares {
             spare.wake();
             return;
         }
-        if state.alive >= MAX_SPARES {
+        // Idle spares are in the list, so `alive` here counts spares running or blocked.
+        if blocked < threads + state.alive || state.alive >= MAX_SPARES {
             return;
         }
+        let Some(registry) = self.registry.get().and_then(Weak::upgrade) else {
+            return;
+        };
         let stack = self
             .stack_size
             .get()

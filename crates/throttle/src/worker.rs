@@ -137,9 +137,9 @@ impl WaitKind<'_> {
 /// *any* origin in a scope's or broadcast's wait. Each such job can hold a whole subtree of
 /// another computation, so this bounds the stack (a 32 MiB worker stack holds 64 paths of
 /// any reasonable recursion). Past it the thread runs only its own forks and its scope's own
-/// spawns. A bound is a trade: the pool's spawned work needs some worker to run it, and a
-/// worker at the bound that waits in another pool does not; every other worker would have to
-/// be at the bound too for that work to wait (`tests/stress.rs` nests three pools at random).
+/// spawns, and a worker away from home does not come home for work. The pool's work still has
+/// a runner: such a worker counts as blocked, and when every thread of a pool is blocked a
+/// spare thread stands in (spare.rs; sleep/README.md).
 const MAX_STRANGER_HELP: u32 = 64;
 
 /// A bound on all helped jobs on one stack, descendants included. Descendant helping is bounded
@@ -910,10 +910,25 @@ impl Participant {
             let t0 = Instant::now();
             // Asleep away from home: our home pool's publishers may need us (see `away` in
             // registry.rs). Registered before the sleeps' fences and looks (`home_needs_us`).
+            // Past the helping bound it cannot come home: to its home pool it is blocked, and a
+            // spare may stand in for it.
+            let home_bound = HELP_DEPTH.with(Cell::get) >= MAX_STRANGER_HELP;
             let away = self.home_away().map(|home| {
-                home.registry().register_away(&self.parker);
+                if home_bound {
+                    home.registry().block_away();
+                } else {
+                    home.registry().register_away(&self.parker);
+                }
                 home.registry()
             });
+            let away_callable = away.filter(|_| !home_bound);
+            // A spare asleep in another call than its own loop is blocked for its own pool.
+            #[cfg(not(loom))]
+            let spare_pool = crate::spare::away_spare_pool(self);
+            #[cfg(not(loom))]
+            if let Some(pool) = spare_pool {
+                pool.block_away();
+            }
             // Counted before the sleep gives back the slot (its `release_slot` looks for work
             // that then has no runner).
             if blocks {
@@ -921,7 +936,7 @@ impl Participant {
             }
             match kind {
                 WaitKind::Any { helps: true } | WaitKind::Scope { helps: true, .. } => {
-                    self.sleep_as_idle(latch, away)
+                    self.sleep_as_idle(latch, away_callable)
                 }
                 WaitKind::Fork => self.sleep_for_fork(latch, latch.thief(), blocks),
                 WaitKind::Any { helps: false } | WaitKind::Scope { helps: false, .. } => {
@@ -929,10 +944,18 @@ impl Participant {
                 }
             }
             if let Some(home_registry) = away {
-                home_registry.deregister_away(&self.parker);
+                if home_bound {
+                    home_registry.unblock();
+                } else {
+                    home_registry.deregister_away(&self.parker);
+                }
             }
             if blocks {
                 registry.unblock();
+            }
+            #[cfg(not(loom))]
+            if let Some(pool) = spare_pool {
+                pool.unblock();
             }
             self.trace_span_since(Span::JoinSleep, t0);
             self.begin_busy();
