@@ -146,10 +146,16 @@
 //!   never meets, on its own stack, another task taking the same lock; a user's thread runs
 //!   nothing but its own call. Never while a panic unwinds: `join` catches a panic, waits for
 //!   the other half, then resumes it.
+//! - A pool's work always has a runner: a worker waiting inside another pool comes home for
+//!   work nobody else takes (as in rayon), and when every thread of a pool is blocked in a
+//!   wait that may not run that work, a spare thread (`throttle-spare`) stands in under the limit
+//!   and exits after 200 ms idle (`src/spare.rs`).
 //! - The calling thread takes part and counts toward the limit. A thread holds at most one slot:
 //!   calling into another pool gives back the current pool's slot until the call returns, so pools
 //!   nest in any order without deadlock.
-//! - The limit holds at every instant for slots; a lowered limit takes effect at each thread's
+//! - The limit holds at every instant for slots, except while spares stand in for blocked
+//!   threads (a blocked thread that wakes takes its slot back at once, so that it never queues
+//!   behind threads blocked on a lock it holds); a lowered limit takes effect at each thread's
 //!   next task boundary ([`Pool::set_concurrency`] says exactly), and
 //!   [`Pool::await_concurrency`] waits for it.
 //! - One budget for the whole machine: under a GNU make jobserver (make, cargo, ninja ≥ 1.13,
