@@ -13,6 +13,7 @@ pub mod jobserver;
 mod limit_response;
 mod peers;
 mod placement;
+mod scaling;
 mod seed_throttle;
 mod sort;
 mod stats_overhead;
@@ -66,6 +67,21 @@ pub const ALL: &[Bench] = &[
         name: "fib",
         group: "fib",
         run: fib::run,
+    },
+    Bench {
+        name: "scaling_tree_sum",
+        group: "scaling",
+        run: scaling::run_tree_sum,
+    },
+    Bench {
+        name: "scaling_spawn",
+        group: "scaling",
+        run: scaling::run_spawn,
+    },
+    Bench {
+        name: "scaling_for_range",
+        group: "scaling",
+        run: scaling::run_for_range,
     },
     Bench {
         name: "coarse_join",
