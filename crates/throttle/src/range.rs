@@ -42,6 +42,7 @@ where
         for i in lo..end {
             f(i);
         }
+        p.count_items(end - lo);
         lo = end;
     }
 }
@@ -51,9 +52,11 @@ where
     F: Fn(usize) + Sync,
 {
     if range.len() <= grain {
+        let n = range.len();
         for i in range {
             f(i);
         }
+        p.count_items(n);
         return;
     }
     let mid = range.start + range.len() / 2;
@@ -100,6 +103,7 @@ where
         for i in lo..end {
             acc = reduce(acc, map(i));
         }
+        p.count_items(end - lo);
         lo = end;
     }
     acc

@@ -27,6 +27,10 @@ pub struct Stats {
     /// whose first half panicked is dropped instead) and scope spawns (counted when they
     /// finish, so this is completed work: the adaptive controller's throughput signal).
     pub tasks: u64,
+    /// Loop indices and iterator items finished (counted per block as it ends): completed work
+    /// in units that exist at every concurrency, even at 1, where loops make no tasks (the
+    /// adaptive controller's throughput signal when loops run).
+    pub items: u64,
     /// Shareable forks: fork halves put on a deque where other threads could steal them (the
     /// other forks ran as plain calls, see the crate docs).
     pub shared: u64,
@@ -98,6 +102,7 @@ impl Stats {
             threads: self.threads,
             elapsed: self.elapsed.saturating_sub(earlier.elapsed),
             tasks: self.tasks.saturating_sub(earlier.tasks),
+            items: self.items.saturating_sub(earlier.items),
             shared: self.shared.saturating_sub(earlier.shared),
             steals: self.steals.saturating_sub(earlier.steals),
             parks: self.parks.saturating_sub(earlier.parks),
@@ -122,6 +127,7 @@ impl Stats {
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
     pub(crate) tasks: AtomicU64,
+    pub(crate) items: AtomicU64,
     pub(crate) shared: AtomicU64,
     pub(crate) steals: AtomicU64,
     pub(crate) parks: AtomicU64,
@@ -290,6 +296,7 @@ impl Collector {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         for c in self.workers.iter().map(|c| &**c).chain([&*self.outside]) {
             s.tasks += load(&c.tasks);
+            s.items += load(&c.items);
             s.shared += load(&c.shared);
             s.steals += load(&c.steals);
             s.parks += load(&c.parks);

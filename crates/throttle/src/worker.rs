@@ -57,6 +57,8 @@ pub(crate) struct Participant {
     /// Forks made by this thread, for the task count (every fork's second half runs once, here
     /// or on a thief). Plain-call forks are added in bulk from `plain_set - plain_left`.
     forks: Cell<u64>,
+    /// Loop indices and iterator items finished since the last flush (`Stats::items`).
+    items: Cell<u64>,
     /// Forks that may still run as plain calls before the next shareable one (see
     /// [`Participant::fork_privately`]); 0 when the thread's reserve is too small.
     plain_left: Cell<u32>,
@@ -255,6 +257,7 @@ impl Participant {
             busy_since: Cell::new(None),
             seed: Cell::new(0x9E37_79B9_7F4A_7C15 ^ index.map_or(0, |i| i as u64 + 1)),
             forks: Cell::new(0),
+            items: Cell::new(0),
             plain_left: Cell::new(0),
             plain_set: Cell::new(0),
             alone: Cell::new(false),
@@ -1186,11 +1189,23 @@ impl Participant {
         let forks = self.forks.get();
         let n = forks.wrapping_sub(self.flushed_forks.replace(forks)) + extra;
         let pushed = self.pushed.replace(0);
-        if n > 0 && self.registry().stats.enabled {
-            Counters::add(&self.counters().tasks, n);
-            Counters::add(&self.counters().shared, pushed);
-            self.trace(EventKind::Tasks { n });
+        let items = self.items.replace(0);
+        if self.registry().stats.enabled {
+            if n > 0 {
+                Counters::add(&self.counters().tasks, n);
+                Counters::add(&self.counters().shared, pushed);
+                self.trace(EventKind::Tasks { n });
+            }
+            if items > 0 {
+                Counters::add(&self.counters().items, items);
+            }
         }
+    }
+
+    /// Counts `n` loop indices or iterator items finished (a block ended; `Stats::items`).
+    #[inline]
+    pub(crate) fn count_items(&self, n: usize) {
+        self.items.set(self.items.get().wrapping_add(n as u64));
     }
 
     /// Sleeps as an idle worker holding a searching slot.

@@ -338,3 +338,25 @@ fn the_serial_way_runs_in_the_pools_context() {
         "no call ran the serial way: the test saw nothing"
     );
 }
+
+/// The controller's k-independent work signal (`Stats::items`): a loop counts every index it
+/// finished, at k = 1 (where it makes no tasks) as at k = 2, and so does a parallel iterator.
+/// Before, a loop at k = 1 counted nothing, and auto mode took such intervals for idle ones.
+#[test]
+fn loops_count_their_items_at_every_k() {
+    use throttle::prelude::*;
+    let pool = Pool::new(2).unwrap();
+    for k in [1, 2] {
+        pool.set_concurrency(k).unwrap();
+        let before = pool.stats();
+        pool.for_range(0..10_000, |i| {
+            std::hint::black_box(i);
+        });
+        let sum = pool.map_reduce(0..5_000, || 0u64, |i| i as u64, |a, b| a + b);
+        assert_eq!(sum, 4_999 * 5_000 / 2);
+        let got: u64 = pool.install(|| (0..3_000u64).into_par_iter().sum());
+        assert_eq!(got, 2_999 * 3_000 / 2);
+        let d = pool.stats().since(&before);
+        assert_eq!(d.items, 18_000, "items counted at k = {k}");
+    }
+}

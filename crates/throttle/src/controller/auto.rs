@@ -47,7 +47,8 @@ pub struct ControllerEvent {
     pub new_k: usize,
     /// Why.
     pub reason: Reason,
-    /// Throughput measured over the interval (tasks per second).
+    /// Throughput measured over the interval: loop items per second when loops ran, else
+    /// tasks per second (`Stats::items`, `Stats::tasks`).
     pub throughput: f64,
 }
 
@@ -222,6 +223,8 @@ pub(crate) fn apply_limit(registry: &Registry, k: usize) {
 struct Reading {
     at: Instant,
     tasks: u64,
+    /// Loop indices and iterator items finished (`Stats::items`).
+    items: u64,
     /// Time with no thread busy (level 0 of the busy histogram).
     idle: Duration,
     /// Busy thread-time: Σ level × time at that level, from the busy histogram.
@@ -241,6 +244,7 @@ impl Reading {
         Reading {
             at: Instant::now(),
             tasks: s.tasks,
+            items: s.items,
             idle: s.busy_histogram.first().copied().unwrap_or_default(),
             busy: Duration::from_secs_f64(busy),
             runq_ns: registry
@@ -272,10 +276,26 @@ impl Reading {
         Sample {
             k,
             interval: active,
-            work: self.tasks.saturating_sub(earlier.tasks) as f64,
+            work: work_done(
+                self.tasks.saturating_sub(earlier.tasks),
+                self.items.saturating_sub(earlier.items),
+            ),
             busy: self.busy.saturating_sub(earlier.busy),
             runq_wait: Duration::from_nanos(self.runq_ns.saturating_sub(earlier.runq_ns)),
         }
+    }
+}
+
+/// The work of an interval, in units that do not depend on `k`: the loop indices and iterator
+/// items finished if any were (a loop at `k = 1` makes no tasks, since it splits only for a
+/// hungry thread, but it finishes as many items per second as its speed allows), else the tasks
+/// (forks, all counted whether shared or plain, and spawns: as many at every `k`). Counting
+/// both would count a loop's splits too, which exist only at `k > 1`.
+fn work_done(tasks: u64, items: u64) -> f64 {
+    if items > 0 {
+        items as f64
+    } else {
+        tasks as f64
     }
 }
 
@@ -365,5 +385,19 @@ mod tests {
         stop.set();
         assert!(waiter.join().expect("the wait panicked"));
         assert!(!Stop::default().wait(Duration::from_millis(1)));
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::work_done;
+
+    /// Items win when a loop ran: its splits (tasks) exist only at `k > 1` and must not count.
+    #[test]
+    fn an_interval_with_items_is_judged_by_items_only() {
+        assert_eq!(work_done(7, 20_000), 20_000.0);
+        assert_eq!(work_done(0, 20_000), 20_000.0);
+        assert_eq!(work_done(350, 0), 350.0);
+        assert_eq!(work_done(0, 0), 0.0);
     }
 }

@@ -356,7 +356,9 @@ where
             return merge(acc, consumer.combine(a, b));
         }
         if len <= splitter.block || len < splitter.min.saturating_mul(2) {
-            return merge(acc, consumer.consume(offset, len, producer.into_seq()));
+            let r = consumer.consume(offset, len, producer.into_seq());
+            runtime::count_items(len);
+            return merge(acc, r);
         }
         // Leave at least `min` units behind (`len >= 2 * min`, so the block is `min` or more).
         let block = splitter.block.min(len - splitter.min);
@@ -364,6 +366,7 @@ where
         let start = Instant::now();
         let r = consumer.consume(offset, block, head.into_seq());
         splitter.adapt(start.elapsed());
+        runtime::count_items(block);
         acc = Some(merge(acc, r));
         producer = tail;
         offset += block;
@@ -399,7 +402,12 @@ where
     };
     loop {
         if producer.stopped() || len <= splitter.block || len < splitter.min.saturating_mul(2) {
-            return merge(consumer.consume(offset, len, producer.into_seq()), after);
+            let stopped = producer.stopped();
+            let r = consumer.consume(offset, len, producer.into_seq());
+            if !stopped {
+                runtime::count_items(len);
+            }
+            return merge(r, after);
         }
         // Leave at least `min` units in front (`len >= 2 * min`).
         let block = splitter.block.min(len - splitter.min);
@@ -407,6 +415,7 @@ where
         let start = Instant::now();
         let r = consumer.consume(offset + len - block, block, tail.into_seq());
         splitter.adapt(start.elapsed());
+        runtime::count_items(block);
         after = Some(merge(r, after));
         producer = head;
         len -= block;

@@ -36,6 +36,16 @@ pub(crate) fn poll_hungry() -> bool {
     })
 }
 
+/// Counts `n` items finished by the calling thread's participant, if any (`Stats::items`).
+#[inline]
+pub(crate) fn count_items(n: usize) {
+    Participant::with_current(|p| {
+        if let Some(p) = p {
+            p.count_items(n);
+        }
+    });
+}
+
 /// Runs `a` here and offers `b` to the pool's hungry threads; returns both results.
 pub(crate) fn fork<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
