@@ -370,7 +370,7 @@ fn drive(
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::Stop;
+    use super::{work_done, Stop};
     use std::time::Duration;
 
     /// A wait as long as `Duration::MAX` (from `set_concurrency_auto_every(Duration::MAX)`)
@@ -386,11 +386,6 @@ mod tests {
         assert!(waiter.join().expect("the wait panicked"));
         assert!(!Stop::default().wait(Duration::from_millis(1)));
     }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::work_done;
 
     /// Items win when a loop ran: its splits (tasks) exist only at `k > 1` and must not count.
     #[test]
