@@ -17,7 +17,9 @@
 //!    model was wrong and the best measured point wins.
 //! 4. **Settled**: stay still. Only a sustained shift of the throughput (or of the run-queue
 //!    wait) away from what was measured when it settled starts a new scan. No probing while
-//!    settled: a settled pool pays nothing for the controller.
+//!    settled: a settled pool pays nothing for the controller. A rescan that settles on the
+//!    `k` it left (the shift was the host's noise) buys quiet: no rescan for 20 intervals, then
+//!    twice as many after each further such rescan, up to 640; finding another `k` ends it.
 //!
 //! # Examples
 //! ```
@@ -265,6 +267,8 @@ struct Settled {
     down: f64,
     /// Load deviations in a row.
     load_streak: u32,
+    /// Intervals left during which no shift starts a rescan (see [`Controller::quiet`]).
+    holdoff: u32,
 }
 
 /// The controller state machine. See the module docs.
@@ -275,7 +279,19 @@ pub struct Controller {
     phase: Phase,
     /// Idle intervals in a row.
     idle_run: u32,
+    /// The `k` that a rescan left, while that rescan runs.
+    rescanned_from: Option<usize>,
+    /// Intervals without rescans after settling: 0 normally; a rescan that settles on the
+    /// `k` it left (nothing had changed but noise) makes it [`QUIET_BASE`] or doubles it, up to
+    /// [`QUIET_MAX`], and a rescan that finds another `k` resets it.
+    quiet: u32,
 }
+
+/// Intervals of quiet after the first rescan that came back to the same `k`: 20 (1 s at the
+/// default 50 ms interval), doubled by each further such rescan.
+const QUIET_BASE: u32 = 20;
+/// Most intervals of quiet: 640 (32 s at 50 ms).
+const QUIET_MAX: u32 = 640;
 
 /// A fitted USL curve: `X(k) = k / (a + b·k + c·k²)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -376,6 +392,8 @@ impl Controller {
             cfg,
             phase: Phase::Scan { points: Vec::new() },
             idle_run: 0,
+            rescanned_from: None,
+            quiet: 0,
         }
     }
 
@@ -408,6 +426,7 @@ impl Controller {
     /// simulator: 6 more of 1 800 segments missed the 5 % band).
     fn rescan_after_shift(&mut self, st: &Settled, dev_sign: f64) {
         let k = self.k;
+        self.rescanned_from = Some(k);
         let keep = if self.cfg.scan_repeats > 1 {
             RESCAN_SEEDS
         } else {
@@ -607,6 +626,13 @@ impl Controller {
         };
         let baseline = mean_at(&points, k);
         let (sq_dev, dof) = scatter(&points);
+        if let Some(from) = self.rescanned_from.take() {
+            self.quiet = if from == k {
+                (self.quiet * 2).clamp(QUIET_BASE, QUIET_MAX)
+            } else {
+                0
+            };
+        }
         self.phase = Phase::Settled(Settled {
             baseline,
             n: 1,
@@ -618,6 +644,7 @@ impl Controller {
             up: 0.0,
             down: 0.0,
             load_streak: 0,
+            holdoff: self.quiet,
         });
         self.decide(k, reason)
     }
@@ -651,6 +678,14 @@ impl Controller {
             st.recent.remove(0);
         }
         st.recent.push(x);
+        if st.holdoff > 0 {
+            // Quiet after rescans that found nothing new: what moved the throughput is taken
+            // for noise of this host, and forgotten.
+            st.holdoff -= 1;
+            st.up = 0.0;
+            st.down = 0.0;
+            st.load_streak = 0;
+        }
         if st.up.max(st.down) > h {
             let sign = if st.up > st.down { 1.0 } else { -1.0 };
             self.rescan_after_shift(&st, sign);
@@ -911,6 +946,45 @@ mod tests {
                 reason: Reason::ThroughputShift
             }
         );
+    }
+
+    /// A rescan that settles on the `k` it left (the "shift" was the host's noise) buys quiet:
+    /// for `QUIET_BASE` intervals no shift starts another, and each further such rescan doubles
+    /// the quiet. A rescan that finds another `k` ends it.
+    #[test]
+    fn a_rescan_back_to_the_same_k_doubles_the_quiet_after_it() {
+        let x = |k: usize| 100.0 * k as f64;
+        let mut c = Controller::new(Config::new(8));
+        run(&mut c, &x, 10);
+        let k = c.k();
+        // Three low intervals (a burst of someone else's load) start a rescan...
+        let burst = |c: &mut Controller| {
+            (0..3)
+                .map(|_| c.step(&Sample::throughput(k, 10.0, T)).reason)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(burst(&mut c).last(), Some(&Reason::ThroughputShift));
+        // ...which settles on the same k again.
+        run(&mut c, &x, 10);
+        assert!(c.is_settled());
+        assert_eq!(c.k(), k);
+        // Now the same burst is taken for noise, for QUIET_BASE intervals.
+        assert!(!burst(&mut c).contains(&Reason::ThroughputShift));
+        run(&mut c, &x, QUIET_BASE as usize);
+        assert_eq!(burst(&mut c).last(), Some(&Reason::ThroughputShift));
+        run(&mut c, &x, 10);
+        assert_eq!(c.k(), k);
+        // The second rescan to the same k: twice the quiet.
+        run(&mut c, &x, QUIET_BASE as usize);
+        assert!(!burst(&mut c).contains(&Reason::ThroughputShift));
+        run(&mut c, &x, QUIET_BASE as usize);
+        assert_eq!(burst(&mut c).last(), Some(&Reason::ThroughputShift));
+        // A rescan that finds another k ends the quiet: the work got lock-bound.
+        let lock = |k: usize| if k == 1 { 300.0 } else { 100.0 };
+        run(&mut c, &lock, 12);
+        assert!(c.is_settled());
+        assert_eq!(c.k(), 1);
+        assert_eq!(c.quiet, 0);
     }
 
     #[test]
