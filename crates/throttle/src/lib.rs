@@ -102,7 +102,10 @@
 //! sorts also remember per call site whether a call is too short to pay for threads, and then
 //! run it on the calling thread alone.
 //! [`Pool::controller_log`] shows the decisions; [`set_concurrency`](Pool::set_concurrency)
-//! returns to a fixed limit. The controller itself is a pure state machine,
+//! returns to a fixed limit. The *global* pool (what the free [`join`], [`for_range`] and the
+//! parallel iterators use) starts in auto mode when the environment says
+//! [`THROTTLE_AUTO=1`](AUTO_ENV), or when the program builds it so first:
+//! `Pool::builder().auto_concurrency().build_global()`. The controller itself is a pure state machine,
 //! [`controller::Controller`], testable without threads (see `src/controller/README.md`).
 //!
 //! ```
