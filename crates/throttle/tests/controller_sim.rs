@@ -1,7 +1,7 @@
 //! The controller state machine against the simulated plants (8, 64, 256 cores; noise 2–10 %;
 //! step changes), beside the hill-climbing baseline. Counts of intervals, no times.
 
-use throttle::controller::sim::{run, standard_plants, HillClimb, SegmentResult};
+use throttle::controller::sim::{run, standard_plants, Curve, HillClimb, Plant, SegmentResult};
 use throttle::controller::{Config, Controller};
 
 /// Settle target of the issue, in intervals, from a cold start and after each step.
@@ -96,4 +96,60 @@ fn settles_under_many_seeds() {
         "{} misses of {total}",
         misses.len()
     );
+}
+
+/// The plant of the blind spot auto mode had on loops (a loop at k = 1 made no tasks, so
+/// k = 1 read as idle): work whose signal at k = 1 is the same as at every other k (work that
+/// does not scale at all, counted in items at every k), then work that scales (and runs faster
+/// at k = 1 too, so that the change shows at a settled k: the controller does not probe).
+fn flat_then_scalable(seed: u64) -> Plant {
+    let flat_from_one = Curve::new(1.0, 0.0).with_lambda(1000.0);
+    let scalable = Curve::new(0.01, 0.0).with_lambda(2000.0);
+    Plant::new(8, 0.05, vec![(flat_from_one, 60), (scalable, 60)], seed)
+}
+
+/// The `k` in force at the end of each segment of `plant`.
+fn ends(plant: &Plant) -> Vec<usize> {
+    let trace = run(plant, &mut Controller::new(Config::new(8)));
+    (0..2)
+        .map(|seg| {
+            trace
+                .steps
+                .iter()
+                .rev()
+                .find(|s| s.segment == seg)
+                .map(|s| s.k)
+                .expect("the segment ran")
+        })
+        .collect()
+}
+
+/// On the flat-then-scalable plant, under 20 seeds of ±5 % noise, the controller returns to
+/// the top once the work scales again, whatever it chose for the flat work.
+#[test]
+fn after_work_that_does_not_scale_scalable_work_gets_the_top() {
+    for seed in 1..=20 {
+        let e = ends(&flat_then_scalable(seed));
+        assert!(
+            e[1] >= 7,
+            "seed {seed}: scalable work ended at k = {}",
+            e[1]
+        );
+    }
+}
+
+/// Open (issue 17, CPU-seconds target): on work that does not scale, a smaller k is as fast,
+/// and auto should use it. It does not yet: the USL fit of noisy points on a flat curve puts
+/// its peak anywhere and the jackknife pushes the choice up; seeds 1–20 ended at
+/// [3, 8, 3, 2, 8, 8, 2, 2, 8, 8, 2, 8, 8, 8, 7, 2, 6, 8, 8, 1]. Preferring the smallest measured
+/// k within the slack fixed this plant but broke the standard plants (1747 of 1800 segments
+/// settled, target 99 %).
+#[test]
+#[ignore = "open (issue 17): flat work settles at a high k; run with --ignored to see"]
+fn work_that_does_not_scale_settles_at_a_small_k() {
+    let ends: Vec<usize> = (1..=20)
+        .map(|seed| ends(&flat_then_scalable(seed))[0])
+        .collect();
+    println!("k at the end of the flat segment, 20 seeds: {ends:?}");
+    assert!(ends.iter().all(|&k| k <= 2), "flat work ended at {ends:?}");
 }
