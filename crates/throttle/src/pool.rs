@@ -450,6 +450,14 @@ impl Pool {
         if let Some(p) = current.filter(|p| p.is_in(registry)) {
             return op(p);
         }
+        if current.is_none() && registry.hands_outside_calls() {
+            // rayon's semantics (a global pool built by `ThreadPoolBuilder::build_global`): a
+            // thread outside every pool blocks while a worker runs its call. It takes part in
+            // no pool, so no worker can be waiting for it.
+            return self.hand_to_worker(|| {
+                Participant::with_current(|p| op(p.expect("a handed call runs on a worker")))
+            });
+        }
         let _away = current.map(Participant::suspend);
         let parker = OUTSIDE_PARKER.with(|p| p.clone());
         // The caller runs its own call, never hands it to a worker: a call queued for workers
@@ -528,6 +536,16 @@ impl Pool {
         if Participant::with_current(|p| p.is_some()) {
             return self.install(op);
         }
+        self.hand_to_worker(op)
+    }
+
+    /// Publishes `op` for the workers and blocks the calling thread, which takes part in no
+    /// pool, until one of them ran it; returns its result or resumes its panic.
+    fn hand_to_worker<R, OP>(&self, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
         let job = StackJob::new(op);
         let registry = &*self.registry;
         // The job lives in this frame until its latch is set (the wait below; nothing between

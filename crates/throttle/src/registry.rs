@@ -203,6 +203,10 @@ pub(crate) struct Registry {
     /// idle worker while a slot is free and nobody searches wakes one of these, and it comes
     /// home to run the work (sleep/README.md, "Away workers").
     away: CachePadded<Waiters>,
+    /// rayon's semantics for calls from threads outside every pool: such a call is handed to
+    /// one of the workers and the caller blocks, instead of taking part (set for a global pool
+    /// built with the rayon-compatible `ThreadPoolBuilder::build_global`).
+    hand_outside_calls: std::sync::atomic::AtomicBool,
     /// Spare threads, started when the pool's own threads are all blocked in waits that may
     /// not run its work (spare.rs; sleep/README.md, "Spare threads").
     #[cfg(not(loom))]
@@ -249,6 +253,7 @@ impl Registry {
             numbers: Mutex::new(vec![false; threads]),
             fork_waiters: (0..threads).map(|_| CachePadded::default()).collect(),
             away: CachePadded::default(),
+            hand_outside_calls: std::sync::atomic::AtomicBool::new(false),
             #[cfg(not(loom))]
             spares: Default::default(),
             #[cfg(not(loom))]
@@ -453,6 +458,19 @@ impl Registry {
             #[cfg(not(loom))]
             self.spares.stand_in(self.threads);
         }
+    }
+
+    /// Hands calls from threads outside every pool to the workers from now on (rayon's
+    /// semantics; see the field).
+    pub(crate) fn hand_outside_calls_to_workers(&self) {
+        self.hand_outside_calls
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether calls from outside every pool are handed to the workers.
+    pub(crate) fn hands_outside_calls(&self) -> bool {
+        self.hand_outside_calls
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// True while spare threads stand in for blocked threads of this pool (spare.rs): a

@@ -389,7 +389,9 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// Builds the pool and makes it the global pool: the one that the free functions
     /// ([`join`](crate::join), [`scope`](crate::scope), the parallel iterators, ...) use
     /// outside any pool. Like the global pool started on first use, it joins the jobserver in
-    /// the environment (see [`PoolBuilder::jobserver`]).
+    /// the environment (see [`PoolBuilder::jobserver`]). Unlike it, it has rayon's semantics
+    /// for calls from threads outside every pool: a worker runs the call and the caller blocks
+    /// (the self-started global pool lets the caller take part instead).
     ///
     /// # Errors
     /// The global pool has already started (an earlier `build_global`, or parallel work before
@@ -412,6 +414,8 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
         let pool = global::with_env_jobserver(inner)
             .build_with(adopt, &mut |start| spawn.spawn(ThreadBuilder { start }))
             .map_err(ThreadPoolBuildError::from_error)?;
+        // rayon's semantics for calls from outside every pool: a worker runs them.
+        pool.registry().hand_outside_calls_to_workers();
         global::install_global(pool).map_err(ThreadPoolBuildError::from_error)
     }
 
