@@ -280,3 +280,33 @@ fn nested_panics_reach_the_caller() {
     balanced(&counts);
     still_works(&pool);
 }
+
+/// rayon's panic semantics for pieces: with `with_max_len(1)` every item is a piece of its own,
+/// joined as rayon joins halves, so a panic in one does not keep the others from running (all
+/// items but the panicking one are reached, on one thread too); `panic_fuse` stops them early.
+/// Before, a panic ended its whole leaf, and 0xC000 of 0x10000 items ran.
+#[test]
+fn a_panicking_piece_leaves_the_other_pieces_running_unless_fused() {
+    let pool = Pool::new(1).unwrap();
+    let count = |fuse: bool| {
+        let reached = AtomicUsize::new(0);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            pool.install(|| {
+                let iter = (0..0x1_0000i32).into_par_iter().with_max_len(1);
+                let body = |i: i32| {
+                    assert!(i != 0xC000, "boom");
+                    reached.fetch_add(1, Ordering::Relaxed);
+                };
+                if fuse {
+                    iter.panic_fuse().for_each(body);
+                } else {
+                    iter.for_each(body);
+                }
+            })
+        }));
+        assert_eq!(message(r.unwrap_err()), "boom");
+        reached.into_inner()
+    };
+    assert_eq!(count(false), 0xFFFF);
+    assert!(count(true) < 0xFFFF);
+}

@@ -26,7 +26,9 @@
 //! `throttle-bench --bench iter sort` when the scheduler changes.
 
 use super::{claim, runtime};
+use std::any::Any;
 use std::cell::Cell;
+use std::panic::{self, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 /// Units in a leaf's first block. Small, so that a leaf of coarse items (an image each) looks
@@ -341,10 +343,16 @@ where
         Some(a) => consumer.combine(a, r),
         None => r,
     };
+    // The first panic of a block: the other blocks still run, as the halves of rayon's joins
+    // would (`with_max_len(1)` then reaches every item but the panicking one), and it is
+    // resumed when the piece is done; `panic_fuse` stops the producer instead.
+    let mut panic = None;
     loop {
         if producer.stopped() {
             // It yields nothing more: one leaf drops what is left without splitting it.
-            return merge(acc, consumer.consume(offset, len, producer.into_seq()));
+            let r = consumer.consume(offset, len, producer.into_seq());
+            resume_if(panic);
+            return merge(acc, r);
         }
         if len / 2 >= splitter.min && len > splitter.min && runtime::poll_hungry() {
             let mid = len / 2;
@@ -353,27 +361,57 @@ where
                 || leaf(left, consumer, splitter, offset, mid),
                 move || leaf(right, consumer, splitter, offset + mid, len - mid),
             );
+            resume_if(panic);
             return merge(acc, consumer.combine(a, b));
         }
         if len <= splitter.block || len < splitter.min.saturating_mul(2) {
-            let r = consumer.consume(offset, len, producer.into_seq());
+            let r = guarded(&mut panic, || {
+                consumer.consume(offset, len, producer.into_seq())
+            });
             runtime::count_items(len);
-            return merge(acc, r);
+            resume_if(panic);
+            return merge(acc, r.expect("no block panicked"));
         }
         // Leave at least `min` units behind (`len >= 2 * min`, so the block is `min` or more).
         let block = splitter.block.min(len - splitter.min);
         let (head, tail) = producer.split_at(block);
         let start = Instant::now();
-        let r = consumer.consume(offset, block, head.into_seq());
+        let r = guarded(&mut panic, || {
+            consumer.consume(offset, block, head.into_seq())
+        });
         splitter.adapt(start.elapsed());
         runtime::count_items(block);
-        acc = Some(merge(acc, r));
+        // After a panic, later blocks' results are not combined (a gap is left where the
+        // panicking block was; a collect cannot join across it): each is dropped on its own.
+        if let (Some(r), None) = (r, &panic) {
+            acc = Some(merge(acc, r));
+        }
         producer = tail;
         offset += block;
         len -= block;
         if consumer.done(offset) {
+            resume_if(panic);
             return merge(acc, consumer.skipped());
         }
+    }
+}
+
+/// Runs one block of a leaf as a unit of its own: a panic in it is kept in `first` (unless an
+/// earlier one is) and `None` returned, so that the leaf's other blocks still run.
+fn guarded<R>(first: &mut Option<Box<dyn Any + Send>>, f: impl FnOnce() -> R) -> Option<R> {
+    match panic::catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => Some(r),
+        Err(payload) => {
+            first.get_or_insert(payload);
+            None
+        }
+    }
+}
+
+/// Resumes the first panic of a leaf's blocks, if one panicked.
+fn resume_if(first: Option<Box<dyn Any + Send>>) {
+    if let Some(payload) = first {
+        panic::resume_unwind(payload);
     }
 }
 
