@@ -5,10 +5,16 @@
 //! compilers are counted from a log: at no instant more than N at once. The real-build tests
 //! print their max concurrency and wall time (`--nocapture`). They need make, ninja >= 1.13, gcc
 //! and cargo: ignored here, run by `.ci/run`.
+//!
+//! The make 4.4 tests (the fifo jobserver: the same C build, make 4.4's escaped paths under a
+//! TMPDIR with a space, throttle programs as clients of make 4.4's own fifo and of `throttle
+//! run`'s through make 4.4) run the binary named by `THROTTLE_MAKE44`; Debian 12 has no make 4.4,
+//! so `scripts/make44.sh` builds it from Debian's source package and prints its path.
 
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Instant;
 
 use common::{bin, require, text, throttle, workdir};
@@ -236,12 +242,12 @@ fn report(what: &str, log: &Path, t: Instant, slots: usize) {
     assert!(n > 0);
 }
 
-#[test]
-#[ignore = "needs GNU make 4.3 and gcc; .ci/run installs them"]
-fn a_c_build_under_make_4_3_keeps_the_budget() {
-    require("make", "make");
+/// `throttle run -j 2 -- MAKE -s` over 200 generated C files, each compiler run logged: at most 2
+/// at once. Make writes its `MAKEFLAGS` to a file in the last recipe: `fifo` says whether it must
+/// name a fifo (make 4.4) or a pipe (make 4.3), the style `throttle run` picked from the version.
+fn c_build_under_make(make: &str, what: &str, fifo: bool) {
     require("gcc", "gcc");
-    let dir = workdir("c-make");
+    let dir = workdir(&format!("c-make-{}", if fifo { "fifo" } else { "pipe" }));
     let log = dir.join("log");
     let wrap = logging_wrapper(&dir, &log);
     let names = c_sources(&dir, 200);
@@ -249,7 +255,7 @@ fn a_c_build_under_make_4_3_keeps_the_budget() {
     std::fs::write(
         dir.join("Makefile"),
         format!(
-            "all: {}\n%.o: %.c\n\t{} gcc -O2 -c $< -o $@\n",
+            "all: {}\n\t@printf '%s\\n' \"$$MAKEFLAGS\" > makeflags\n%.o: %.c\n\t{} gcc -O2 -c $< -o $@\n",
             objs.join(" "),
             wrap.display()
         ),
@@ -258,13 +264,216 @@ fn a_c_build_under_make_4_3_keeps_the_budget() {
     let t = Instant::now();
     let out = throttle()
         .current_dir(&dir)
-        .args(["run", "-j", "2", "--", "make", "-s"])
+        .args(["run", "-j", "2", "--", make, "-s"])
         .output()
         .unwrap();
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("tokens returned: 1 of 1"), "{err}");
-    report("make 4.3, 200 C files", &log, t, 2);
+    report(what, &log, t, 2);
+    let flags = std::fs::read_to_string(dir.join("makeflags")).unwrap();
+    let auth = flags
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("--jobserver-auth="))
+        .unwrap_or_else(|| panic!("no jobserver in make's MAKEFLAGS: {flags}"));
+    assert_eq!(auth.starts_with("fifo:"), fifo, "{what}: {flags}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+#[ignore = "needs GNU make 4.3 and gcc; .ci/run installs them"]
+fn a_c_build_under_make_4_3_keeps_the_budget() {
+    require("make", "make");
+    c_build_under_make("make", "make 4.3 (pipe), 200 C files", false);
+}
+
+/// make 4.4 as `scripts/make44.sh` built it: the path in `THROTTLE_MAKE44`, checked to be 4.4.
+fn make44() -> String {
+    let p = std::env::var("THROTTLE_MAKE44").expect(
+        "THROTTLE_MAKE44 names a make 4.4 binary: export THROTTLE_MAKE44=\"$(scripts/make44.sh)\"",
+    );
+    let out = Command::new(&p)
+        .arg("--version")
+        .env_remove("MAKEFLAGS")
+        .output()
+        .unwrap_or_else(|e| panic!("THROTTLE_MAKE44={p}: {e}"));
+    let first = text(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        first.starts_with("GNU Make 4.4"),
+        "THROTTLE_MAKE44={p}: {first}"
+    );
+    p
+}
+
+#[test]
+#[ignore = "needs make 4.4: scripts/make44.sh"]
+fn a_c_build_under_make_4_4_keeps_the_budget() {
+    // No --jobserver-style: `throttle run` asks this make its version and serves a fifo.
+    c_build_under_make(&make44(), "make 4.4 (fifo), 200 C files", true);
+}
+
+/// make 4.4 started by the test itself: no jobserver of the test's environment inherited.
+fn bare(program: &str) -> Command {
+    let mut cmd = Command::new(program);
+    for v in [
+        "MAKEFLAGS",
+        "MFLAGS",
+        "CARGO_MAKEFLAGS",
+        "THROTTLE_JOBSERVER",
+        "THROTTLE_JOBSERVER_SOCKET",
+        "THROTTLE_JOBSERVER_ID",
+    ] {
+        cmd.env_remove(v);
+    }
+    cmd
+}
+
+/// Two recipes that write their `MAKEFLAGS` to `<target>.flags` and run a throttle program that
+/// fails unless its pool joined the jobserver `MAKEFLAGS` names (the socket of `throttle run`,
+/// which a client would otherwise prefer, unset: the fifo's path is what is read).
+fn flag_writing_makefile(dir: &Path) {
+    std::fs::write(
+        dir.join("Makefile"),
+        format!(
+            "all: p q\np q:\n\t@printf '%s\\n' \"$$MAKEFLAGS\" > $@.flags\n\t@env -u THROTTLE_JOBSERVER_SOCKET {} __pool --tasks 8 --iterations 2000 --jobserver required\n",
+            bin().display()
+        ),
+    )
+    .unwrap();
+}
+
+/// The fifo path make 4.4 passed to recipe `target`, as written (escaped) in its `MAKEFLAGS`.
+fn fifo_written(dir: &Path, target: &str) -> String {
+    let flags = std::fs::read_to_string(dir.join(format!("{target}.flags"))).unwrap();
+    let at = flags
+        .find("--jobserver-auth=fifo:")
+        .unwrap_or_else(|| panic!("no fifo in {flags}"));
+    flags[at + "--jobserver-auth=fifo:".len()..]
+        .trim_end()
+        .to_owned()
+}
+
+/// make 4.4 escapes a space in the fifo's path (`fifo:/x/a\ b/...`) in `MAKEFLAGS`. Under a
+/// TMPDIR with a space, (1) make 4.4 as the jobserver itself (`-j2`, its own `GMfifo` there):
+/// the throttle programs in its recipes read the escaped path and join; (2) `throttle run` keeps
+/// its fifo out of such a TMPDIR (under `/tmp`, so that ninja 1.13, which does not unescape, can
+/// read it too), and make 4.4 and the programs in its recipes join it.
+#[test]
+#[ignore = "needs make 4.4: scripts/make44.sh"]
+fn make_4_4_escaped_paths_with_a_space_are_read() {
+    let make = make44();
+    let dir = workdir("make44-space");
+    let spaced = dir.join("a b");
+    std::fs::create_dir_all(&spaced).unwrap();
+    flag_writing_makefile(&dir);
+    let escaped_dir = spaced.to_str().unwrap().replace(' ', "\\ ");
+
+    let out = bare(&make)
+        .current_dir(&dir)
+        .args(["-s", "-B", "-j2"])
+        .env("TMPDIR", &spaced)
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "make 4.4 -j2: {err}");
+    for t in ["p", "q"] {
+        let fifo = fifo_written(&dir, t);
+        assert!(
+            fifo.starts_with(&format!("{escaped_dir}/GMfifo")),
+            "{fifo}: make's own fifo under {escaped_dir}"
+        );
+    }
+    let out = throttle()
+        .current_dir(&dir)
+        .args(["run", "-j", "2", "--", &make, "-s"])
+        .env("TMPDIR", &spaced)
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "throttle run -- make 4.4: {err}");
+    assert!(err.contains("tokens returned: 1 of 1"), "{err}");
+    for t in ["p", "q"] {
+        let fifo = fifo_written(&dir, t);
+        assert!(
+            !fifo.contains([' ', '\\']),
+            "throttle run's fifo {fifo}: no whitespace or backslash"
+        );
+    }
+
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Five throttle programs (4 threads each, 6 tasks of 4 ms) in the recipes of make 4.4, with and
+/// without `+` and in a sub-make, read the fifo: at no instant more than 2 tasks machine-wide,
+/// (1) with make 4.4 as the jobserver (`make -j2`, fifo by default) and (2) under
+/// `throttle run -j 2 -- make` (the socket unset in d and the sub-make: those read the fifo).
+#[test]
+#[ignore = "needs make 4.4: scripts/make44.sh"]
+fn throttle_programs_as_clients_of_make_4_4_keep_the_budget() {
+    let make = make44();
+    let dir = workdir("make44-clients");
+    let log = dir.join("log");
+    let t = bin();
+    let tasks = |socket: bool| {
+        format!(
+            "{}{} __tasks --tasks 6 --micros 4000 --log {}",
+            if socket {
+                ""
+            } else {
+                "env -u THROTTLE_JOBSERVER_SOCKET "
+            },
+            t.display(),
+            log.display()
+        )
+    };
+    std::fs::write(
+        dir.join("Makefile"),
+        format!(
+            "all: a b c d\na:\n\t+$(MAKE) -s -f sub.mk\nb:\n\t+{sock}\nc:\n\t{sock}\nd:\n\t{fifo}\n",
+            sock = tasks(true),
+            fifo = tasks(false)
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sub.mk"),
+        format!("all: x y\nx:\n\t+{0}\ny:\n\t{0}\n", tasks(false)),
+    )
+    .unwrap();
+    let check = |what: &str| {
+        let (max, n) = max_running(&log);
+        eprintln!("{what}: {n} tasks in 5 throttle programs, at most {max} at once under -j 2");
+        assert_eq!(n, 30, "{what}: each of the 5 programs ran its 6 tasks");
+        assert!(
+            max <= 2,
+            "{what}: {max} tasks at once machine-wide under -j 2"
+        );
+        std::fs::remove_file(&log).unwrap();
+    };
+
+    let out = bare(&make)
+        .current_dir(&dir)
+        .args(["-s", "-j2"])
+        .env("THROTTLE_THREADS", "4")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "make 4.4 -j2: {}", text(&out.stderr));
+    check("make 4.4 -j2 as the jobserver");
+
+    let out = throttle()
+        .current_dir(&dir)
+        .args(["run", "-j", "2", "--", &make, "-s"])
+        .env("THROTTLE_THREADS", "4")
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "throttle run -- make 4.4: {err}");
+    assert!(err.contains("tokens returned: 1 of 1"), "{err}");
+    check("throttle run -j 2 -- make 4.4");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -6,6 +6,9 @@
 //! - a recipe of real make 4.3 `make -j2` without `+` (fds named in `MAKEFLAGS` but closed) whose
 //!   program makes a pipe first (std and libc) and then uses the global pool: no hang, its data
 //!   intact; with `+` the pool joins and the data is intact too;
+//! - the same under make 4.4 `make -j2` (fifo by default; the binary in `THROTTLE_MAKE44`, which
+//!   `scripts/make44.sh` builds): every recipe, `+` or not, is given the fifo's path, the pool
+//!   joins through it and the program's own pipe is left alone;
 //! - inherited pipes named swapped (`W,R`) or mismatched (ends of two pipes): not joined, nothing
 //!   read or written; the right pair: joined;
 //! - `adopt_from_env` at the top of `main`, then the descriptors closed and reused: the pool uses
@@ -130,21 +133,22 @@ fn parse_fds(flags: &str) -> (i32, i32) {
     (r.parse().unwrap(), w.parse().unwrap())
 }
 
-/// Real make 4.3 (`make -j2`, pipe jobserver), recipes with and without `+`.
-#[test]
-#[ignore = "needs GNU make (Debian's make 4.3); .ci/run installs it"]
-fn a_recipe_without_plus_keeps_its_own_pipe_under_make() {
+/// Runs `takeover_child` as the recipe of `make -s -j2` (`make` the program given), with and
+/// without `+`, with a std and a libc pipe; `check(plus, output)` judges each run, whose output
+/// starts with the recipe's `MAKEFLAGS`. `tag` names the test's own directory (tests run in
+/// parallel).
+fn takeover_under_make(make: &str, tag: &str, check: impl Fn(&str, &str)) {
     let exe = std::env::current_exe().unwrap();
-    let dir = std::env::temp_dir().join(format!("throttle-takeover-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("throttle-takeover-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for (plus, kind) in [("", "std"), ("", "libc"), ("+", "std"), ("+", "libc")] {
         let mk = format!(
-            "all:\n\t{plus}TAKEOVER_KIND={kind} {} --exact takeover_child --nocapture --test-threads=1\n",
+            "all:\n\t{plus}echo \"flags $$MAKEFLAGS\"; TAKEOVER_KIND={kind} {} --exact takeover_child --nocapture --test-threads=1\n",
             exe.display()
         );
         std::fs::write(dir.join("Makefile"), mk).unwrap();
         let out = Command::new("timeout")
-            .args(["60", "make", "-s", "-j2"])
+            .args(["60", make, "-s", "-j2"])
             .current_dir(&dir)
             .env_remove("MAKEFLAGS")
             .env_remove("MFLAGS")
@@ -154,18 +158,47 @@ fn a_recipe_without_plus_keeps_its_own_pipe_under_make() {
             .unwrap();
         let s = ok(&out);
         assert!(s.contains("data intact"), "{plus}{kind}: {s}");
+        check(plus, &s);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Real make 4.3 (`make -j2`, pipe jobserver), recipes with and without `+`.
+#[test]
+#[ignore = "needs GNU make (Debian's make 4.3); .ci/run installs it"]
+fn a_recipe_without_plus_keeps_its_own_pipe_under_make() {
+    let pipe_style = make_is_pipe_style();
+    takeover_under_make("make", "make", |plus, s| {
         if plus.is_empty() {
             // make 4.3 closed its pipe for this recipe: the program's pipe took the numbers
             // MAKEFLAGS names (else this case would prove nothing), and the pool left it alone.
-            if make_is_pipe_style() {
+            if pipe_style {
                 assert!(s.contains("pipe fds 3,4"), "{s}");
             }
             assert!(s.contains("joined false"), "{s}");
         } else {
-            assert!(s.contains("joined true"), "{plus}{kind}: {s}");
+            assert!(s.contains("joined true"), "{plus}: {s}");
         }
-    }
-    std::fs::remove_dir_all(&dir).unwrap();
+    });
+}
+
+/// Real make 4.4 (`make -j2`, fifo jobserver by default): every recipe is given the fifo's path,
+/// `+` or not, and no descriptor of it; the pool joins through the path, the pipe is untouched.
+#[test]
+#[ignore = "needs make 4.4: scripts/make44.sh"]
+fn a_recipe_with_or_without_plus_joins_make_4_4s_fifo_and_keeps_its_own_pipe() {
+    let make = std::env::var("THROTTLE_MAKE44").expect(
+        "THROTTLE_MAKE44 names a make 4.4 binary: export THROTTLE_MAKE44=\"$(scripts/make44.sh)\"",
+    );
+    let v = Command::new(&make).arg("--version").output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&v.stdout).starts_with("GNU Make 4.4"),
+        "THROTTLE_MAKE44={make} is not make 4.4"
+    );
+    takeover_under_make(&make, "make44", |plus, s| {
+        assert!(s.contains("--jobserver-auth=fifo:"), "{plus}: {s}");
+        assert!(s.contains("joined true"), "{plus}: {s}");
+    });
 }
 
 fn make_is_pipe_style() -> bool {
