@@ -305,8 +305,9 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
                     ),
                 ),
                 subtitle: format!(
-                    "{}; runs with 0 user or 0 system time (tick accounting) left out",
-                    section.title
+                    "{}; runs under {} of CPU time or with 0 user or 0 system time left out (the kernel splits CPU time by timer ticks)",
+                    section.title,
+                    crate::view::units::secs(crate::results::CPU_SPLIT_RESOLUTION)
                 ),
                 x,
                 y: Axis::log("user time / system time", 10.0, false),
