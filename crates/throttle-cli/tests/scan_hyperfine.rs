@@ -431,6 +431,36 @@ fn input_and_output_files_reach_the_command() {
     assert_usage_error(&out, &["--input", "/nonexistent-dir/in.txt"]);
 }
 
+/// `--output pipe`: the command writes into a pipe (which the shell's `test -p` sees) that the
+/// scan reads to the end, so output larger than a pipe's buffer (64 KiB) does not block it; with
+/// the default `null` the same check fails.
+#[test]
+fn output_pipe_gives_the_command_a_pipe_that_is_read_to_the_end() {
+    scan_ok(&[
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--output",
+        "pipe",
+        "test -p /dev/stdout && head -c 1000000 /dev/zero",
+    ]);
+    let out = throttle()
+        .args([
+            "scan",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "--output",
+            "null",
+            "test -p /dev/stdout",
+        ])
+        .output()
+        .expect("runs");
+    assert!(!out.status.success(), "{}", text(&out.stderr));
+}
+
 #[test]
 fn time_unit_and_sort_order_the_table_as_hyperfine_does() {
     let dir = workdir("sort");

@@ -29,6 +29,8 @@ const RIGHT: f64 = 24.0;
 const TOP: f64 = 58.0;
 /// Room under the plot for tick labels, the axis label and the legend.
 const BOTTOM: f64 = 96.0;
+/// Pixels between the spread bars of neighbouring series at one x.
+const BAR_DODGE: f64 = 3.0;
 
 /// Colours that stay apart for the colour-blind (Okabe & Ito's palette, in their order).
 pub const PALETTE: [&str; 8] = [
@@ -635,8 +637,18 @@ impl LineChart {
                 &m.label,
             );
         }
+        // Spread bars of several series at the same x would hide each other: each series'
+        // bars sit a few pixels beside the point, side by side in the order of the legend.
+        let ranged: Vec<usize> = (0..self.series.len())
+            .filter(|&i| !self.series[i].ranges.is_empty())
+            .collect();
+        let dodge = |i: usize| -> f64 {
+            ranged.iter().position(|&r| r == i).map_or(0.0, |k| {
+                (k as f64 - (ranged.len() as f64 - 1.0) / 2.0) * BAR_DODGE
+            })
+        };
         // Series.
-        for s in &self.series {
+        for (index, s) in self.series.iter().enumerate() {
             let pts: Vec<(f64, f64)> = s
                 .points
                 .iter()
@@ -667,7 +679,7 @@ impl LineChart {
                 if !(self.shows((x, lo)) && self.shows((x, hi))) {
                     continue;
                 }
-                let (px, y_lo, y_hi) = (xm.t(x), ym.t(lo / y_div), ym.t(hi / y_div));
+                let (px, y_lo, y_hi) = (xm.t(x) + dodge(index), ym.t(lo / y_div), ym.t(hi / y_div));
                 let _ = writeln!(
                     out,
                     r#"<path d="M{:.1},{y_lo:.1} H{:.1} M{px:.1},{y_lo:.1} V{y_hi:.1} M{:.1},{y_hi:.1} H{:.1}" fill="none" stroke="{}" stroke-width="1.5" opacity="0.7"/>"#,
@@ -766,6 +778,22 @@ mod tests {
             "{svg}"
         );
         assert!(svg.contains("bars: min–max of the repetitions"));
+        // A second series with bars at the same x: its bars stand beside the first's.
+        let mut two = chart.clone();
+        two.series.push(
+            Series::line("cpu", PALETTE[1], vec![(1.0, 2.0), (2.0, 1.0)])
+                .with_ranges(vec![(1.0, 1.9, 2.1), (2.0, 0.5, 9.0)]),
+        );
+        let svg2 = two.to_svg();
+        let bar_x = |color: &str| -> Vec<String> {
+            svg2.lines()
+                .filter(|l| l.contains("opacity=\"0.7\"") && l.contains(color))
+                .map(|l| l.split(' ').nth(3).unwrap_or_default().to_string())
+                .collect()
+        };
+        let (a, b) = (bar_x(PALETTE[0]), bar_x(PALETTE[1]));
+        assert_eq!((a.len(), b.len()), (2, 2), "{svg2}");
+        assert_ne!(a, b, "the bars of two series at one x overlap: {svg2}");
         // The y axis reaches the top of the widest bar.
         assert!(
             svg.contains(">8<") || svg.contains(">9<") || svg.contains(">10<"),

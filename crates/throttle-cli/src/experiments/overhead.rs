@@ -284,15 +284,23 @@ fn measure(system: System, jobs: usize, length: u64, pool: Option<&Pool>) -> Sam
     }
     let wall = span.wall.max(Duration::from_nanos(1)).as_secs_f64();
     sample = sample.metric("jobs_per_sec", jobs as f64 / wall);
-    // A ratio needs both times measured: a run of a few milliseconds, accounted in whole
-    // ticks, often shows 0 for one of them, and 0 would read as "no user work at all".
-    if span.system > Duration::ZERO && span.user > Duration::ZERO {
-        sample = sample.metric(
-            "user_per_system",
-            span.user.as_secs_f64() / span.system.as_secs_f64(),
-        );
+    if let Some(ratio) = user_per_system(span.user, span.system) {
+        sample = sample.metric("user_per_system", ratio);
     }
     sample
+}
+
+/// The user:system ratio of a batch, when its times can give one. The kernel splits CPU time
+/// between user and system by whole timer ticks, so a batch under
+/// [`CPU_SPLIT_RESOLUTION`](crate::results::CPU_SPLIT_RESOLUTION) of CPU (a pool's 600 trivial
+/// jobs take ~1 ms) has a split drawn from one or two ticks, and a 0 on one side would read as
+/// "no user work at all": both give no ratio rather than a number.
+fn user_per_system(user: Duration, system: Duration) -> Option<f64> {
+    let cpu = (user + system).as_secs_f64();
+    (user > Duration::ZERO
+        && system > Duration::ZERO
+        && cpu >= crate::results::CPU_SPLIT_RESOLUTION)
+        .then(|| user.as_secs_f64() / system.as_secs_f64())
 }
 
 /// The seed's points A and B, and what the trivial jobs say.
@@ -419,4 +427,23 @@ struct Points {
 
 fn job_count(row: &Row) -> f64 {
     row.metrics.get("jobs").copied().unwrap_or(1.0).max(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_split_finer_than_the_ticks_gives_no_ratio() {
+        let ms = Duration::from_millis;
+        let us = Duration::from_micros;
+        // A pool's trivial batch: 122 µs user, 585 µs system is not a measured split.
+        assert_eq!(user_per_system(us(122), us(585)), None);
+        // 0 on one side, however long the batch, is no ratio either.
+        assert_eq!(user_per_system(Duration::ZERO, ms(17)), None);
+        assert_eq!(user_per_system(ms(40), Duration::ZERO), None);
+        // From 10 ms of CPU on, the split counts.
+        assert_eq!(user_per_system(ms(30), ms(10)), Some(3.0));
+        assert_eq!(user_per_system(ms(5), ms(5)), Some(1.0));
+    }
 }

@@ -399,7 +399,10 @@ fn recommend(
                 };
                 let c = crate::verdict::compare(&cpu_runs(most), &cpu_runs(one));
                 let why = match c.verdict {
-                    crate::verdict::Verdict::Slower => format!(" and extra work ({})", c.clause()),
+                    crate::verdict::Verdict::Slower => format!(
+                        " and extra work: the CPU times differ by the test ({})",
+                        c.reason()
+                    ),
                     crate::verdict::Verdict::TooFewRuns => format!(
                         "; whether it is also extra work, the runs are too few to tell ({})",
                         c.reason()

@@ -227,19 +227,26 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
         } else {
             name.clone()
         };
-        let name = &legend;
+        // The rows are found by the series' own name, not by the legend's wording.
         let key_of = |s: &Sample| s.metrics.get("jobs_per_sec").copied();
         rates.push(
-            Series::line(name, color, pts("jobs_per_sec")).with_ranges(bars(
-                rows_of(section, name),
+            Series::line(&legend, color, pts("jobs_per_sec")).with_ranges(bars(
+                rows_of(section, series),
                 |r| r.x,
                 &key_of,
             )),
         );
         let ratio_of = |s: &Sample| s.metrics.get("user_per_system").copied();
+        let ratio_pts = pts("user_per_system");
+        // A line without a single ratio still gets its legend entry, saying why it is empty.
+        let ratio_legend = if ratio_pts.is_empty() {
+            format!("{legend}: no run long enough to split")
+        } else {
+            legend.clone()
+        };
         ratios.push(
-            Series::line(name, color, pts("user_per_system")).with_ranges(bars(
-                rows_of(section, name),
+            Series::line(&ratio_legend, color, ratio_pts).with_ranges(bars(
+                rows_of(section, series),
                 |r| r.x,
                 &ratio_of,
             )),
@@ -304,9 +311,12 @@ fn rate_charts(report: &Report, section: &Section) -> Vec<String> {
                         section.level_name
                     ),
                 ),
+                // The section's name without what its own chart plots ("(a) 3000 trivial jobs"),
+                // so the subtitle fits the chart's width.
                 subtitle: format!(
-                    "{}; runs with 0 user or 0 system time (tick accounting) left out",
-                    section.title
+                    "{}; runs under {:.0} ms CPU or with 0 user/system left out (ticks)",
+                    section.title.split(':').next().unwrap_or(&section.title),
+                    crate::results::CPU_SPLIT_RESOLUTION * 1e3
                 ),
                 x,
                 y: Axis::log("user time / system time", 10.0, false),
@@ -546,4 +556,56 @@ fn time_chart(report: &Report, section: &Section) -> String {
         marks: marks(report, section),
     }
     .to_svg()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::results::Machine;
+
+    fn sample(ms: u64, jobs_per_sec: f64) -> Sample {
+        Sample {
+            wall: Duration::from_millis(ms),
+            user: Duration::from_millis(ms),
+            system: Duration::from_millis(1),
+            ..Sample::default()
+        }
+        .metric("jobs_per_sec", jobs_per_sec)
+    }
+
+    /// The job-length chart's thread-per-job lines, whose legend reads "a thread per job, …",
+    /// keep their spread bars (they were looked up by the legend's words and found no rows).
+    #[test]
+    fn thread_per_job_lines_on_the_job_length_axis_have_spread_bars() {
+        let mut section = Section::new(
+            "job_length",
+            "(b) jobs per second against job length",
+            "system",
+            "iterations per job",
+            false,
+        );
+        let runs = [sample(10, 100.0), sample(12, 200.0), sample(14, 300.0)];
+        let with_ratio = runs.clone().map(|s| s.metric("user_per_system", 3.0));
+        for x in [10u64, 100] {
+            for (series, runs) in [("1 thread", &runs), ("sequential", &with_ratio)] {
+                let row = Row::from_samples(series, x, &x.to_string(), x as f64, runs);
+                section.rows.push(row.expect("a row"));
+            }
+        }
+        let mut report = Report::new("overhead", Machine::detect());
+        report.sections.push(section);
+        let charts = charts(&report);
+        let rates = &charts[0];
+        assert!(rates.contains("a thread per job, 1 thread"), "{rates}");
+        let bars = rates
+            .lines()
+            .filter(|l| l.contains(r#"opacity="0.7""#) && l.contains(PALETTE[0]))
+            .count();
+        assert_eq!(bars, 2, "one min–max bar per length: {rates}");
+        // The thread per job has no ratio (no batch long enough): its legend entry says why.
+        let ratios = &charts[1];
+        assert!(ratios.contains("no run long enough to split"), "{ratios}");
+    }
 }

@@ -245,10 +245,17 @@ fn run_once(
     let mut commands: Vec<_> = (0..copies).map(|_| plan.command(index)).collect();
     let started = Instant::now();
     let mut running = Vec::with_capacity(copies);
+    // With `--output pipe`, one thread per child reads its standard output to the end.
+    let mut drains = Vec::new();
     for cmd in &mut commands {
         match child::spawn(cmd) {
-            Ok(c) => {
+            Ok(mut c) => {
                 sampler.watch(c.pid());
+                if let Some(mut out) = c.take_stdout() {
+                    drains.push(std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut out, &mut std::io::sink());
+                    }));
+                }
                 running.push(c);
             }
             Err(e) => {
@@ -257,6 +264,9 @@ fn run_once(
                     let pid = c.pid();
                     let _ = c.wait();
                     sampler.finish(pid);
+                }
+                for d in drains {
+                    let _ = d.join();
                 }
                 return Err(spawn_error(plan, index, e));
             }
@@ -306,6 +316,10 @@ fn run_once(
             run.exit_code = usage.exit_code;
             run.signal = usage.signal;
         }
+    }
+    // The pipes end when the children (and any descendants still holding them) have exited.
+    for d in drains {
+        let _ = d.join();
     }
     // One child: the probe's own spawn-to-exit clock, which excludes reaping. Several: from the
     // first spawn until the last one was reaped.

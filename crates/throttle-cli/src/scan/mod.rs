@@ -202,7 +202,8 @@ pub struct ScanArgs {
     #[arg(long)]
     pub show_output: bool,
 
-    /// Where the command's standard output and error go: `null` (the default), `inherit`
+    /// Where the command's standard output and error go: `null` (the default), `pipe` (standard
+    /// output into a pipe that the scan reads and discards, standard error discarded), `inherit`
     /// (the terminal, as --show-output) or a FILE (created afresh for every run), as hyperfine's
     /// --output.
     #[arg(long, value_name = "WHERE", conflicts_with = "show_output")]

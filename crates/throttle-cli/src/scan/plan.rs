@@ -74,6 +74,10 @@ pub struct Plan {
     pub show_output: bool,
     /// `--output FILE`: the command's output goes to this file, created afresh for every run.
     pub output_file: Option<PathBuf>,
+    /// `--output pipe`: the command's standard output goes into a pipe that the scan reads to
+    /// the end and discards (standard error is discarded), as hyperfine's `pipe`: for commands
+    /// that write differently to a pipe than to /dev/null.
+    pub pipe_output: bool,
     /// `--input FILE`: the command's standard input.
     pub input: Option<PathBuf>,
     /// The program, resolved against `PATH` once before the first run (when its name holds no
@@ -529,16 +533,10 @@ impl Plan {
             ignore_failure: args.ignore_failure,
             show_output: args.show_output || args.output.as_deref() == Some("inherit"),
             output_file: match args.output.as_deref() {
-                None | Some("null") | Some("inherit") => None,
-                Some("pipe") => {
-                    return Err(usage(
-                        "--output",
-                        "pipe",
-                        "not supported: use null, inherit or a file",
-                    ))
-                }
+                None | Some("null") | Some("inherit") | Some("pipe") => None,
                 Some(file) => Some(PathBuf::from(file)),
             },
+            pipe_output: args.output.as_deref() == Some("pipe"),
             input: args.input.clone(),
             program: None,
         };
@@ -597,7 +595,8 @@ impl Plan {
     }
 
     /// A ready-to-spawn command for value `index`: stdin from /dev/null, output discarded
-    /// unless `--show-output`.
+    /// unless `--show-output` or `--output` says otherwise (with `--output pipe` the caller
+    /// must read the child's standard output to its end, see [`Plan::pipe_output`]).
     pub fn command(&self, index: usize) -> Command {
         let words = self.words(index);
         let mut cmd = if let Some(shell) = &self.shell {
@@ -620,6 +619,8 @@ impl Plan {
                 let err = file.try_clone().map_or(Stdio::null(), Stdio::from);
                 cmd.stdout(Stdio::from(file)).stderr(err);
             }
+        } else if self.pipe_output {
+            cmd.stdout(Stdio::piped()).stderr(Stdio::null());
         } else if !self.show_output {
             cmd.stdout(Stdio::null()).stderr(Stdio::null());
         }

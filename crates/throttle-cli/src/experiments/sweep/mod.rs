@@ -168,12 +168,16 @@ pub fn run(args: &SweepArgs, machine: Machine) -> anyhow::Result<Report> {
     let mut longest_rep = Duration::ZERO;
     'reps: for rep in 0..reps {
         let rep_started = std::time::Instant::now();
-        if rep > 0 && !fits_before(args.deadline, rep_started, longest_rep) {
+        if rep >= crate::verdict::MIN_REPS && !fits_before(args.deadline, rep_started, longest_rep)
+        {
             // Out of budget (a busy machine runs slower than calibrated): keep whole
             // repetitions only, so every level has the same number of samples, and start one
             // only when it is expected to end by the deadline — a repetition that starts just
             // before the deadline would overrun it by its whole length (`throttle report
             // --budget` ran ~5 % over on a loaded machine while only the start was checked).
+            // The first MIN_REPS repetitions always run: with fewer, the statistics rule can
+            // call no difference real and the sweep would have no verdict at all, so a busy
+            // machine overruns the budget by up to a repetition instead.
             report.param("repetitions_done", rep);
             break 'reps;
         }
