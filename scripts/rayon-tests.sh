@@ -43,6 +43,7 @@ EXPECTED_PASS=(
   rayon/debug
   rayon/drain_vec
   rayon/intersperse
+  rayon/iter_panic
   rayon/named-threads
   rayon/issue671
   rayon/issue671-unzip
