@@ -14,27 +14,12 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use throttle_workloads::tree::Node;
 
+use super::tree_sum::{sum_rayon, sum_throttle};
 use super::{peers, Settings};
 use crate::harness::{check, run_interleaved, time, Baseline, Case, Report};
 
 /// The pool sizes measured.
 const THREADS: [usize; 4] = [2, 8, 32, 64];
-
-fn sum_throttle(node: &Node) -> u64 {
-    let (l, r) = throttle::join(
-        || node.left.as_deref().map_or(0, sum_throttle),
-        || node.right.as_deref().map_or(0, sum_throttle),
-    );
-    node.value + l + r
-}
-
-fn sum_rayon(node: &Node) -> u64 {
-    let (l, r) = rayon::join(
-        || node.left.as_deref().map_or(0, sum_rayon),
-        || node.right.as_deref().map_or(0, sum_rayon),
-    );
-    node.value + l + r
-}
 
 /// A few nanoseconds of work that the compiler cannot drop.
 fn tiny(i: u64) -> u64 {

@@ -12,7 +12,8 @@ const DEPTH: u32 = 23;
 /// Depth under `--quick`.
 const QUICK_DEPTH: u32 = 18;
 
-fn sum_throttle(node: &Node) -> u64 {
+/// The tree summed with the free `throttle::join` (shared with `scaling`).
+pub(super) fn sum_throttle(node: &Node) -> u64 {
     let (l, r) = throttle::join(
         || node.left.as_deref().map_or(0, sum_throttle),
         || node.right.as_deref().map_or(0, sum_throttle),
@@ -28,7 +29,8 @@ fn sum_throttle_cx(cx: &throttle::Context, node: &Node) -> u64 {
     node.value + l + r
 }
 
-fn sum_rayon(node: &Node) -> u64 {
+/// The tree summed with `rayon::join` (shared with `scaling`).
+pub(super) fn sum_rayon(node: &Node) -> u64 {
     let (l, r) = rayon::join(
         || node.left.as_deref().map_or(0, sum_rayon),
         || node.right.as_deref().map_or(0, sum_rayon),
