@@ -118,7 +118,7 @@ pub fn run(settings: &Settings) -> Result<Report> {
     ];
     let series = run_interleaved(settings.reps, false, cases)?;
     let what = format!(
-        "process CPU time per 1 s of idle after a burst (window {} ms, fresh pool of {threads} threads per sample)",
+        "CPU time of the pool's threads per 1 s of idle after a burst (window {} ms, fresh pool of {threads} threads per sample)",
         window.as_millis()
     );
     let baseline = Baseline {
