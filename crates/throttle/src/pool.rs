@@ -709,9 +709,9 @@ impl Pool {
     /// - Raising the limit takes effect at once: queued threads get the new slots, and a sleeping
     ///   worker is woken if work is waiting.
     /// - Lowering it is cooperative: a thread over the limit gives back its slot at its next
-    ///   *task boundary*: when it forks shareably (a fork made as a plain call does not look;
-    ///   a thread makes at most 63 of those in a row, 1023 while the limit is 1), when a task
-    ///   or loop block ends, or when it waits. A task that runs for a long time without forking
+    ///   *task boundary*: when it forks shareably or takes such a fork back to run it (a fork
+    ///   made as a plain call does not look; a thread makes at most 63 of those in a row, 1023
+    ///   while the limit is 1), when a task or loop block ends, or when it waits. A task that runs for a long time without forking
     ///   keeps its slot until it ends: code cannot be interrupted. So for a short while after a
     ///   lowering, more than `k` threads may still run; [`Pool::await_concurrency`] waits until
     ///   that is over. `throttle-bench --bench limit_response` measures how long it takes.

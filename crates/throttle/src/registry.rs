@@ -705,8 +705,25 @@ impl Registry {
 
     /// Blocks until the caller holds a run slot (FIFO among waiting threads); returns true if it
     /// had to wait.
+    ///
+    /// A thread of *another* pool (a worker, or a spare) that has to queue here cannot run its
+    /// own pool's work meanwhile: it counts as blocked there while it queues, so that a spare
+    /// can stand in for it (`Registry::block_away`; sleep/README.md, "Spare threads stand in
+    /// for blocked ones"). Without that, a pool whose threads were all queued in other pools'
+    /// limit queues, or blocked at home, kept its queued work without a runner.
     pub(crate) fn wait_for_slot(&self, me: &Arc<Parker>) -> bool {
-        let waited = self.sleep.wait_for_slot(me);
+        let waited = self.sleep.try_activate()
+            || crate::worker::with_own_pool(|own| {
+                let own = own.filter(|own| !std::ptr::eq(*own, self));
+                if let Some(own) = own {
+                    own.block_away();
+                }
+                let waited = self.sleep.wait_for_slot(me);
+                if let Some(own) = own {
+                    own.unblock();
+                }
+                waited
+            });
         #[cfg(not(loom))]
         self.budget_bell.ring();
         waited

@@ -38,6 +38,16 @@ pub(crate) fn is_spare(p: &Participant) -> bool {
     SPARE.with(|s| std::ptr::eq(s.get(), p))
 }
 
+/// The pool of the calling thread if it is a spare (null otherwise). The pointer is valid for
+/// as long as the caller's frame: see [`with_own_pool`](crate::worker::with_own_pool).
+pub(crate) fn current_spare_pool() -> *const Registry {
+    let spare = SPARE.with(Cell::get);
+    // SAFETY: SPARE holds the spare's participant from the start of `spare_main` until its
+    // end, and every job (so every caller of this function on that thread) runs inside that
+    // frame.
+    unsafe { spare.as_ref() }.map_or(std::ptr::null(), |p| p.registry() as *const Registry)
+}
+
 /// The pool of the calling thread if it is a spare taking part, right now, in another call
 /// than its own loop (a call into another pool, or its own pool as a caller): asleep there, it
 /// counts as blocked in its own pool (`Registry::block_away`).

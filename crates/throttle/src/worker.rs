@@ -182,6 +182,21 @@ pub(crate) fn with_home<R>(f: impl FnOnce(Option<&Participant>) -> R) -> R {
     f(unsafe { p.as_ref() })
 }
 
+/// The registry of the pool the calling thread belongs to: a worker's home pool, or a spare's
+/// pool; `None` on a thread of no pool.
+pub(crate) fn with_own_pool<R>(f: impl FnOnce(Option<&Registry>) -> R) -> R {
+    #[cfg(not(loom))]
+    {
+        let spare = crate::spare::current_spare_pool();
+        // SAFETY: a spare's registry outlives `spare_main`'s frame (it holds an `Arc`), and
+        // every caller on that thread runs inside that frame; the reference lives only for `f`.
+        if let Some(spare) = unsafe { spare.as_ref() } {
+            return f(Some(spare));
+        }
+    }
+    with_home(|h| f(h.map(Participant::registry)))
+}
+
 /// True if the calling thread is some pool's worker thread.
 fn on_worker_thread() -> bool {
     HOME.with(|h| !h.get().is_null())
@@ -611,6 +626,13 @@ impl Participant {
             }
         };
         self.rebudget();
+        if taken {
+            // A task boundary, as the push was: the second half is a task of its own, and a
+            // thread that ran the first half for a while may be over a limit lowered since.
+            // (Without this look, `for_range_grain` ran a fork's two leaves as one task and
+            // started the second beside another thread's leaf under a limit of 1.)
+            self.poll_limit();
+        }
         taken
     }
 

@@ -330,3 +330,55 @@ fn busy(seed: u64, micros: u64) -> u64 {
     }
     x | 1
 }
+
+/// A pool thread queued for a run slot of *another* pool cannot run its own pool's work
+/// meanwhile, so it counts as blocked there and a spare stands in. Here pool A's only worker
+/// calls into pool B, whose only slot an outside caller holds until a job of A has run: with
+/// the worker queued in B's limit queue and not counted, A's job had no runner and both calls
+/// waited for each other forever (the stress test's rare hang had this shape: a pool with all
+/// its threads neither running nor asleep, work queued).
+#[test]
+fn a_thread_queued_in_another_pools_limit_queue_is_stood_in_for() {
+    let a = Arc::new(Pool::new(1).unwrap());
+    let b = Arc::new(Pool::new(1).unwrap());
+    let (pa, pb) = (a.clone(), b.clone());
+    within(
+        60,
+        "a job of A while A's worker queues for B's slot",
+        move || format!("A: {pa:?}; B: {pb:?}"),
+        move || {
+            for _ in 0..5 {
+                let ran = Arc::new(AtomicBool::new(false));
+                let holding = Arc::new(AtomicBool::new(false));
+                let (in_b_tx, in_b_rx) = mpsc::channel();
+                // An outside caller holds B's only slot until A's job has run.
+                let holder = {
+                    let (b, ran, holding) = (b.clone(), ran.clone(), holding.clone());
+                    std::thread::spawn(move || {
+                        b.install(|| {
+                            holding.store(true, Ordering::Release);
+                            spin_until(&ran);
+                        })
+                    })
+                };
+                spin_until(&holding);
+                // A's only worker calls into B and queues there for the slot.
+                {
+                    let b = b.clone();
+                    a.spawn(move || {
+                        b.install(|| ());
+                        in_b_tx.send(()).unwrap();
+                    });
+                }
+                // Give A's worker time to reach B's queue (if it has not, the job below
+                // simply runs on it first: the test then passes without showing anything,
+                // which the loop's five rounds make unlikely).
+                std::thread::sleep(Duration::from_millis(20));
+                let ran2 = ran.clone();
+                a.spawn(move || ran2.store(true, Ordering::Release));
+                holder.join().unwrap();
+                in_b_rx.recv().unwrap();
+            }
+        },
+    );
+}
