@@ -543,7 +543,15 @@ impl Controller {
     /// robust by a jackknife: it is also computed with each point left out in turn, and the
     /// largest of the answers is taken. With quiet measurements they agree; with noisy ones
     /// the choice moves towards the peak, where an error costs least.
+    ///
+    /// Before any of that, the points are asked whether `k` matters at all
+    /// ([`k_matters`]): when they are consistent with the same throughput at every `k`
+    /// measured, within the measured noise, the smallest measured `k` is the answer (a fit of
+    /// a flat curve's noise places its peak anywhere).
     fn model_choice(&self, points: &[(usize, f64)]) -> usize {
+        if !k_matters(points) {
+            return points.iter().map(|p| p.0).min().unwrap_or(1);
+        }
         let Some(full) = self.efficient_k(points) else {
             return self.smallest_measured_within_slack(points);
         };
@@ -738,6 +746,67 @@ const PRIOR_WEIGHT: f64 = 4.0;
 /// steps of at most 0.6 of its threshold needs to fire on a large step (older samples may
 /// predate the shift; only those on the side of the shift are kept).
 const RESCAN_SEEDS: usize = 2;
+
+/// Significance level of [`k_matters`]: the upper 5 % point of the standard normal, 1.645.
+const FLAT_TEST_Z: f64 = 1.645;
+
+/// Whether the measured throughput depends on `k` at all: a one-way analysis of variance of
+/// `ln X` over the measured `k`s, with the error variance known from the noise.
+///
+/// Under "the work does not scale" (`X` the same at every `k`), the spread of the per-`k` means
+/// of `ln X` about their common mean, `SS = Σ n_k (m_k − m)²`, divided by the noise variance of
+/// one interval, is χ² with (number of `k`s − 1) degrees of freedom. The noise is the scatter of
+/// repeated samples at the same `k` about their mean (pure error, no model in it), pooled with
+/// the prior [`PRIOR_NOISE`] worth [`PRIOR_WEIGHT`] samples, exactly as the settled noise
+/// starts; a scan of single samples (a pool of more than 3 threads) has only the prior. `k`
+/// matters when `SS / σ²` exceeds the χ² quantile at 95 % (Wilson–Hilferty): a real gain, of
+/// any size, that the noise does not explain.
+///
+/// Logarithms make the noise additive (it is relative), and a gain of 2× the same size
+/// wherever it lies on the curve. With fewer than two distinct `k`s there is nothing to test
+/// (`true`: the caller's usual choice stands).
+fn k_matters(points: &[(usize, f64)]) -> bool {
+    let mut ks: Vec<usize> = points.iter().filter(|p| p.1 > 0.0).map(|p| p.0).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    if ks.len() < 2 {
+        return true;
+    }
+    // Per k: samples and mean of ln X.
+    let groups: Vec<(f64, f64)> = ks
+        .iter()
+        .map(|&k| {
+            let ys: Vec<f64> = points
+                .iter()
+                .filter(|p| p.0 == k && p.1 > 0.0)
+                .map(|p| p.1.ln())
+                .collect();
+            (ys.len() as f64, ys.iter().sum::<f64>() / ys.len() as f64)
+        })
+        .collect();
+    let n: f64 = groups.iter().map(|g| g.0).sum();
+    let grand = groups.iter().map(|g| g.0 * g.1).sum::<f64>() / n;
+    let between: f64 = groups.iter().map(|g| g.0 * (g.1 - grand).powi(2)).sum();
+    let within: f64 = points
+        .iter()
+        .filter(|p| p.1 > 0.0)
+        .map(|&(k, x)| {
+            let i = ks.binary_search(&k).expect("k is in ks");
+            (x.ln() - groups[i].1).powi(2)
+        })
+        .sum();
+    let within_dof = n - ks.len() as f64;
+    let var = (within + PRIOR_WEIGHT * PRIOR_NOISE * PRIOR_NOISE) / (within_dof + PRIOR_WEIGHT);
+    between / var > chi2_upper(ks.len() as f64 - 1.0, FLAT_TEST_Z)
+}
+
+/// The upper quantile of χ² with `dof` degrees of freedom at the standard normal quantile `z`
+/// (Wilson–Hilferty: `(χ²/ν)^(1/3)` is nearly normal; within 3 % of the exact value at 95 %
+/// from one degree of freedom up).
+fn chi2_upper(dof: f64, z: f64) -> f64 {
+    let h = 2.0 / (9.0 * dof);
+    dof * (1.0 - h + z * h.sqrt()).powi(3)
+}
 
 /// The scatter of repeated measurements about their `k`'s typical value: the sum of squared
 /// relative deviations and its degrees of freedom (samples minus distinct `k`s).
