@@ -36,6 +36,7 @@
 //! ```
 
 pub(crate) mod auto;
+mod flat;
 pub mod sim;
 
 pub use auto::{ControllerEvent, DEFAULT_INTERVAL};
@@ -533,7 +534,7 @@ impl Controller {
         // between the k's), the two that decide the question, the smallest k and the best,
         // are measured again until each has FLAT_REPEATS samples: their spread is the
         // measured noise the test needs, and their means are what it compares.
-        if let Some(k) = flat_undecided_repeat(&points) {
+        if let Some(k) = flat::undecided_repeat(&points) {
             self.phase = Phase::Scan { points };
             return self.decide(k, Reason::Scan);
         }
@@ -553,11 +554,11 @@ impl Controller {
     /// the choice moves towards the peak, where an error costs least.
     ///
     /// Before any of that, the points are asked whether `k` matters at all
-    /// ([`k_matters`]): when they are consistent with the same throughput at every `k`
+    /// (`flat::k_matters`): when they are consistent with the same throughput at every `k`
     /// measured, within the measured noise, the smallest measured `k` is the answer (a fit of
     /// a flat curve's noise places its peak anywhere).
     fn model_choice(&self, points: &[(usize, f64)]) -> usize {
-        if !k_matters(points) {
+        if !flat::k_matters(points) {
             return points.iter().map(|p| p.0).min().unwrap_or(1);
         }
         let Some(full) = self.efficient_k(points) else {
@@ -754,112 +755,6 @@ const PRIOR_WEIGHT: f64 = 4.0;
 /// steps of at most 0.6 of its threshold needs to fire on a large step (older samples may
 /// predate the shift; only those on the side of the shift are kept).
 const RESCAN_SEEDS: usize = 2;
-
-/// Significance level of [`k_matters`]: the upper 5 % point of the standard normal, 1.645.
-const FLAT_TEST_Z: f64 = 1.645;
-
-/// Whether the measured throughput depends on `k` at all: a one-way analysis of variance of
-/// `ln X` over the measured `k`s, with the error variance known from the noise.
-///
-/// Under "the work does not scale" (`X` the same at every `k`), the spread of the per-`k` means
-/// of `ln X` about their common mean, `SS = Σ n_k (m_k − m)²`, divided by the noise variance of
-/// one interval, is χ² with (number of `k`s − 1) degrees of freedom. The noise is the scatter of
-/// repeated samples at the same `k` about their mean (pure error, no model in it), pooled with
-/// the prior [`PRIOR_NOISE`] worth [`PRIOR_WEIGHT`] samples, exactly as the settled noise
-/// starts; a scan of single samples (a pool of more than 3 threads) has only the prior. `k`
-/// matters when `SS / σ²` exceeds the χ² quantile at 95 % (Wilson–Hilferty): a real gain, of
-/// any size, that the noise does not explain.
-///
-/// Logarithms make the noise additive (it is relative), and a gain of 2× the same size
-/// wherever it lies on the curve. With fewer than two distinct `k`s there is nothing to test
-/// (`true`: the caller's usual choice stands).
-fn k_matters(points: &[(usize, f64)]) -> bool {
-    let mut ks: Vec<usize> = points.iter().filter(|p| p.1 > 0.0).map(|p| p.0).collect();
-    ks.sort_unstable();
-    ks.dedup();
-    if ks.len() < 2 {
-        return true;
-    }
-    // Per k: samples and mean of ln X.
-    let groups: Vec<(f64, f64)> = ks
-        .iter()
-        .map(|&k| {
-            let ys: Vec<f64> = points
-                .iter()
-                .filter(|p| p.0 == k && p.1 > 0.0)
-                .map(|p| p.1.ln())
-                .collect();
-            (ys.len() as f64, ys.iter().sum::<f64>() / ys.len() as f64)
-        })
-        .collect();
-    let n: f64 = groups.iter().map(|g| g.0).sum();
-    let grand = groups.iter().map(|g| g.0 * g.1).sum::<f64>() / n;
-    let between: f64 = groups.iter().map(|g| g.0 * (g.1 - grand).powi(2)).sum();
-    let within: f64 = points
-        .iter()
-        .filter(|p| p.1 > 0.0)
-        .map(|&(k, x)| {
-            let i = ks.binary_search(&k).expect("k is in ks");
-            (x.ln() - groups[i].1).powi(2)
-        })
-        .sum();
-    let within_dof = n - ks.len() as f64;
-    let var = (within + PRIOR_WEIGHT * PRIOR_NOISE * PRIOR_NOISE) / (within_dof + PRIOR_WEIGHT);
-    if between / var > chi2_upper(ks.len() as f64 - 1.0, FLAT_TEST_Z) {
-        return true;
-    }
-    // The question itself: is the smallest k slower than the best, beyond the noise of the
-    // two means? (The analysis of variance spreads a gain between the two ends over the
-    // points in between, measured once each.)
-    let (n_small, m_small) = groups[0];
-    let (n_best, m_best) = groups
-        .iter()
-        .copied()
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .expect("two groups or more");
-    let se = (var * (1.0 / n_small + 1.0 / n_best)).sqrt();
-    m_best - m_small > normal_upper(0.05 / (ks.len() - 1) as f64) * se
-}
-
-/// z with P(Z > z) = p (p ≤ 0.5), by the Abramowitz–Stegun 26.2.23 rational approximation
-/// (error below 4.5e-4).
-fn normal_upper(p: f64) -> f64 {
-    let t = (-2.0 * p.ln()).sqrt();
-    t - (2.515_517 + 0.802_853 * t + 0.010_328 * t * t)
-        / (1.0 + 1.432_788 * t + 0.189_269 * t * t + 0.001_308 * t * t * t)
-}
-
-/// Samples at the smallest and at the best `k` before "`k` does not matter" is believed: 3,
-/// as a small pool measures every scan point (the median of 3 drops one outlier, and the
-/// spread of 3 samples at each of two `k`s is 4 degrees of freedom of measured noise).
-const FLAT_REPEATS: usize = 3;
-
-/// While [`k_matters`] says no, the next `k` to measure again: the smallest measured `k`, then
-/// the best, until each has [`FLAT_REPEATS`] samples. `None` once `k` matters or both have
-/// them.
-///
-/// A scan of single samples (a pool of more than 3 threads) knows its noise only from the
-/// prior; on a quiet host that hides a real gain of 10–20 % (seen in the simulator at ±2 %
-/// noise). The repeats replace the prior by a measurement where it decides something, and
-/// cost nothing on curves whose gain is plain from the scan.
-fn flat_undecided_repeat(points: &[(usize, f64)]) -> Option<usize> {
-    if k_matters(points) {
-        return None;
-    }
-    let smallest = points.iter().map(|p| p.0).min()?;
-    let best = best_mean(points).0;
-    [smallest, best]
-        .into_iter()
-        .find(|&k| points.iter().filter(|p| p.0 == k).count() < FLAT_REPEATS)
-}
-
-/// The upper quantile of χ² with `dof` degrees of freedom at the standard normal quantile `z`
-/// (Wilson–Hilferty: `(χ²/ν)^(1/3)` is nearly normal; within 3 % of the exact value at 95 %
-/// from one degree of freedom up).
-fn chi2_upper(dof: f64, z: f64) -> f64 {
-    let h = 2.0 / (9.0 * dof);
-    dof * (1.0 - h + z * h.sqrt()).powi(3)
-}
 
 /// The scatter of repeated measurements about their `k`'s typical value: the sum of squared
 /// relative deviations and its degrees of freedom (samples minus distinct `k`s).
@@ -1167,6 +1062,51 @@ mod tests {
             at_two <= 2 * shifts,
             "{at_two} intervals at k = 2, {shifts} rescans"
         );
+    }
+
+    /// Work that does not scale, at ±5 % noise, on 8 threads: the scan (8, 4, 2, 1) cannot tell
+    /// the `k`s apart, so the two ends are measured again (1 twice, then the best twice), and
+    /// then the smallest `k` is chosen and kept.
+    #[test]
+    fn flat_work_measures_its_ends_again_and_settles_at_one() {
+        let mut c = Controller::new(Config::new(8));
+        let mut state = 3u64;
+        let mut seen = Vec::new();
+        for _ in 0..30 {
+            let k = c.k();
+            let x = 1000.0 * (1.0 + 0.05 * noise(&mut state));
+            let d = c.step(&Sample::throughput(k, x, T));
+            seen.push((k, d.reason));
+        }
+        let scanned: Vec<usize> = seen.iter().take(4).map(|s| s.0).collect();
+        assert_eq!(scanned, [8, 4, 2, 1]);
+        let repeats: Vec<usize> = seen[4..8].iter().map(|s| s.0).collect();
+        assert_eq!(&repeats[..2], &[1, 1], "{seen:?}");
+        assert!(repeats[2] == repeats[3] && repeats[2] > 1, "{seen:?}");
+        assert_eq!(seen[8], (1, Reason::Verified), "{seen:?}");
+        assert!(
+            seen[9..].iter().all(|&s| s == (1, Reason::Hold)),
+            "{seen:?}"
+        );
+    }
+
+    /// A gain of 10 % from 1 to 8 threads on a quiet host (±2 %) is not flat work: the repeats
+    /// at the ends show it, and the fit then settles within 5 % of the top.
+    #[test]
+    fn a_small_real_gain_on_a_quiet_host_is_kept() {
+        let x = |k: usize| 1000.0 * (1.0 + 0.1 * (k as f64 - 1.0) / 7.0);
+        let mut c = Controller::new(Config::new(8));
+        let mut state = 11u64;
+        for _ in 0..30 {
+            let k = c.k();
+            c.step(&Sample::throughput(
+                k,
+                x(k) * (1.0 + 0.02 * noise(&mut state)),
+                T,
+            ));
+        }
+        assert!(c.is_settled());
+        assert!(x(c.k()) >= 0.95 * x(8), "settled on k = {}", c.k());
     }
 
     #[test]
