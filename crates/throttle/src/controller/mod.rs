@@ -9,13 +9,16 @@
 //! 1. **Scan**: start at the highest `k`, halve it each interval until throughput has clearly
 //!    fallen (below [`Config::scan_stop`] of the best seen, after at least three points) or
 //!    `k = 1`.
-//! 2. **Fit**: fit `k / X(k) = a + b·k + c·k²` (the Universal Scalability Law, which is exactly
+//! 2. **Does `k` matter?** (`flat.rs`): when the points cannot tell the `k`s apart within the
+//!    measured noise, measure the smallest and the best `k` again (3 samples each); if they
+//!    still cannot, the work does not scale and the smallest measured `k` is the choice.
+//! 3. **Fit**: fit `k / X(k) = a + b·k + c·k²` (the Universal Scalability Law, which is exactly
 //!    this quadratic) to all points by weighted least squares. Take the *smallest* `k` whose
 //!    predicted throughput is within [`Config::slack`] of the predicted peak: the same work with
 //!    fewer threads.
-//! 3. **Verify**: measure that `k` once; if it falls far short of the best measured point, the
+//! 4. **Verify**: measure that `k` once; if it falls far short of the best measured point, the
 //!    model was wrong and the best measured point wins.
-//! 4. **Settled**: stay still. Only a sustained shift of the throughput (or of the run-queue
+//! 5. **Settled**: stay still. Only a sustained shift of the throughput (or of the run-queue
 //!    wait) away from what was measured when it settled starts a new scan. No probing while
 //!    settled: a settled pool pays nothing for the controller. A rescan that settles on the
 //!    `k` it left (the shift was the host's noise) buys quiet: no rescan for 20 intervals, then
