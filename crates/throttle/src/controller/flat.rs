@@ -19,7 +19,7 @@ const ALPHA: f64 = 0.05;
 /// Samples at the smallest and at the best `k` before "`k` does not matter" is believed: 3,
 /// as a small pool measures every scan point (the median of 3 drops one outlier, and the
 /// spread of 3 samples at each of two `k`s is 4 degrees of freedom of measured noise).
-pub(super) const REPEATS: usize = 3;
+const REPEATS: usize = 3;
 
 /// Whether the measured throughput depends on `k`, beyond the noise. Two tests at level
 /// [`ALPHA`], on `y = ln X` (the noise is relative, so it is additive on logarithms); `k`

@@ -535,7 +535,7 @@ impl Controller {
         }
         // Does k matter at all? When the points cannot say (no significant difference
         // between the k's), the two that decide the question, the smallest k and the best,
-        // are measured again until each has FLAT_REPEATS samples: their spread is the
+        // are measured again until each has 3 samples (`flat.rs`): their spread is the
         // measured noise the test needs, and their means are what it compares.
         if let Some(k) = flat::undecided_repeat(&points) {
             self.phase = Phase::Scan { points };
