@@ -1001,6 +1001,7 @@ impl fmt::Debug for Pool {
             .field("queued", &registry.queued())
             .field("mail_for", &mail)
             .field("spares", &registry.spares_alive())
+            .field("blocked", &registry.blocked_threads())
             .finish()
     }
 }

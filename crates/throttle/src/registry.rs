@@ -488,6 +488,15 @@ impl Registry {
         0
     }
 
+    /// The pool's own threads counted as blocked now (spare.rs; a relaxed snapshot for `Pool`'s
+    /// `Debug`, which the stress tests' watchdog prints).
+    pub(crate) fn blocked_threads(&self) -> usize {
+        #[cfg(not(loom))]
+        return self.spares.blocked();
+        #[cfg(loom)]
+        0
+    }
+
     /// The calling thread, one of this pool's own at home, is about to sleep in a wait that
     /// runs none of the pool's other work (before it gives back its slot).
     pub(crate) fn block(&self) {

@@ -105,6 +105,11 @@ impl Spares {
         self.blocked.fetch_sub(1, Ordering::SeqCst);
     }
 
+    /// Threads counted as blocked (a snapshot, for `Pool`'s `Debug`).
+    pub(crate) fn blocked(&self) -> usize {
+        self.blocked.load(Ordering::Relaxed)
+    }
+
     /// Spares alive. A spare that starts after a blocked thread looked was started for
     /// another blocked thread, which looks again when it wakes.
     pub(crate) fn alive(&self) -> usize {
