@@ -227,6 +227,7 @@ run_one() { # $1 demo, $2 build, $3 rep
   done <<< "$rows"
 }
 echo "== $reps repetitions, interleaved; threads: ${threads:-default ($(nproc) CPUs)}" >&2
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 1; r <= reps; r++)); do
   for d in "${DEMOS[@]}"; do
     if ((r % 2)); then order=(rayon facade); else order=(facade rayon); fi
@@ -256,28 +257,28 @@ awk -F'\t' '
   }
   function med(m) { return (m % 2) ? s[(m + 1) / 2] : (s[m / 2] + s[m / 2 + 1]) / 2 }
   function fmt(x) { return (x >= 1e9) ? sprintf("%.3f s", x / 1e9) : sprintf("%.1f ms", x / 1e6) }
+  function ratio(a, b) { return (a > 0 && b > 0) ? sprintf("%.2f", b / a) : "-" }
   END {
-    printf "| %-15s | %-30s | %-30s | %-6s |\n", "demo", "rayon: median (min-max)", "facade: median (min-max)", "ratio"
-    printf "|-----------------|--------------------------------|--------------------------------|--------|\n"
+    printf "| %-15s | %-30s | %-30s | %-6s | %-17s | %-17s | %-6s |\n", "demo", "rayon: median (min-max)",
+      "facade: median (min-max)", "ratio", "rayon CPU", "facade CPU", "ratio"
+    printf "|-----------------|--------------------------------|--------------------------------|--------|"
+    printf "-------------------|-------------------|--------|\n"
     nd = split(order, ds, " ")
     for (i = 1; i <= nd; i++) {
-      d = ds[i]; line = sprintf("| %-15s |", d)
+      d = ds[i]; line = sprintf("| %-15s |", d); cpu = ""
       for (b = 1; b <= 2; b++) {
         bn = (b == 1) ? "rayon" : "facade"; k = d SUBSEP bn; m = n[k]
-        if (!m) { line = line sprintf(" %-30s |", "no runs"); mm[b] = 0; continue }
+        if (!m) { line = line sprintf(" %-30s |", "no runs"); mm[b] = 0; cm[b] = 0; cpu = cpu sprintf(" %-17s |", "-"); continue }
         sort_(k, v, m); mm[b] = med(m)
         line = line sprintf(" %-30s |", fmt(mm[b]) " (" fmt(s[1]) "-" fmt(s[m]) ")")
-        if (d == "noop") { sort_(k, c, m); cm[b] = med(m); cl[b] = s[1]; ch[b] = s[m]; cn[b] = m }
+        sort_(k, c, m); cm[b] = med(m)
+        cpu = cpu sprintf(" %-17s |", (cm[b] >= 1) ? sprintf("%.2f s", cm[b]) : sprintf("%.1f ms", cm[b] * 1e3))
       }
-      line = line sprintf(" %6s |", (mm[1] && mm[2]) ? sprintf("%.2f", mm[2] / mm[1]) : "-")
-      print line
-      if (d == "noop" && cn[1] && cn[2])
-        printf "| %-15s | %-30s | %-30s | %6s |\n", "noop CPU (u+s)",
-          sprintf("%.1f ms (%.1f-%.1f)", cm[1] * 1e3, cl[1] * 1e3, ch[1] * 1e3),
-          sprintf("%.1f ms (%.1f-%.1f)", cm[2] * 1e3, cl[2] * 1e3, ch[2] * 1e3),
-          (cm[1] > 0) ? sprintf("%.2f", cm[2] / cm[1]) : "-"
+      printf "%s %6s |%s %6s |\n", line, ratio(mm[1], mm[2]), cpu, ratio(cm[1], cm[2])
     }
   }' "$runs"
+echo "load average (1, 5, 15 min): at the start $load_start, at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "times: the demo's own timing of its parallel part; ratio = facade median / rayon median."
-echo "noop: wall time of the spawn loop; CPU = user+sys of the whole process (the child's rusage)."
+echo "times: the demo's own timing of its parallel part (noop: of its spawn loop); ratio = facade"
+echo "median / rayon median. CPU: median user+sys time of the whole process (the child's rusage),"
+echo "its serial parts included (life, sieve, matmul and mergesort also run a sequential version)."
