@@ -13,9 +13,10 @@
 # Then it runs the demos interleaved: for each repetition and each demo, one run of each build
 # (the order alternates between repetitions: A B, then B A), and prints per demo the median of
 # the time the demo itself reports for its parallel part, the spread (min-max), and the ratio
-# facade/rayon of the medians. For noop (sleep, spawn an empty task, repeat) the figure that
-# matters is CPU time: it prints the process's user+sys CPU time (the child's rusage from
-# wait4, read by a few lines of python3) next to the wall time.
+# facade/rayon of the medians, and next to them each build's median user+sys CPU time of the
+# whole process (the child's rusage from wait4, read by a few lines of python3) and its ratio:
+# for noop (sleep, spawn an empty task, repeat) CPU time is the figure that matters, and on a
+# loaded machine it is steadier than any wall time.
 #
 # Usage: scripts/rayon-demo-bench.sh [--quick] [--reps N] [--threads N] [--only DEMO,...] \
 #            [--rayon-version V] RAYON_DEMO_PATH
