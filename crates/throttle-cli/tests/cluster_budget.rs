@@ -187,3 +187,826 @@ fn checker_counts_overlaps_from_real_logger_processes() {
     let _ = mono_ns();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Simulated hosts: `throttle run --budget URL -j N -- make` process trees.
+
+/// The lease TTL the CLI tests give `--budget-ttl` (the least the CLI takes, so faults resolve
+/// fast); the library's margin for it is max(1 s, TTL/4) = 1 s.
+const TTL_S: u64 = 2;
+
+/// One simulated host: a `throttle run` tree in its own process group, its stderr in a file.
+struct Host {
+    name: String,
+    child: std::process::Child,
+    stderr: PathBuf,
+    /// When it was SIGKILLed (its tasks without an end line ended then).
+    killed_at: Option<u64>,
+    /// SIGSTOP times (tasks running then are excluded from the invariant).
+    stopped_at: Vec<u64>,
+    /// Whether it is stopped now.
+    frozen: bool,
+}
+
+/// A Makefile in `dir` for `host`: `tasks` recipes, each one logged task of `ms` ms, plus
+/// `pools` recipes that each run a throttle program (`throttle __tasks`, 4 tasks of 30 ms on
+/// its pool, which joins the jobserver) logging to `<log>.<host>.pool`.
+fn makefile(dir: &Path, host: &str, log: &Path, tasks: usize, ms: u64, pools: usize) -> PathBuf {
+    let mut targets = Vec::new();
+    let mut rules = String::new();
+    for i in 0..tasks {
+        targets.push(format!("t{i}"));
+        rules.push_str(&format!("t{i}:\n\t@{}\n", logger_cmd(log, host, ms)));
+    }
+    for i in 0..pools {
+        targets.push(format!("p{i}"));
+        rules.push_str(&format!(
+            "p{i}:\n\t@{} __tasks --tasks 4 --micros 30000 --log {}\n",
+            common::bin().display(),
+            pool_log(log, host).display()
+        ));
+    }
+    let path = dir.join(format!("{host}.mk"));
+    std::fs::write(&path, format!("all: {}\n{rules}", targets.join(" "))).unwrap();
+    path
+}
+
+/// The log of `host`'s throttle-pool tasks.
+fn pool_log(log: &Path, host: &str) -> PathBuf {
+    PathBuf::from(format!("{}.{host}.pool", log.display()))
+}
+
+/// Starts `throttle run [--budget URL --budget-ttl TTL_S] -j n -- make -s -f MAKEFILE` as
+/// `host` (THROTTLE_HOST), in its own process group.
+fn spawn_host(dir: &Path, budget: Option<&str>, n: usize, host: &str, mk: &Path) -> Host {
+    let make = [
+        "make".to_string(),
+        "-s".into(),
+        "-f".into(),
+        mk.display().to_string(),
+    ];
+    spawn_cmd(dir, budget, n, host, &make)
+}
+
+/// Starts `throttle run [--budget URL --budget-ttl TTL_S] -j n -- CMD...` as `host`.
+fn spawn_cmd(dir: &Path, budget: Option<&str>, n: usize, host: &str, command: &[String]) -> Host {
+    use std::os::unix::process::CommandExt;
+    let stderr = dir.join(format!("{host}.stderr"));
+    let mut cmd = std::process::Command::new(common::bin());
+    cmd.arg("run");
+    if let Some(url) = budget {
+        cmd.args(["--budget", url, "--budget-ttl", &TTL_S.to_string()]);
+    }
+    cmd.args(["-j", &n.to_string(), "--"])
+        .args(command)
+        .current_dir(dir)
+        .env("THROTTLE_HOST", host)
+        .env("NO_COLOR", "1")
+        .env("THROTTLE_THREADS", "4")
+        .env_remove("MAKEFLAGS")
+        .env_remove("MFLAGS")
+        .env_remove("CARGO_MAKEFLAGS")
+        .env_remove("THROTTLE_JOBSERVER")
+        .env_remove("THROTTLE_JOBSERVER_SOCKET")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .process_group(0);
+    etcd::die_with_parent(&mut cmd);
+    Host {
+        name: host.to_string(),
+        child: cmd.spawn().expect("starting throttle run"),
+        stderr,
+        killed_at: None,
+        stopped_at: Vec::new(),
+        frozen: false,
+    }
+}
+
+impl Host {
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// SIGKILL the whole tree (throttle run first), reap it, note the time.
+    fn kill(&mut self) {
+        etcd::signal_tree(self.pid(), libc::SIGKILL);
+        self.killed_at = Some(mono_ns());
+        // The tree's processes are gone with their group; reap the one child we own.
+        let _ = self.child.wait();
+    }
+
+    /// SIGSTOP the whole tree, like a frozen VM.
+    fn freeze(&mut self) {
+        self.stopped_at.push(mono_ns());
+        etcd::signal_tree(self.pid(), libc::SIGSTOP);
+        self.frozen = true;
+    }
+
+    /// SIGCONT the whole tree.
+    fn thaw(&mut self) {
+        etcd::signal_tree(self.pid(), libc::SIGCONT);
+        self.frozen = false;
+    }
+
+    /// Exited (reaped) or not.
+    fn done(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Waits at most `limit` for the host to exit; its status, or a panic with its stderr.
+    fn wait(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let t = Instant::now();
+        loop {
+            if let Some(s) = self.done() {
+                return s;
+            }
+            if t.elapsed() > limit {
+                self.kill();
+                panic!(
+                    "{} did not finish in {limit:?}; stderr:\n{}",
+                    self.name,
+                    self.stderr_text()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn stderr_text(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        if self.done().is_none() {
+            etcd::signal_tree(self.pid(), libc::SIGKILL);
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Every task of a run: the shared log and each host's throttle-pool log.
+fn all_tasks(log: &Path, hosts: &[&Host]) -> Vec<Task> {
+    let mut tasks = etcd::read_tasks(log, "?");
+    for h in hosts {
+        tasks.extend(etcd::read_tasks(&pool_log(log, &h.name), &h.name));
+    }
+    tasks
+}
+
+/// The invariant: at no instant more than `n` tasks, counting every task except those that
+/// were running on a host when it was SIGSTOPped (a frozen holder's running tasks may finish
+/// after its lease expired; only NEW tasks after the thaw must wait for slots). A task with no
+/// end ran until its host was killed, or until `now`. Returns (peak, tasks counted, tasks
+/// excluded); panics with the tasks at the peak if it exceeds `n`.
+fn check_invariant(
+    tasks: &[Task],
+    hosts: &[&Host],
+    n: usize,
+    now: u64,
+    what: &str,
+) -> (usize, usize, usize) {
+    let host_of = |name: &str| hosts.iter().find(|h| h.name == name);
+    let open_until = |t: &Task| host_of(&t.host).and_then(|h| h.killed_at).unwrap_or(now);
+    let excluded = |t: &Task| {
+        host_of(&t.host).is_some_and(|h| {
+            h.stopped_at
+                .iter()
+                .any(|&s| t.begin <= s && t.end.unwrap_or_else(|| open_until(t)) > s)
+        })
+    };
+    let counted: Vec<&Task> = tasks.iter().filter(|t| !excluded(t)).collect();
+    let (peak, at) = etcd::max_concurrency(&counted, &open_until);
+    if peak > n {
+        let running = etcd::running_at(&counted, at, &open_until);
+        let lines: Vec<String> = running
+            .iter()
+            .map(|t| format!("  {} {} begin {} end {:?}", t.host, t.id, t.begin, t.end))
+            .collect();
+        let stderrs: Vec<String> = hosts
+            .iter()
+            .map(|h| format!("--- {} ---\n{}", h.name, h.stderr_text()))
+            .collect();
+        panic!(
+            "{what}: {peak} tasks at once (budget {n}) at t={at} ns:\n{}\n{}",
+            lines.join("\n"),
+            stderrs.join("\n")
+        );
+    }
+    (peak, counted.len(), tasks.len() - counted.len())
+}
+
+/// Waits until `pred` holds, at most `limit`; false on timeout.
+fn wait_for(limit: Duration, mut pred: impl FnMut() -> bool) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        if pred() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    pred()
+}
+
+/// The time (ns) of the first task begin on `host` after `after`, if any.
+fn first_begin(log: &Path, host: &str, after: u64) -> Option<u64> {
+    etcd::read_tasks(log, "?")
+        .into_iter()
+        .filter(|t| t.host == host && t.begin > after)
+        .map(|t| t.begin)
+        .min()
+}
+
+/// The slot keys of budget `name` whose value names `host`.
+fn host_keys(c: &Cluster, name: &str, host: &str) -> usize {
+    c.range_prefix(&format!("/throttle/budget/{name}/slots/"))
+        .unwrap_or_default()
+        .iter()
+        .filter(|k| k.value.contains(&format!("\"host\":\"{host}\"")))
+        .count()
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// Four hosts, one budget of N = 3: make recipes and throttle-pool tasks from all four never
+/// run more than 3 at once. The control run, the same four hosts each with its own `-j 3` and
+/// no budget, goes above 3 (so the check can fail).
+#[test]
+fn the_budget_holds_across_four_hosts() {
+    let c = cluster!("holds");
+    let dir = scratch("holds");
+    let url = c.url("holds");
+    let run = |budget: Option<&str>, log: &Path| {
+        let mut hosts: Vec<Host> = (1..=4)
+            .map(|k| {
+                let name = format!("host{k}");
+                let mk = makefile(&dir, &name, log, 8, 150, 1);
+                spawn_host(&dir, budget, 3, &name, &mk)
+            })
+            .collect();
+        for h in &mut hosts {
+            let s = h.wait(Duration::from_secs(90));
+            assert!(s.success(), "{}: {s}\n{}", h.name, h.stderr_text());
+        }
+        let refs: Vec<&Host> = hosts.iter().collect();
+        let tasks = all_tasks(log, &refs);
+        assert_eq!(
+            tasks.len(),
+            4 * (8 + 4),
+            "every recipe and pool task ran once"
+        );
+        assert!(tasks.iter().all(|t| t.end.is_some()));
+        (tasks, hosts)
+    };
+    let t = Instant::now();
+    let log = dir.join("budget.log");
+    let (tasks, hosts) = run(Some(&url), &log);
+    let refs: Vec<&Host> = hosts.iter().collect();
+    let (peak, n, _) = check_invariant(&tasks, &refs, 3, mono_ns(), "4 hosts, budget 3");
+    eprintln!(
+        "cluster_budget: 4 hosts under one budget of 3: at most {peak} of {n} tasks at once ({} ms)",
+        t.elapsed().as_millis()
+    );
+    assert!(peak >= 2, "the budget was used in parallel at all: {peak}");
+
+    let log = dir.join("control.log");
+    let (tasks, _hosts) = run(None, &log);
+    let all: Vec<&Task> = tasks.iter().collect();
+    let (peak, _) = etcd::max_concurrency(&all, &|_| unreachable!());
+    eprintln!(
+        "cluster_budget: control, 4 hosts with -j 3 each and no budget: {peak} tasks at once"
+    );
+    assert!(
+        peak > 3,
+        "the control run without the budget stayed within 3 ({peak}): the check could not fail"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// SIGKILL of a holder's whole tree (3 runs): its slot keys are gone, and a waiting host's
+/// task begins, within TTL + 2 s (etcd checks for expired leases every 500 ms; the rest is
+/// slack for a busy machine). Both times are printed.
+#[test]
+fn sigkill_of_a_holder_returns_its_slots_within_ttl_and_margin() {
+    let c = cluster!("crash");
+    let dir = scratch("crash");
+    let bound = Duration::from_secs(TTL_S + 2);
+    let mut gone = Vec::new();
+    let mut granted = Vec::new();
+    for round in 1..=3 {
+        let name = format!("crash{round}");
+        let url = c.url(&name);
+        let log = dir.join(format!("{name}.log"));
+        let a = format!("holder{round}");
+        let b = format!("waiter{round}");
+        let mk = makefile(&dir, &a, &log, 3, 60_000, 0);
+        let mut ha = spawn_host(&dir, Some(&url), 3, &a, &mk);
+        let three = wait_for(Duration::from_secs(30), || {
+            etcd::read_tasks(&log, "?")
+                .iter()
+                .filter(|t| t.host == a)
+                .count()
+                == 3
+        });
+        assert!(
+            three,
+            "{a} did not start its 3 tasks:\n{}",
+            ha.stderr_text()
+        );
+        let mk = makefile(&dir, &b, &log, 3, 100, 0);
+        let mut hb = spawn_host(&dir, Some(&url), 3, &b, &mk);
+        // The waiter is queued (its key exists) and runs nothing while the holder holds all 3.
+        assert!(
+            wait_for(Duration::from_secs(15), || host_keys(&c, &name, &b) > 0),
+            "{b} never queued:\n{}",
+            hb.stderr_text()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(
+            first_begin(&log, &b, 0),
+            None,
+            "{b} ran while {a} held every slot"
+        );
+        assert_eq!(host_keys(&c, &name, &a), 3, "{a} holds 3 slot keys");
+        ha.kill();
+        let t0 = ha.killed_at.unwrap();
+        let mut t_gone = None;
+        let mut t_grant = None;
+        let ok = wait_for(Duration::from_secs(TTL_S + 15), || {
+            if t_gone.is_none() && host_keys(&c, &name, &a) == 0 {
+                t_gone = Some(mono_ns());
+            }
+            if t_grant.is_none() {
+                t_grant = first_begin(&log, &b, t0);
+            }
+            t_gone.is_some() && t_grant.is_some()
+        });
+        assert!(
+            ok,
+            "after SIGKILL of {a}: keys gone {t_gone:?}, waiter began {t_grant:?}"
+        );
+        let (g, r) = (t_gone.unwrap() - t0, t_grant.unwrap() - t0);
+        eprintln!(
+            "cluster_budget: slot return after SIGKILL (run {round}): keys gone after {:.0} ms, waiter's task began after {:.0} ms (TTL {} ms, bound TTL + 2 s = {} ms)",
+            ms(g),
+            ms(r),
+            TTL_S * 1000,
+            bound.as_millis()
+        );
+        gone.push(g);
+        granted.push(r);
+        let s = hb.wait(Duration::from_secs(60));
+        assert!(s.success(), "{b}: {s}\n{}", hb.stderr_text());
+        let tasks = etcd::read_tasks(&log, "?");
+        check_invariant(&tasks, &[&ha, &hb], 3, mono_ns(), &name);
+    }
+    let worst = *granted.iter().max().unwrap();
+    eprintln!(
+        "cluster_budget: slot return after SIGKILL: worst of 3: keys gone {:.0} ms, waiter began {:.0} ms; bound TTL + 2 s = {} ms",
+        ms(*gone.iter().max().unwrap()),
+        ms(worst),
+        bound.as_millis()
+    );
+    assert!(
+        Duration::from_nanos(worst) <= bound,
+        "a killed holder's slots took {:.0} ms to come back, over TTL + 2 s",
+        ms(worst)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// SIGSTOP of a holder's whole tree for TTL + 2 s (a frozen VM): the other hosts get its
+/// slots while it is frozen; after SIGCONT it says `budget lost`, starts no new task on slots
+/// it no longer holds (the invariant holds, counting every task except those it was running
+/// when frozen, which may finish), and still completes its work once it has slots again.
+#[test]
+fn a_frozen_holder_starts_nothing_on_lost_slots_after_it_thaws() {
+    let c = cluster!("freeze");
+    let dir = scratch("freeze");
+    let url = c.url("freeze");
+    let log = dir.join("tasks.log");
+    let mk = makefile(&dir, "frozen", &log, 30, 200, 0);
+    let mut a = spawn_host(&dir, Some(&url), 3, "frozen", &mk);
+    assert!(
+        wait_for(Duration::from_secs(30), || etcd::read_tasks(&log, "?")
+            .len()
+            >= 3),
+        "the first host started nothing:\n{}",
+        a.stderr_text()
+    );
+    let mut others: Vec<Host> = ["busy1", "busy2"]
+        .iter()
+        .map(|h| {
+            let mk = makefile(&dir, h, &log, 30, 200, 0);
+            spawn_host(&dir, Some(&url), 3, h, &mk)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(700));
+    a.freeze();
+    let ts = *a.stopped_at.last().unwrap();
+    std::thread::sleep(Duration::from_secs(TTL_S + 2));
+    let took_over = etcd::read_tasks(&log, "?")
+        .iter()
+        .any(|t| t.host != "frozen" && t.begin > ts + TTL_S * 1_000_000_000);
+    a.thaw();
+    let t_thaw = mono_ns();
+    assert!(
+        took_over,
+        "the other hosts got no slot while the holder was frozen"
+    );
+    for h in others.iter_mut().chain(std::iter::once(&mut a)) {
+        let s = h.wait(Duration::from_secs(120));
+        assert!(s.success(), "{}: {s}\n{}", h.name, h.stderr_text());
+    }
+    let err = a.stderr_text();
+    let lost: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("throttle run: budget lost:"))
+        .collect();
+    assert!(
+        !lost.is_empty(),
+        "no `throttle run: budget lost:` line after the thaw:\n{err}"
+    );
+    eprintln!("cluster_budget: frozen holder said: {}", lost[0]);
+    let tasks = etcd::read_tasks(&log, "?");
+    assert_eq!(tasks.len(), 90, "every recipe ran once");
+    let refs = [&a, &others[0], &others[1]];
+    let (peak, counted, excluded) = check_invariant(&tasks, &refs, 3, mono_ns(), "SIGSTOP");
+    let after = tasks
+        .iter()
+        .filter(|t| t.host == "frozen" && t.begin > t_thaw)
+        .count();
+    eprintln!(
+        "cluster_budget: SIGSTOP {} s > TTL {} s: at most {peak} tasks at once over {counted} tasks ({excluded} excluded: running on the frozen host when it stopped); the frozen host ran {after} new tasks after the thaw",
+        TTL_S + 2,
+        TTL_S
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Killing one etcd member: tasks keep starting. Killing a second (no quorum): within the
+/// lease TTL no host starts a new task, and each host says `throttle run: budget lost:`.
+/// Restarting both: tasks start again, and over the whole run never more than 3 at once.
+#[test]
+fn member_faults_one_keeps_working_two_stop_grants_restart_resumes() {
+    let mut c = cluster!("members");
+    let dir = scratch("members");
+    let url = c.url("members");
+    let log = dir.join("tasks.log");
+    let mut hosts: Vec<Host> = (1..=3)
+        .map(|k| {
+            let name = format!("host{k}");
+            let mk = makefile(&dir, &name, &log, 400, 100, 0);
+            spawn_host(&dir, Some(&url), 3, &name, &mk)
+        })
+        .collect();
+    let begins_in = |from: u64, to: u64| {
+        etcd::read_tasks(&log, "?")
+            .iter()
+            .filter(|t| t.begin > from && t.begin < to)
+            .count()
+    };
+    assert!(
+        wait_for(Duration::from_secs(30), || begins_in(0, u64::MAX) >= 6),
+        "no work started:\n{}",
+        hosts[0].stderr_text()
+    );
+    c.kill(0);
+    let t_k0 = mono_ns();
+    std::thread::sleep(Duration::from_secs(4));
+    let with_two = begins_in(t_k0 + 1_000_000_000, mono_ns());
+    assert!(
+        with_two > 0,
+        "no task started in the 3 s after one member of 3 was killed"
+    );
+    c.kill(1);
+    let t_k1 = mono_ns();
+    std::thread::sleep(Duration::from_secs(TTL_S + 3));
+    let t_back = mono_ns();
+    let last = etcd::read_tasks(&log, "?")
+        .iter()
+        .filter(|t| t.begin > t_k1)
+        .map(|t| t.begin - t_k1)
+        .max();
+    let late = begins_in(t_k1 + TTL_S * 1_000_000_000, t_back);
+    eprintln!(
+        "cluster_budget: quorum lost: {with_two} tasks started with 2 of 3 members; last task start {} after the second kill (TTL {} ms), {late} started after TTL",
+        last.map_or("none".to_string(), |l| format!("{:.0} ms", ms(l))),
+        TTL_S * 1000
+    );
+    assert_eq!(late, 0, "tasks started more than TTL after quorum was lost");
+    for h in &hosts {
+        let err = h.stderr_text();
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("throttle run: budget lost:")),
+            "{} did not say `throttle run: budget lost:`:\n{err}",
+            h.name
+        );
+    }
+    eprintln!(
+        "cluster_budget: a host said: {}",
+        hosts[0]
+            .stderr_text()
+            .lines()
+            .find(|l| l.starts_with("throttle run: budget lost:"))
+            .unwrap()
+    );
+    c.restart(0);
+    c.restart(1);
+    c.wait_healthy(&[0, 1, 2], etcd::STARTUP_TIMEOUT);
+    let t_healthy = mono_ns();
+    let resumed = wait_for(Duration::from_secs(30), || begins_in(t_back, u64::MAX) >= 3);
+    assert!(
+        resumed,
+        "work did not resume after the members came back:\n{}",
+        hosts[0].stderr_text()
+    );
+    let first = etcd::read_tasks(&log, "?")
+        .iter()
+        .filter(|t| t.begin > t_back)
+        .map(|t| t.begin)
+        .min()
+        .unwrap();
+    eprintln!(
+        "cluster_budget: members restarted: healthy after {:.0} ms, first task {:.0} ms after that",
+        ms(t_healthy - t_back),
+        ms(first.saturating_sub(t_healthy))
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    for h in &mut hosts {
+        h.kill();
+    }
+    let refs: Vec<&Host> = hosts.iter().collect();
+    let tasks = etcd::read_tasks(&log, "?");
+    let (peak, n, _) = check_invariant(&tasks, &refs, 3, mono_ns(), "member faults");
+    eprintln!("cluster_budget: member faults: at most {peak} tasks at once over {n} tasks");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Fairness: with a budget of 1 held by one host, five hosts that start 300 ms apart are
+/// queued in that order (`throttle budget status --json` shows it) and served in that order.
+#[test]
+fn waiters_are_served_in_arrival_order() {
+    let c = cluster!("fair");
+    let dir = scratch("fair");
+    let url = c.url("fair");
+    let log = dir.join("tasks.log");
+    let task =
+        |host: &str, ms: u64| vec!["sh".to_string(), "-c".into(), logger_cmd(&log, host, ms)];
+    let mut holder = spawn_cmd(&dir, Some(&url), 1, "holder", &task("holder", 3000));
+    assert!(
+        wait_for(Duration::from_secs(30), || first_begin(&log, "holder", 0)
+            .is_some()),
+        "the holder did not start:\n{}",
+        holder.stderr_text()
+    );
+    let mut waiters = Vec::new();
+    for k in 1..=5 {
+        let name = format!("w{k}");
+        waiters.push(spawn_cmd(&dir, Some(&url), 1, &name, &task(&name, 100)));
+        assert!(
+            wait_for(Duration::from_secs(10), || host_keys(&c, "fair", &name)
+                == 1),
+            "{name} did not queue"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let out = common::throttle()
+        .args(["budget", "status", &url, "--json"])
+        .output()
+        .unwrap();
+    let status = common::assert_success(&out);
+    let v: serde_json::Value = serde_json::from_str(&status).expect("status --json is JSON");
+    let hosts = |k: &str| -> Vec<String> {
+        v[k].as_array()
+            .unwrap_or_else(|| panic!("no {k} in {status}"))
+            .iter()
+            .map(|e| e["host"].as_str().unwrap_or("?").to_string())
+            .collect()
+    };
+    assert_eq!(v["slots"], 1, "{status}");
+    assert_eq!(v["in_use"], 1, "{status}");
+    assert_eq!(hosts("holders"), ["holder"], "{status}");
+    assert_eq!(hosts("waiters"), ["w1", "w2", "w3", "w4", "w5"], "{status}");
+    for h in waiters.iter_mut().chain(std::iter::once(&mut holder)) {
+        let s = h.wait(Duration::from_secs(60));
+        assert!(s.success(), "{}: {s}\n{}", h.name, h.stderr_text());
+    }
+    let mut tasks = etcd::read_tasks(&log, "?");
+    tasks.sort_by_key(|t| t.begin);
+    let order: Vec<&str> = tasks.iter().map(|t| t.host.as_str()).collect();
+    eprintln!("cluster_budget: fairness: served in order {order:?}");
+    assert_eq!(order, ["holder", "w1", "w2", "w3", "w4", "w5"]);
+    let refs: Vec<&Host> = waiters.iter().chain(std::iter::once(&holder)).collect();
+    check_invariant(&tasks, &refs, 1, mono_ns(), "fairness, budget 1");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Grant latency on loopback through the library: `acquire()` to grant when a slot is free
+/// (a put and a read through raft), over many grants; p50 and p99 printed.
+#[test]
+fn grant_latency_on_loopback() {
+    use throttle_budget::{BudgetUrl, EtcdBudget, Options};
+    let c = cluster!("latency");
+    let url: BudgetUrl = c.url("latency").parse().expect("the harness's URL parses");
+    let budget = EtcdBudget::connect(&url, 3, Options::default().with_host("latency"))
+        .expect("connecting to the cluster");
+    for _ in 0..10 {
+        drop(budget.acquire().unwrap());
+    }
+    let k: usize = std::env::var("THROTTLE_LATENCY_GRANTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    let mut lat: Vec<Duration> = (0..k)
+        .map(|_| {
+            let t = Instant::now();
+            let slot = budget.acquire().unwrap();
+            let d = t.elapsed();
+            assert!(slot.is_valid());
+            drop(slot);
+            d
+        })
+        .collect();
+    lat.sort();
+    let q = |p: f64| lat[((lat.len() as f64 * p).ceil() as usize).clamp(1, lat.len()) - 1];
+    eprintln!(
+        "cluster_budget: grant latency p50 {:.2} ms p99 {:.2} ms over {k} grants (library acquire() with a free slot, 3-member etcd on loopback)",
+        q(0.50).as_secs_f64() * 1e3,
+        q(0.99).as_secs_f64() * 1e3
+    );
+    assert!(
+        wait_for(Duration::from_secs(5), || budget.status().unwrap().in_use
+            == 0),
+        "every slot was given back: {:?}",
+        budget.status()
+    );
+}
+
+/// A small xorshift generator: the randomized run is reproducible from its printed seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// The randomized fault run: `THROTTLE_FAULT_ROUNDS` rounds (default 1,000) of one random
+/// short action each, about 100 ms apart: SIGKILL a host's tree, SIGSTOP a host (SIGCONT
+/// after 0.2 to TTL + 1.5 s), stop or SIGKILL an etcd member and restart it later (at most
+/// one down at a time), or start a new host; hosts that finish are replaced. The invariant
+/// (never more than 3 tasks at once, tasks running on a host when it was frozen excluded) is
+/// checked every 100 rounds and at the end. Seed: `THROTTLE_FAULT_SEED` (printed).
+#[test]
+fn randomized_faults_keep_the_budget() {
+    let mut c = cluster!("random");
+    let dir = scratch("random");
+    let url = c.url("random");
+    let log = dir.join("tasks.log");
+    let rounds: usize = std::env::var("THROTTLE_FAULT_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let seed: u64 = std::env::var("THROTTLE_FAULT_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| mono_ns() | 1);
+    eprintln!("cluster_budget: randomized fault run: {rounds} rounds, seed {seed} (THROTTLE_FAULT_ROUNDS, THROTTLE_FAULT_SEED)");
+    let mut rng = Rng(seed);
+    let mut hosts: Vec<Host> = Vec::new();
+    let mut serial = 0;
+    let mut new_host = |hosts: &mut Vec<Host>, rng: &mut Rng| {
+        serial += 1;
+        let name = format!("r{serial}");
+        let tasks = 20 + rng.below(40) as usize;
+        let mk = makefile(&dir, &name, &log, tasks, 30 + rng.below(150), 0);
+        hosts.push(spawn_host(&dir, Some(&url), 3, &name, &mk));
+    };
+    for _ in 0..4 {
+        new_host(&mut hosts, &mut rng);
+    }
+    // (thaw at, host index) for frozen hosts; (restart at, member) for a member that is down.
+    let mut thaws: Vec<(Instant, usize)> = Vec::new();
+    let mut down: Option<(Instant, usize)> = None;
+    let (mut kills, mut stops, mut member_faults, mut starts) = (0, 0, 0, 0);
+    let t_run = Instant::now();
+    let check = |hosts: &Vec<Host>, what: &str| {
+        let refs: Vec<&Host> = hosts.iter().collect();
+        let tasks = etcd::read_tasks(&log, "?");
+        check_invariant(&tasks, &refs, 3, mono_ns(), what)
+    };
+    for round in 1..=rounds {
+        std::thread::sleep(Duration::from_millis(50 + rng.below(100)));
+        let now = Instant::now();
+        thaws.retain(|&(at, i)| {
+            if at <= now {
+                hosts[i].thaw();
+                false
+            } else {
+                true
+            }
+        });
+        if let Some((at, m)) = down {
+            if at <= now {
+                c.restart(m);
+                down = None;
+            }
+        }
+        let live: Vec<usize> = (0..hosts.len())
+            .filter(|&i| hosts[i].killed_at.is_none() && hosts[i].done().is_none())
+            .collect();
+        match rng.below(100) {
+            0..=9 if !live.is_empty() => {
+                let i = live[rng.below(live.len() as u64) as usize];
+                thaws.retain(|&(_, j)| j != i);
+                hosts[i].kill();
+                kills += 1;
+            }
+            10..=19 if !live.is_empty() => {
+                let i = live[rng.below(live.len() as u64) as usize];
+                if !hosts[i].frozen {
+                    hosts[i].freeze();
+                    let hold = 200 + rng.below(TTL_S * 1000 + 1300);
+                    thaws.push((now + Duration::from_millis(hold), i));
+                    stops += 1;
+                }
+            }
+            20..=24 if down.is_none() => {
+                let m = rng.below(c.size() as u64) as usize;
+                if rng.below(2) == 0 {
+                    c.kill(m);
+                } else {
+                    c.stop(m);
+                }
+                down = Some((now + Duration::from_millis(300 + rng.below(2500)), m));
+                member_faults += 1;
+            }
+            25..=34 if live.len() < 6 => {
+                new_host(&mut hosts, &mut rng);
+                starts += 1;
+            }
+            _ => {}
+        }
+        let running = (0..hosts.len())
+            .filter(|&i| hosts[i].killed_at.is_none() && hosts[i].done().is_none())
+            .count();
+        if running < 3 {
+            new_host(&mut hosts, &mut rng);
+            starts += 1;
+        }
+        if round % 100 == 0 {
+            let (peak, n, x) = check(&hosts, &format!("round {round}"));
+            eprintln!(
+                "cluster_budget: round {round}: {n} tasks counted ({x} excluded), at most {peak} at once, {:.0} s",
+                t_run.elapsed().as_secs_f64()
+            );
+        }
+    }
+    for (_, i) in thaws.drain(..) {
+        hosts[i].thaw();
+    }
+    if let Some((_, m)) = down {
+        c.restart(m);
+    }
+    for h in &mut hosts {
+        if h.done().is_none() {
+            h.kill();
+        }
+    }
+    let failed: Vec<String> = hosts
+        .iter_mut()
+        .filter(|h| h.killed_at.is_none())
+        .filter_map(|h| {
+            let s = h.done()?;
+            (!s.success()).then(|| format!("{}: {s}\n{}", h.name, h.stderr_text()))
+        })
+        .collect();
+    let (peak, n, x) = check(&hosts, "end of run");
+    let finished = hosts.iter_mut().filter(|h| h.killed_at.is_none()).count();
+    eprintln!(
+        "cluster_budget: randomized fault run: {rounds} rounds in {:.0} s: {kills} host kills, {stops} host freezes, {member_faults} member faults, {starts} hosts started, {finished} finished their make; {n} tasks counted ({x} excluded), at most {peak} at once",
+        t_run.elapsed().as_secs_f64()
+    );
+    assert!(
+        failed.is_empty(),
+        "hosts that were not killed failed:\n{}",
+        failed.join("\n")
+    );
+    assert!(
+        n > rounds / 10,
+        "too little work got done: {n} tasks in {rounds} rounds"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

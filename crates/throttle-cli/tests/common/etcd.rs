@@ -609,7 +609,9 @@ pub struct Task {
 /// logger, T in seconds with 9 decimals), and `S NS PID` / `E NS PID` (`throttle __tasks`,
 /// whose host is `default_host`; a process's starts and ends are paired in order).
 pub fn read_tasks(path: &Path, default_host: &str) -> Vec<Task> {
-    let body = std::fs::read_to_string(path).unwrap_or_default();
+    let mut body = std::fs::read_to_string(path).unwrap_or_default();
+    // A line still being appended while we read is left for the next read.
+    body.truncate(body.rfind('\n').map_or(0, |i| i + 1));
     let mut open: HashMap<(String, String), Vec<usize>> = HashMap::new();
     let mut tasks: Vec<Task> = Vec::new();
     let mut serial = 0usize;
