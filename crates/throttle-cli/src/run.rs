@@ -49,6 +49,19 @@ pub struct RunArgs {
     /// The socket of the running `throttle run` for --status and --resize.
     #[arg(long, value_name = "PATH")]
     pub socket: Option<std::path::PathBuf>,
+    /// Take the slots from a cluster budget of N slots shared by every host that names it:
+    /// etcd://HOST:PORT[,HOST:PORT...]/NAME (-j N is the cluster's N; needs a throttle built
+    /// with --features etcd; docs/cluster-budget.md).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["status", "resize"])]
+    pub budget: Option<String>,
+    /// The lease TTL in seconds for --budget: a crashed host's slots come back after about this
+    /// long (default 5, at least 2).
+    #[arg(long, value_name = "SECS", value_parser = parse_budget_ttl, requires = "budget")]
+    pub budget_ttl: Option<u64>,
+    /// How long a cluster-backed token may sit unused in the pipe before its cluster slot is
+    /// given back, in milliseconds (default 200).
+    #[arg(long, value_name = "MS", value_parser = parse_budget_linger, requires = "budget")]
+    pub budget_linger: Option<u64>,
     /// The command to run, after `--`.
     #[arg(
         trailing_var_arg = true,
@@ -64,6 +77,37 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
         Ok(n) if n > 4096 => Err("must be at most 4096".into()),
         Ok(n) => Ok(n),
         Err(_) => Err("expected a whole number of jobs, e.g. -j 4".into()),
+    }
+}
+
+/// `--budget` (and `throttle budget status URL`): a valid URL, and a throttle that can use it;
+/// else the one-line usage error naming `flag` and the value (exit status 2).
+pub(crate) fn parse_budget_url(flag: &str, s: &str) -> anyhow::Result<throttle_budget::BudgetUrl> {
+    let url = throttle_budget::BudgetUrl::parse(s)
+        .map_err(|e| crate::error::usage(flag, s, &e.to_string()))?;
+    if !throttle_budget::ETCD_SUPPORT {
+        return Err(crate::error::usage(
+            flag,
+            s,
+            "this throttle was built without etcd support (build with --features etcd)",
+        ));
+    }
+    Ok(url)
+}
+
+fn parse_budget_ttl(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(n) if (2..=3600).contains(&n) => Ok(n),
+        Ok(_) => Err("must be 2..=3600 seconds (etcd refuses shorter leases)".into()),
+        Err(_) => Err("expected a whole number of seconds, e.g. --budget-ttl 5".into()),
+    }
+}
+
+fn parse_budget_linger(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(n) if n <= 600_000 => Ok(n),
+        Ok(_) => Err("must be at most 600000 ms".into()),
+        Err(_) => Err("expected a whole number of milliseconds, e.g. --budget-linger 200".into()),
     }
 }
 
