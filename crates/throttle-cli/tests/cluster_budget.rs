@@ -874,14 +874,14 @@ fn grant_latency_on_loopback() {
 struct Rng(u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    fn step(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
     fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.step() % n
     }
 }
 
