@@ -303,8 +303,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     drop(server);
-    // Gives back every cluster slot and revokes the lease.
-    drop(bridge);
+    if let Some(b) = bridge {
+        b.finish();
+    }
     use std::os::unix::process::ExitStatusExt;
     let code = match (status.code(), status.signal()) {
         (Some(c), _) => c,

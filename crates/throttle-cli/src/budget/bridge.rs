@@ -219,6 +219,12 @@ impl Bridge {
         )
     }
 
+    /// Ends the bridge after the command exited: cancels a pending acquire, gives back every
+    /// cluster slot and revokes the lease (so the keys go at once, not at the lease's expiry).
+    pub fn finish(self) {
+        drop(self);
+    }
+
     /// One step: take granted slots, drop lost ones, keep `tokens ≤ valid slots − 1`, offer or
     /// take back tokens by the offer rule. Messages go to stderr.
     pub fn tick(&mut self, server: &Server) {

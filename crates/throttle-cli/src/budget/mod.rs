@@ -106,6 +106,11 @@ impl Bridge {
     pub fn status_line(&self) -> String {
         match self.0 {}
     }
+
+    /// Never called: no value of this type exists.
+    pub fn finish(self) {
+        match self.0 {}
+    }
 }
 
 /// Joins the budget at `url` (N = `slots`) and takes the command's implicit slot, waiting in
