@@ -210,7 +210,9 @@ struct Host {
 
 /// A Makefile in `dir` for `host`: `tasks` recipes, each one logged task of `ms` ms, plus
 /// `pools` recipes that each run a throttle program (`throttle __tasks`, 4 tasks of 30 ms on
-/// its pool, which joins the jobserver) logging to `<log>.<host>.pool`.
+/// its pool, which joins the jobserver) logging to `<log>.<host>.pool`. Those recipes are
+/// marked `+`: make 4.3 passes its jobserver only to such recipes, and without it the pool
+/// (4 threads) runs outside every budget, with or without `--budget`.
 fn makefile(dir: &Path, host: &str, log: &Path, tasks: usize, ms: u64, pools: usize) -> PathBuf {
     let mut targets = Vec::new();
     let mut rules = String::new();
@@ -221,7 +223,7 @@ fn makefile(dir: &Path, host: &str, log: &Path, tasks: usize, ms: u64, pools: us
     for i in 0..pools {
         targets.push(format!("p{i}"));
         rules.push_str(&format!(
-            "p{i}:\n\t@{} __tasks --tasks 4 --micros 30000 --log {}\n",
+            "p{i}:\n\t+@{} __tasks --tasks 4 --micros 30000 --log {}\n",
             common::bin().display(),
             pool_log(log, host).display()
         ));
