@@ -283,14 +283,19 @@ impl Cluster {
         self.spawn(i);
     }
 
-    /// A running, healthy member's client port, trying them in order.
+    /// A running, healthy member's client port, trying them in order for at most 15 s (a
+    /// member reports unhealthy while the cluster elects a new leader).
     fn any_port(&self) -> u16 {
-        for (i, m) in self.members.iter().enumerate() {
-            if m.child.is_some() && self.healthy(i, Duration::from_millis(500)) {
-                return m.client;
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(15) {
+            for (i, m) in self.members.iter().enumerate() {
+                if m.child.is_some() && self.healthy(i, Duration::from_millis(500)) {
+                    return m.client;
+                }
             }
+            std::thread::sleep(Duration::from_millis(50));
         }
-        panic!("no healthy etcd member\n{}", self.log_tails());
+        panic!("no healthy etcd member for 15 s\n{}", self.log_tails());
     }
 
     /// Puts `key = value` through any healthy member (optionally on `lease`).
