@@ -50,7 +50,7 @@ pub(crate) async fn grant(
     let r = tokio::time::timeout(ttl, lc.grant(ttl.as_secs() as i64, None))
         .await
         .map_err(|_| format!("no answer to a lease grant within {} s", ttl.as_secs()))?
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| super::short(&e))?;
     if r.ttl() <= 0 {
         return Err(format!("etcd granted a lease with TTL {}", r.ttl()));
     }
@@ -87,12 +87,12 @@ impl Renewer {
                     Err(etcd_client::Error::LeaseKeepAliveError(e)) if e.contains("not found") => {
                         Ok(None)
                     }
-                    Err(e) => Err(e.to_string()),
+                    Err(e) => Err(super::short(&e)),
                 };
             }
             let (keeper, stream) = self.stream.as_mut().expect("checked");
-            keeper.keep_alive().await.map_err(|e| e.to_string())?;
-            match stream.message().await.map_err(|e| e.to_string())? {
+            keeper.keep_alive().await.map_err(|e| super::short(&e))?;
+            match stream.message().await.map_err(|e| super::short(&e))? {
                 Some(r) if r.ttl() > 0 => Ok(Some(Duration::from_secs(r.ttl() as u64))),
                 Some(_) => Ok(None),
                 None => Err("the keep-alive stream closed".to_string()),

@@ -198,7 +198,7 @@ impl Drop for ClusterSlot {
     }
 }
 
-fn unreachable(url: &BudgetUrl, within: Duration, detail: &str) -> BudgetError {
+fn unreachable(url: &BudgetUrl, detail: &str) -> BudgetError {
     let members: Vec<String> = url
         .members()
         .iter()
@@ -207,18 +207,30 @@ fn unreachable(url: &BudgetUrl, within: Duration, detail: &str) -> BudgetError {
     BudgetError::new(
         ErrorKind::Unreachable,
         format!(
-            "cannot reach the etcd cluster at {} within {} s ({detail}); is etcd running there?",
+            "cannot reach the etcd cluster at {} ({detail}); is etcd running there?",
             members.join(","),
-            within.as_secs_f64()
         ),
     )
+}
+
+fn silent(within: Duration) -> String {
+    format!("no member answered within {} s", within.as_secs_f64())
+}
+
+/// An etcd client error in one short line (gRPC statuses as `Code: message`, without the
+/// metadata dump).
+pub(crate) fn short(e: &etcd_client::Error) -> String {
+    match e {
+        etcd_client::Error::GRpcStatus(s) => format!("{:?}: {}", s.code(), s.message()),
+        other => other.to_string().replace('\n', " "),
+    }
 }
 
 async fn connect_client(url: &BudgetUrl, timeout: Duration) -> Result<Client, BudgetError> {
     let options = ConnectOptions::new().with_connect_timeout(timeout);
     Client::connect(url.endpoints(), Some(options))
         .await
-        .map_err(|e| unreachable(url, timeout, &e.to_string()))
+        .map_err(|e| unreachable(url, &short(&e)))
 }
 
 /// Stores N at the budget's meta key if the budget is new; else checks it.
@@ -266,11 +278,12 @@ async fn read_status(client: &Client, url: &BudgetUrl) -> Result<Status, BudgetE
             ),
         ),
     ]);
-    let r = client
-        .kv_client()
-        .txn(txn)
-        .await
-        .map_err(|e| BudgetError::new(ErrorKind::Etcd, format!("reading the budget: {e}")))?;
+    let r = client.kv_client().txn(txn).await.map_err(|e| {
+        BudgetError::new(
+            ErrorKind::Etcd,
+            format!("reading the budget: {}", short(&e)),
+        )
+    })?;
     let mut gets = r.op_responses().into_iter().filter_map(|op| match op {
         TxnOpResponse::Get(g) => Some(g),
         _ => None,
@@ -311,14 +324,14 @@ pub fn status(url: &BudgetUrl) -> Result<Status, BudgetError> {
             let client = connect_client(url, timeout).await?;
             read_status(&client, url).await.map_err(|e| {
                 if e.kind() == ErrorKind::Etcd {
-                    unreachable(url, timeout, &e.to_string())
+                    unreachable(url, &e.to_string())
                 } else {
                     e
                 }
             })
         })
         .await
-        .unwrap_or_else(|_| Err(unreachable(url, timeout, "no member answered")))
+        .unwrap_or_else(|_| Err(unreachable(url, &silent(timeout))))
     })
 }
 
@@ -368,18 +381,18 @@ impl EtcdBudget {
                 let client = connect_client(url, within).await?;
                 ensure_meta(&client, url, slots).await.map_err(|e| {
                     if e.kind() == ErrorKind::Etcd {
-                        unreachable(url, within, &e.to_string())
+                        unreachable(url, &e.to_string())
                     } else {
                         e
                     }
                 })?;
                 let (id, granted, end) = lease::grant(&client, ttl)
                     .await
-                    .map_err(|e| unreachable(url, within, &e))?;
+                    .map_err(|e| unreachable(url, &e))?;
                 Ok::<_, BudgetError>((client, id, granted, end))
             })
             .await
-            .unwrap_or_else(|_| Err(unreachable(url, within, "no member answered")))
+            .unwrap_or_else(|_| Err(unreachable(url, &silent(within))))
         })?;
         let state = Arc::new(watch::Sender::new(LeaseState {
             epoch: 1,

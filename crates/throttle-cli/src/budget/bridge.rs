@@ -250,6 +250,12 @@ impl Bridge {
         }
         self.trusted = lease.trusted;
         self.slots.retain(ClusterSlot::is_valid);
+        // Throttle clients on the socket get tokens only within the trust window, checked by
+        // the server at each grant (so also right after this process resumes from a stop).
+        server.set_grant_deadline(Some(match lease.valid_until {
+            Some(until) if lease.trusted => until,
+            _ => now,
+        }));
 
         let allowed = self.slots.len().saturating_sub(1);
         let mut tokens = server.tokens_expected();

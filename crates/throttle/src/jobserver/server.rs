@@ -73,6 +73,19 @@ struct Inner {
     resizing: Mutex<()>,
     /// Made by [`Server::new_empty`]: the owner adds and takes tokens; no resize.
     owned_tokens: bool,
+    /// Socket clients are granted tokens only before this instant (None: always); set by the
+    /// owner with [`Server::set_grant_deadline`].
+    grant_until: Mutex<Option<Instant>>,
+}
+
+impl Inner {
+    /// May a socket client be handed a token now?
+    fn may_grant(&self) -> bool {
+        match *lock(&self.grant_until) {
+            Some(until) => Instant::now() < until,
+            None => true,
+        }
+    }
 }
 
 /// Where the private directory goes: `TMPDIR`, unless its path has whitespace or a backslash and
@@ -248,6 +261,7 @@ impl Server {
             debt: AtomicUsize::new(0),
             resizing: Mutex::new(()),
             owned_tokens: empty,
+            grant_until: Mutex::new(None),
         });
         let id = sys::fd_id(inner.read.as_raw_fd()).unwrap_or_default();
         let i2 = inner.clone();
@@ -375,6 +389,16 @@ impl Server {
             }
             None => Ok(false),
         }
+    }
+
+    /// Throttle clients on the socket are handed tokens only before `until` (None: always, the
+    /// default). Each grant reads the clock, so a server that was stopped (SIGSTOP) past `until`
+    /// hands out nothing when it resumes, even before its owner's next look. Tokens in the fifo
+    /// or pipe stay readable by foreign clients (make, ninja): only their owner taking them out
+    /// ([`take_idle_token`](Server::take_idle_token)) stops those. `throttle run --budget` sets
+    /// it to the end of its cluster lease's trust window.
+    pub fn set_grant_deadline(&self, until: Option<Instant>) {
+        *lock(&self.inner.grant_until) = until;
     }
 
     fn owned_only(&self, what: &str) -> io::Result<()> {
@@ -578,7 +602,13 @@ fn serve_client(mut conn: UnixStream, inner: &Arc<Inner>, held: &AtomicUsize) {
                 revents: 0,
             },
         ];
-        let n = if ledger.wants_token() { 2 } else { 1 };
+        // Past the owner's grant deadline the fifo is not watched (no busy loop on a readable
+        // fifo); the request waits, and is looked at again every POLL.
+        let n = if ledger.wants_token() && inner.may_grant() {
+            2
+        } else {
+            1
+        };
         // SAFETY: `fds` holds `n` ≤ 2 valid pollfds.
         let r = unsafe { libc::poll(fds.as_mut_ptr(), n as libc::nfds_t, POLL.as_millis() as i32) };
         if r <= 0 {
@@ -614,7 +644,7 @@ fn serve_client(mut conn: UnixStream, inner: &Arc<Inner>, held: &AtomicUsize) {
                 held.store(ledger.held(), Ordering::Relaxed);
             }
         }
-        if ledger.wants_token() && fds[1].revents != 0 {
+        if ledger.wants_token() && n == 2 && fds[1].revents != 0 && inner.may_grant() {
             match sys::try_read_token(&inner.read) {
                 Ok(Some(b)) => {
                     // In the ledger before it is sent: from here until written back, it is ours.
