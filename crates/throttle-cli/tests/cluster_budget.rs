@@ -756,6 +756,15 @@ fn member_faults_one_keeps_working_two_stop_grants_restart_resumes() {
     let quiet_from = t_k1 + TTL_S * 1_000_000_000;
     let tasks = etcd::read_tasks(&log, "?");
     let on_token = token_tasks(&tasks, quiet_from, t_back);
+    let last_token = token_tasks(&tasks, t_k1, t_back)
+        .iter()
+        .map(|t| t.begin - t_k1)
+        .max();
+    eprintln!(
+        "cluster_budget: quorum lost: last task on a token began {} after the second kill (bound: TTL - margin = {} ms after the last renewal)",
+        last_token.map_or("never".to_string(), |l| format!("{:.0} ms", ms(l))),
+        TTL_S * 1000 - 1000
+    );
     let serial = begins_in(quiet_from, t_back);
     eprintln!(
         "cluster_budget: quorum lost: {with_two} tasks started with 2 of 3 members; last task start {} after the second kill (TTL {} ms); after TTL: {} tasks began on a token, {serial} began in all (the others one at a time per host, on the command's own implicit slot)",
