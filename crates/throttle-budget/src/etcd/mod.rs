@@ -226,8 +226,22 @@ pub(crate) fn short(e: &etcd_client::Error) -> String {
     }
 }
 
+/// HTTP/2 pings on every connection: a member that stops answering (stopped, cut off) is
+/// noticed within interval + timeout, and the watches and keep-alives on it fail (and are
+/// retried on another member) instead of hanging. etcd refuses pings more often than every
+/// 5 s (`--grpc-keepalive-min-time`): 5 s is the shortest interval it accepts by default.
+const PING_INTERVAL: Duration = Duration::from_secs(5);
+/// How long a ping may go unanswered before the connection is dropped.
+const PING_TIMEOUT: Duration = Duration::from_secs(3);
+
 async fn connect_client(url: &BudgetUrl, timeout: Duration) -> Result<Client, BudgetError> {
-    let options = ConnectOptions::new().with_connect_timeout(timeout);
+    // `require_leader`: a member cut off from the leader fails watches and requests at once
+    // (etcd's "no leader" error) instead of holding them while it cannot know the truth.
+    let options = ConnectOptions::new()
+        .with_connect_timeout(timeout)
+        .with_keep_alive(PING_INTERVAL, PING_TIMEOUT)
+        .with_keep_alive_while_idle(true)
+        .with_require_leader(true);
     Client::connect(url.endpoints(), Some(options))
         .await
         .map_err(|e| unreachable(url, &short(&e)))
