@@ -245,7 +245,13 @@ impl Bridge {
                 .lost
                 .clone()
                 .or(lease.last_error.clone())
-                .unwrap_or_else(|| "the lease was not renewed in time".into());
+                .unwrap_or_else(|| {
+                    format!(
+                        "the lease was not renewed within TTL {} s − margin {:.2} s (no answer from etcd)",
+                        self.budget.ttl().as_secs(),
+                        self.budget.margin().as_secs_f64()
+                    )
+                });
             eprintln!(
                 "throttle run: budget lost: {why}; no new tokens, idle ones taken back (tokens that jobs hold cannot be recalled); re-acquiring when etcd answers"
             );
