@@ -18,7 +18,7 @@
 //!   `max(1 s, TTL/4)` ([`queue::margin`]).
 //!
 //! # Features
-//! - `etcd` (off by default): [`EtcdBudget`], [`ClusterSlot`] and [`status`], through the
+//! - `etcd` (off by default): `EtcdBudget`, `ClusterSlot` and `status`, through the
 //!   `etcd-client` crate (etcd's v3 gRPC API) and a small tokio runtime on one background
 //!   thread. **Building it needs `protoc`** (the protobuf compiler: Debian's
 //!   `protobuf-compiler`), because `etcd-client`'s build script compiles etcd's `.proto` files.

@@ -16,7 +16,7 @@ pub const DEFAULT_TTL: Duration = Duration::from_secs(5);
 /// its election timeout, 1.5 s with the defaults); 2 s leaves room for one lost keep-alive.
 pub const MIN_TTL: Duration = Duration::from_secs(2);
 
-/// How long [`EtcdBudget::connect`](crate::EtcdBudget) waits for the cluster before it says it
+/// How long `EtcdBudget::connect` waits for the cluster before it says it
 /// is unreachable.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(4);
 

@@ -181,6 +181,21 @@ pub(crate) async fn keep(
             .saturating_duration_since(Instant::now());
         let outcome = renewer.renew(&client, every.min(left.max(retry))).await;
         match outcome {
+            // Renewed, but only after the trust window had ended: the process has already
+            // stopped trusting this lease's slots (and said so); give it up rather than let
+            // them become valid again, so "invalid" is final for an epoch.
+            Ok(Some(_)) if !state.borrow().trusted_at(Instant::now()) => {
+                give_up(
+                    &client,
+                    &state,
+                    format!(
+                        "the lease was renewed only after its trust window (TTL {} s − margin {:.2} s) had ended",
+                        ttl.as_secs(),
+                        crate::queue::margin(ttl).as_secs_f64()
+                    ),
+                );
+                next = tokio::time::Instant::now();
+            }
             Ok(Some(end)) => {
                 state.send_modify(|s| {
                     s.end = end.max(s.end);

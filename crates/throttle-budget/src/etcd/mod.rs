@@ -226,11 +226,25 @@ pub(crate) fn short(e: &etcd_client::Error) -> String {
     }
 }
 
+/// HTTP/2 pings on every connection: a member that stops answering (stopped, cut off) is
+/// noticed within interval + timeout, and the watches and keep-alives on it fail (and are
+/// retried on another member) instead of hanging. etcd refuses pings more often than every
+/// 5 s (`--grpc-keepalive-min-time`): 5 s is the shortest interval it accepts by default.
+const PING_INTERVAL: Duration = Duration::from_secs(5);
+/// How long a ping may go unanswered before the connection is dropped.
+const PING_TIMEOUT: Duration = Duration::from_secs(3);
+
 async fn connect_client(url: &BudgetUrl, timeout: Duration) -> Result<Client, BudgetError> {
-    let options = ConnectOptions::new().with_connect_timeout(timeout);
+    // `require_leader`: a member cut off from the leader fails watches and requests at once
+    // (etcd's "no leader" error) instead of holding them while it cannot know the truth.
+    let options = ConnectOptions::new()
+        .with_connect_timeout(timeout)
+        .with_keep_alive(PING_INTERVAL, PING_TIMEOUT)
+        .with_keep_alive_while_idle(true)
+        .with_require_leader(true);
     Client::connect(url.endpoints(), Some(options))
         .await
-        .map_err(|e| unreachable(url, &short(&e)))
+        .map_err(|e| BudgetError::new(ErrorKind::Etcd, short(&e)))
 }
 
 /// Stores N at the budget's meta key if the budget is new; else checks it.
@@ -318,21 +332,42 @@ async fn read_status(client: &Client, url: &BudgetUrl) -> Result<Status, BudgetE
 /// ([`ErrorKind::Unreachable`]), or etcd refuses the read.
 pub fn status(url: &BudgetUrl) -> Result<Status, BudgetError> {
     let rt = runtime()?;
-    let timeout = crate::DEFAULT_CONNECT_TIMEOUT;
+    let within = crate::DEFAULT_CONNECT_TIMEOUT;
+    let deadline = Instant::now() + within;
     rt.block_on(async {
-        tokio::time::timeout(timeout, async {
-            let client = connect_client(url, timeout).await?;
-            read_status(&client, url).await.map_err(|e| {
-                if e.kind() == ErrorKind::Etcd {
-                    unreachable(url, &e.to_string())
-                } else {
-                    e
-                }
-            })
-        })
-        .await
-        .unwrap_or_else(|_| Err(unreachable(url, &silent(timeout))))
+        let client = retrying(url, within, deadline, || connect_client(url, within)).await?;
+        retrying(url, within, deadline, || read_status(&client, url)).await
     })
+}
+
+/// Runs `op` until it succeeds, fails for a reason other than the cluster (an N mismatch), or
+/// `deadline` passes; a failed attempt (a dead member, an election under way) is retried after
+/// 100 ms, on whichever member answers then. Out of time: [`ErrorKind::Unreachable`] with the
+/// last failure.
+async fn retrying<T, F, Fut>(
+    url: &BudgetUrl,
+    within: Duration,
+    deadline: Instant,
+    mut op: F,
+) -> Result<T, BudgetError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, BudgetError>>,
+{
+    let mut last = silent(within);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(unreachable(url, &last));
+        }
+        match tokio::time::timeout(left, op()).await {
+            Ok(Ok(v)) => return Ok(v),
+            Ok(Err(e)) if e.kind() == ErrorKind::Etcd => last = e.to_string(),
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(unreachable(url, &last)),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, BudgetError> {
@@ -376,23 +411,17 @@ impl EtcdBudget {
         let ttl = Duration::from_secs(opts.ttl.as_secs());
         let rt = runtime()?;
         let within = opts.connect_timeout;
+        let deadline = Instant::now() + within;
         let (client, id, granted, end) = rt.block_on(async {
-            tokio::time::timeout(within, async {
-                let client = connect_client(url, within).await?;
-                ensure_meta(&client, url, slots).await.map_err(|e| {
-                    if e.kind() == ErrorKind::Etcd {
-                        unreachable(url, &e.to_string())
-                    } else {
-                        e
-                    }
-                })?;
-                let (id, granted, end) = lease::grant(&client, ttl)
+            let client = retrying(url, within, deadline, || connect_client(url, within)).await?;
+            retrying(url, within, deadline, || ensure_meta(&client, url, slots)).await?;
+            let (id, granted, end) = retrying(url, within, deadline, || async {
+                lease::grant(&client, ttl)
                     .await
-                    .map_err(|e| unreachable(url, &e))?;
-                Ok::<_, BudgetError>((client, id, granted, end))
+                    .map_err(|e| BudgetError::new(ErrorKind::Etcd, e))
             })
-            .await
-            .unwrap_or_else(|_| Err(unreachable(url, &silent(within))))
+            .await?;
+            Ok::<_, BudgetError>((client, id, granted, end))
         })?;
         let state = Arc::new(watch::Sender::new(LeaseState {
             epoch: 1,
@@ -494,23 +523,18 @@ impl EtcdBudget {
             .block_on(async { tokio::time::timeout(timeout, rx.changed()).await });
     }
 
-    /// The budget's holders and waiters now.
+    /// The budget's holders and waiters now (a failed read is retried on any member for up to
+    /// the TTL).
     ///
     /// # Errors
-    /// etcd does not answer within the TTL, or refuses the read.
+    /// No member answers within the TTL ([`ErrorKind::Unreachable`]).
     pub fn status(&self) -> Result<Status, BudgetError> {
         let core = &self.shared.core;
         let ttl = core.opts.ttl;
-        core.handle.block_on(async {
-            tokio::time::timeout(ttl, read_status(&core.client, &core.url))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(BudgetError::new(
-                        ErrorKind::Etcd,
-                        format!("no answer from etcd within {} s", ttl.as_secs()),
-                    ))
-                })
-        })
+        let deadline = Instant::now() + ttl;
+        core.handle.block_on(retrying(&core.url, ttl, deadline, || {
+            read_status(&core.client, &core.url)
+        }))
     }
 
     /// The budget's N.

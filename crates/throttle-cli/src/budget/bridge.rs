@@ -9,7 +9,11 @@
 //! ```
 //!
 //! except after a lease loss, for tokens that jobs already hold: those cannot be recalled; they
-//! are taken out of circulation as they come back.
+//! are taken out of circulation as they come back idle. make recycles a token (writes it back
+//! and reads it again at once) while it has jobs queued, so its tokens rarely come back idle
+//! during a build: a host cut off from etcd keeps running as many make jobs as it held tokens
+//! (docs/cluster-budget.md, "Not guaranteed"). Throttle clients on the socket are stopped by
+//! the server's grant deadline.
 //!
 //! Demand of pipe readers (make, ninja, cargo) cannot be seen: a reader blocked in `read(2)` on
 //! the pipe leaves no trace. So the bridge **offers one token when the pipe runs empty** (all
@@ -241,9 +245,15 @@ impl Bridge {
                 .lost
                 .clone()
                 .or(lease.last_error.clone())
-                .unwrap_or_else(|| "the lease was not renewed in time".into());
+                .unwrap_or_else(|| {
+                    format!(
+                        "the lease was not renewed within TTL {} s − margin {:.2} s (no answer from etcd)",
+                        self.budget.ttl().as_secs(),
+                        self.budget.margin().as_secs_f64()
+                    )
+                });
             eprintln!(
-                "throttle run: budget lost: {why}; no new tokens, idle ones taken back, running jobs go on; re-acquiring when etcd answers"
+                "throttle run: budget lost: {why}; no new tokens, idle ones taken back (tokens that jobs hold cannot be recalled); re-acquiring when etcd answers"
             );
         } else if !self.trusted && lease.trusted {
             eprintln!("throttle run: budget back: new lease; taking cluster slots again");
