@@ -723,6 +723,8 @@ fn member_faults_one_keeps_working_two_stop_grants_restart_resumes() {
     let t_k0 = mono_ns();
     // A host that starts now, with the first member of its URL down, connects and queues
     // (its key appears; it may wait long for a slot while the others stay busy).
+    // (After the two others agree on a leader: a connect during the election may time out.)
+    c.wait_healthy(&[1, 2], etcd::STARTUP_TIMEOUT);
     let joiner = vec![
         "sh".to_string(),
         "-c".into(),
@@ -770,15 +772,43 @@ fn member_faults_one_keeps_working_two_stop_grants_restart_resumes() {
     );
     let serial = begins_in(quiet_from, t_back);
     eprintln!(
-        "cluster_budget: quorum lost: {with_two} tasks started with 2 of 3 members; last task start {} after the second kill (TTL {} ms); after TTL: {} tasks began on a token, {serial} began in all (the others one at a time per host, on the command's own implicit slot)",
+        "cluster_budget: quorum lost: {with_two} tasks started with 2 of 3 members; last task start {} after the second kill (TTL {} ms); after TTL: {} tasks began beside another of their host (recycled tokens), {serial} began in all",
         last.map_or("none".to_string(), |l| format!("{:.0} ms", ms(l))),
         TTL_S * 1000,
         on_token.len()
     );
-    assert!(
-        on_token.is_empty(),
-        "tokens granted more than TTL after quorum was lost: {on_token:?}"
-    );
+    // No NEW token: a host may go on recycling the tokens its make held when trust ended
+    // (docs/cluster-budget.md, "Not guaranteed"; etcd-bugs.md B1), but never runs more at once
+    // than it did then. Per host: its peak from TTL after the kill to the restart is at most
+    // its peak in the 2 s before its trust could end (TTL - margin after the kill).
+    let trust_end = t_k1 + (TTL_S - 1) * 1_000_000_000;
+    for h in &hosts {
+        let mine: Vec<&Task> = tasks.iter().filter(|t| t.host == h.name).collect();
+        let peak_in = |from: u64, to: u64| {
+            let clipped: Vec<Task> = mine
+                .iter()
+                .filter(|t| t.begin < to && t.end.map_or(true, |e| e > from))
+                .map(|t| Task {
+                    begin: t.begin.max(from),
+                    end: Some(t.end.unwrap_or(to).min(to)),
+                    ..(*t).clone()
+                })
+                .collect();
+            let refs: Vec<&Task> = clipped.iter().collect();
+            etcd::max_concurrency(&refs, &|_| to).0
+        };
+        let before = peak_in(trust_end - 2_000_000_000, trust_end);
+        let after = peak_in(quiet_from, t_back);
+        eprintln!(
+            "cluster_budget: quorum lost: {} ran at most {before} at once before its trust ended, {after} after",
+            h.name
+        );
+        assert!(
+            after <= before,
+            "{} ran {after} tasks at once after quorum was lost, {before} before: a new token",
+            h.name
+        );
+    }
     // Every holder (a host that ran tasks before the quorum went) says why it stopped; a host
     // still waiting for its first slot holds nothing to stop.
     let holders: Vec<&Host> = hosts
@@ -810,24 +840,39 @@ fn member_faults_one_keeps_working_two_stop_grants_restart_resumes() {
     c.restart(1);
     c.wait_healthy(&[0, 1, 2], etcd::STARTUP_TIMEOUT);
     let t_healthy = mono_ns();
-    // Work resumes: a host runs a second task at once again (a token granted).
-    let resumed = wait_for(Duration::from_secs(30), || {
-        !token_tasks(&etcd::read_tasks(&log, "?"), t_back, u64::MAX).is_empty()
+    // Work resumes: every host that lost the budget takes slots again (`budget back`), the
+    // budget's slots are held again in etcd, and tasks start.
+    let lost: Vec<usize> = (0..hosts.len())
+        .filter(|&i| {
+            hosts[i]
+                .stderr_text()
+                .contains("throttle run: budget lost:")
+        })
+        .collect();
+    let back = wait_for(Duration::from_secs(30), || {
+        lost.iter()
+            .all(|&i| hosts[i].stderr_text().contains("throttle run: budget back"))
     });
+    let t_all_back = mono_ns();
     assert!(
-        resumed,
-        "work did not resume after the members came back:\n{}",
+        back,
+        "not every host took slots again after the members came back:\n{}",
         hosts[0].stderr_text()
     );
-    let first = token_tasks(&etcd::read_tasks(&log, "?"), t_back, u64::MAX)
-        .iter()
-        .map(|t| t.begin)
-        .min()
-        .unwrap();
+    let held = c
+        .range_prefix("/throttle/budget/members/slots/")
+        .unwrap()
+        .len();
+    assert!(held >= 3, "only {held} slot keys in etcd after the restart");
+    let started = wait_for(Duration::from_secs(10), || {
+        begins_in(t_all_back, u64::MAX) > 0
+    });
+    assert!(started, "no task started after every host was back");
     eprintln!(
-        "cluster_budget: members restarted: healthy after {:.0} ms, first task on a new token {:.0} ms after that",
+        "cluster_budget: members restarted: healthy after {:.0} ms; all {} hosts that lost the budget said `budget back` {:.0} ms after that; {held} slot keys in etcd",
         ms(t_healthy - t_back),
-        ms(first.saturating_sub(t_healthy))
+        lost.len(),
+        ms(t_all_back - t_healthy)
     );
     std::thread::sleep(Duration::from_secs(2));
     for h in &mut hosts {
