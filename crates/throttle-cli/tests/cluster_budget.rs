@@ -114,6 +114,7 @@ fn harness_cluster_survives_one_member_and_stalls_without_quorum() {
     );
 
     c.kill(0);
+    c.wait_healthy(&[1, 2], etcd::STARTUP_TIMEOUT);
     c.put_via(1, "/t/c", "3", Duration::from_secs(5)).unwrap();
     c.kill(1);
     let t = Instant::now();
@@ -766,7 +767,7 @@ fn member_faults_one_keeps_working_two_stop_grants_restart_resumes() {
         .map(|t| t.begin - t_k1)
         .max();
     eprintln!(
-        "cluster_budget: quorum lost: last task on a token began {} after the second kill (bound: TTL - margin = {} ms after the last renewal)",
+        "cluster_budget: quorum lost: last task begun beside another of its host {} after the second kill (trust ends TTL - margin = {} ms after the last renewal; later ones ran on recycled tokens, checked per host below)",
         last_token.map_or("never".to_string(), |l| format!("{:.0} ms", ms(l))),
         TTL_S * 1000 - 1000
     );
