@@ -133,8 +133,29 @@ pub fn start(
     let opts =
         throttle_budget::Options::default().with_ttl(std::time::Duration::from_secs(ttl_secs));
     let budget = throttle_budget::EtcdBudget::connect(url, slots, opts).map_err(usage)?;
-    let implicit = budget.acquire().map_err(usage)?;
-    Ok(Bridge::new(budget, implicit, linger))
+    // One line if the command has to wait for its slot (the budget is full), after 1 s.
+    let granted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let g2 = granted.clone();
+    let line = format!(
+        "throttle run: waiting for a slot of budget {} (N = {slots}; `throttle budget status {url}` shows the holders and the queue)",
+        url.name()
+    );
+    let notice = std::thread::spawn(move || {
+        let start = std::time::Instant::now();
+        let wait = std::time::Duration::from_secs(1);
+        while !g2.load(std::sync::atomic::Ordering::Acquire) && start.elapsed() < wait {
+            std::thread::park_timeout(wait.saturating_sub(start.elapsed()));
+        }
+        if !g2.load(std::sync::atomic::Ordering::Acquire) {
+            eprintln!("{line}");
+        }
+    });
+    let implicit = budget.acquire();
+    // Release: pairs with the Acquire loads in the notice thread.
+    granted.store(true, std::sync::atomic::Ordering::Release);
+    notice.thread().unpark();
+    let _ = notice.join();
+    Ok(Bridge::new(budget, implicit.map_err(usage)?, linger))
 }
 
 /// Without the etcd feature no URL gets this far.
