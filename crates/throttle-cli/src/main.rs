@@ -5,6 +5,7 @@
 //! job, `throttle report`, is `experiments/report.rs`), `scan/` profiles any command, both fill
 //! one [`results::Report`]; `view/` prints it as text and `export/` writes every file format.
 
+mod budget;
 mod calibrate;
 mod chart;
 mod error;
@@ -67,6 +68,7 @@ enum Command {
     #[command(name = "__spin", hide = true)]
     Spin(spin::SpinArgs),
     Run(run::RunArgs),
+    Budget(budget::BudgetArgs),
     #[command(name = "__tasks", hide = true)]
     Tasks(tasks::TasksArgs),
     #[command(name = "__pool", hide = true)]
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
     // `throttle run` forwards signals and exits with its command's status: its own path.
     let command = match cli.command {
         Command::Run(args) => return run::main(args),
+        Command::Budget(args) => return budget::main(args),
         other => other,
     };
     // Helper children share the user's process group: they note a Ctrl-C silently, and the
@@ -119,7 +122,7 @@ fn main() -> ExitCode {
         Command::Spin(args) => spin::run(&args),
         Command::Tasks(args) => tasks::run(&args),
         Command::PoolJob(args) => pool_job::run(&args),
-        Command::Run(_) => unreachable!("handled above"),
+        Command::Run(_) | Command::Budget(_) => unreachable!("handled above"),
     };
     // THROTTLE_TRACE=FILE.json: the global pool's timeline (experiments that use it, e.g. `sum`).
     match throttle::trace::write_global_trace() {

@@ -5,7 +5,8 @@
 //! `crates/throttle/src/jobserver/README.md`); this file is the command: parse, pick the style
 //! the command reads (`style.rs`), start the server, run the command with `MAKEFLAGS` naming it,
 //! forward signals, print the status on SIGUSR1, and at exit report how many tokens came back
-//! and exit with the command's status. User guide: `docs/jobserver.md`.
+//! and exit with the command's status. User guide: `docs/jobserver.md`. With `--budget URL`
+//! the slots come from a cluster budget in etcd (`budget/`, `docs/cluster-budget.md`).
 
 use crate::error::UsageError;
 use clap::{Args, ValueEnum};
@@ -49,6 +50,19 @@ pub struct RunArgs {
     /// The socket of the running `throttle run` for --status and --resize.
     #[arg(long, value_name = "PATH")]
     pub socket: Option<std::path::PathBuf>,
+    /// Take the slots from a cluster budget of N slots shared by every host that names it:
+    /// etcd://HOST:PORT[,HOST:PORT...]/NAME (-j N is the cluster's N; needs a throttle built
+    /// with --features etcd; docs/cluster-budget.md).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["status", "resize"])]
+    pub budget: Option<String>,
+    /// The lease TTL in seconds for --budget: a crashed host's slots come back after about this
+    /// long (default 5, at least 2).
+    #[arg(long, value_name = "SECS", value_parser = parse_budget_ttl, requires = "budget")]
+    pub budget_ttl: Option<u64>,
+    /// How long a cluster-backed token may sit unused in the pipe before its cluster slot is
+    /// given back, in milliseconds (default 200).
+    #[arg(long, value_name = "MS", value_parser = parse_budget_linger, requires = "budget")]
+    pub budget_linger: Option<u64>,
     /// The command to run, after `--`.
     #[arg(
         trailing_var_arg = true,
@@ -64,6 +78,37 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
         Ok(n) if n > 4096 => Err("must be at most 4096".into()),
         Ok(n) => Ok(n),
         Err(_) => Err("expected a whole number of jobs, e.g. -j 4".into()),
+    }
+}
+
+/// `--budget` (and `throttle budget status URL`): a valid URL, and a throttle that can use it;
+/// else the one-line usage error naming `flag` and the value (exit status 2).
+pub(crate) fn parse_budget_url(flag: &str, s: &str) -> anyhow::Result<throttle_budget::BudgetUrl> {
+    let url = throttle_budget::BudgetUrl::parse(s)
+        .map_err(|e| crate::error::usage(flag, s, &e.to_string()))?;
+    if !throttle_budget::ETCD_SUPPORT {
+        return Err(crate::error::usage(
+            flag,
+            s,
+            "this throttle was built without etcd support (build with --features etcd)",
+        ));
+    }
+    Ok(url)
+}
+
+fn parse_budget_ttl(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(n) if (2..=3600).contains(&n) => Ok(n),
+        Ok(_) => Err("must be 2..=3600 seconds (etcd refuses shorter leases)".into()),
+        Err(_) => Err("expected a whole number of seconds, e.g. --budget-ttl 5".into()),
+    }
+}
+
+fn parse_budget_linger(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(n) if n <= 600_000 => Ok(n),
+        Ok(_) => Err("must be at most 600000 ms".into()),
+        Err(_) => Err("expected a whole number of milliseconds, e.g. --budget-linger 200".into()),
     }
 }
 
@@ -178,6 +223,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     };
+    let budget_url = args
+        .budget
+        .as_deref()
+        .map(|u| parse_budget_url("--budget", u))
+        .transpose()?;
+    if budget_url.is_some() && args.jobs.is_none() {
+        return Err(UsageError(
+            "--budget needs -j N: the cluster budget's slot count, the same on every host".into(),
+        )
+        .into());
+    }
     let slots = args.jobs.unwrap_or_else(throttle::default_threads);
     let style = match args.jobserver_style {
         JobserverStyle::Auto => crate::run_style::detect(program),
@@ -187,8 +243,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(line) = crate::run_style::explicit_jobs_warning(program, rest, slots) {
         eprintln!("{line}");
     }
-    let server = Server::new(slots, style)
-        .map_err(|e| anyhow::anyhow!("starting a jobserver with {slots} slots: {e}"))?;
+    // With --budget: the command's implicit slot is a cluster slot, taken (in the cluster's
+    // queue) before the command starts; the local server starts empty and the bridge puts in
+    // one token per further cluster slot (budget/bridge.rs).
+    let mut bridge = match &budget_url {
+        Some(url) => Some(crate::budget::start(
+            url,
+            slots,
+            args.budget_ttl.unwrap_or(5),
+            Duration::from_millis(args.budget_linger.unwrap_or(200)),
+        )?),
+        None => None,
+    };
+    let server = if bridge.is_some() {
+        Server::new_empty(slots, style)
+    } else {
+        Server::new(slots, style)
+    }
+    .map_err(|e| anyhow::anyhow!("starting a jobserver with {slots} slots: {e}"))?;
     let mut cmd = Command::new(program);
     cmd.args(rest);
     server.configure(&mut cmd);
@@ -205,10 +277,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     CHILD.store(child.id() as i32, Ordering::Relaxed);
     let status = loop {
         if STATUS.swap(false, Ordering::Relaxed) {
-            eprint!("throttle run: status\n{}", server.status());
+            let cluster = bridge.as_ref().map(|b| b.status_line()).unwrap_or_default();
+            eprint!("throttle run: status\n{}{cluster}", server.status());
+        }
+        if let Some(b) = bridge.as_mut() {
+            b.tick(&server);
         }
         match child.try_wait() {
             Ok(Some(s)) => break s,
+            Ok(None) if bridge.is_some() => std::thread::sleep(crate::budget::bridge_tick()),
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             Err(e) => return Err(anyhow::anyhow!("waiting for '{program}': {e}")),
         }
@@ -226,6 +303,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     drop(server);
+    if let Some(b) = bridge {
+        b.finish();
+    }
     use std::os::unix::process::ExitStatusExt;
     let code = match (status.code(), status.signal()) {
         (Some(c), _) => c,

@@ -395,6 +395,51 @@ fn resize_grows_at_once_and_shrinks_as_tokens_come_back() {
     assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 1);
 }
 
+/// A server made empty (issue 20: its owner backs each token with a cluster slot): tokens come
+/// and go only by its owner; a socket client gets one only before the grant deadline; an idle
+/// token is taken back, a held one only once it is back.
+#[test]
+fn an_empty_server_grants_only_what_its_owner_adds_and_before_its_deadline() {
+    let server = Server::new_empty(3, Style::Fifo).unwrap();
+    assert!(server.makeflags().contains("-j3"));
+    assert_eq!(
+        (server.tokens_in_pool().unwrap(), server.tokens_expected()),
+        (0, 0)
+    );
+    assert!(server.resize(4).is_err(), "its N is its owner's");
+    let mut js = Jobserver::connect(server.socket_path()).unwrap();
+    assert!(js
+        .acquire_timeout(Duration::from_millis(100))
+        .unwrap()
+        .is_none());
+    // Past the deadline the request waits, with the token in the fifo.
+    server.set_grant_deadline(Some(Instant::now()));
+    server.add_token().unwrap();
+    assert!(js
+        .acquire_timeout(Duration::from_millis(300))
+        .unwrap()
+        .is_none());
+    assert_eq!(server.tokens_in_pool().unwrap(), 1);
+    server.set_grant_deadline(Some(Instant::now() + Duration::from_secs(60)));
+    let t = js.acquire_timeout(Duration::from_secs(5)).unwrap().unwrap();
+    assert!(
+        !server.take_idle_token().unwrap(),
+        "a held token is not idle"
+    );
+    js.release(t).unwrap();
+    eventually("the token is back in the fifo", || {
+        server.tokens_in_pool().unwrap() == 1
+    });
+    assert!(server.take_idle_token().unwrap());
+    assert_eq!(server.tokens_expected(), 0);
+    drop(js);
+    assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 0);
+    // A server made by `new` has no owner's tokens.
+    let plain = Server::new(2, Style::Fifo).unwrap();
+    assert!(plain.add_token().is_err() && plain.take_idle_token().is_err());
+    assert_eq!(plain.tokens_in_pool().unwrap(), 1);
+}
+
 /// Auto mode under a jobserver (issue 9 with issue 10): the controller's choice is the first
 /// term of `min(k, 1 + tokens held)`, like a user's `k`, so the budget caps it. The controller
 /// starts its scan at `k = threads()` = 4 and moves `k` often (a 5 ms interval); with 1 token

@@ -115,3 +115,7 @@ pub fn png_size(bytes: &[u8]) -> (u32, u32) {
     let h = u32::from_be_bytes(bytes[20..24].try_into().expect("4 bytes"));
     (w, h)
 }
+
+/// The etcd cluster harness of the cluster-budget tests (issue 20).
+#[cfg(feature = "etcd")]
+pub mod etcd;

@@ -69,8 +69,23 @@ struct Inner {
     tokens: AtomicUsize,
     /// Tokens a shrink still has to take out of circulation (as they come back).
     debt: AtomicUsize,
-    /// Serializes resizes.
+    /// Serializes resizes (and, for [`Server::new_empty`], token additions and removals).
     resizing: Mutex<()>,
+    /// Made by [`Server::new_empty`]: the owner adds and takes tokens; no resize.
+    owned_tokens: bool,
+    /// Socket clients are granted tokens only before this instant (None: always); set by the
+    /// owner with [`Server::set_grant_deadline`].
+    grant_until: Mutex<Option<Instant>>,
+}
+
+impl Inner {
+    /// May a socket client be handed a token now?
+    fn may_grant(&self) -> bool {
+        match *lock(&self.grant_until) {
+            Some(until) => Instant::now() < until,
+            None => true,
+        }
+    }
 }
 
 /// Where the private directory goes: `TMPDIR`, unless its path has whitespace or a backslash and
@@ -168,6 +183,33 @@ impl Server {
     /// # Errors
     /// `slots` is 0, or the fifo, pipe, directory or socket cannot be made.
     pub fn new(slots: usize, style: Style) -> io::Result<Server> {
+        Server::start(slots, style, false)
+    }
+
+    /// A jobserver of `slots` slots (`-jN` in `MAKEFLAGS`) that starts with **no** token: its
+    /// owner puts each token in with [`add_token`](Server::add_token) when it has the right to
+    /// (`throttle run --budget` backs each one with a slot of a cluster budget) and takes idle
+    /// ones out with [`take_idle_token`](Server::take_idle_token). Such a server refuses
+    /// `--resize` (its owner decides how many tokens exist).
+    ///
+    /// # Errors
+    /// `slots` is 0, or the fifo, pipe, directory or socket cannot be made.
+    ///
+    /// # Examples
+    /// ```
+    /// let server = throttle::Server::new_empty(3, throttle::Style::Fifo).unwrap();
+    /// assert_eq!(server.tokens_in_pool().unwrap(), 0);
+    /// server.add_token().unwrap();
+    /// assert_eq!((server.tokens_in_pool().unwrap(), server.tokens_expected()), (1, 1));
+    /// assert!(server.take_idle_token().unwrap());
+    /// assert!(!server.take_idle_token().unwrap()); // none left in the pipe
+    /// assert_eq!(server.tokens_expected(), 0);
+    /// ```
+    pub fn new_empty(slots: usize, style: Style) -> io::Result<Server> {
+        Server::start(slots, style, true)
+    }
+
+    fn start(slots: usize, style: Style, empty: bool) -> io::Result<Server> {
         if slots == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -193,7 +235,8 @@ impl Server {
                     (read, write, auth, Some((r, w)))
                 }
             };
-            for _ in 1..slots {
+            let tokens = if empty { 0 } else { slots - 1 };
+            for _ in 0..tokens {
                 sys::write_token(write.as_raw_fd(), TOKEN)?;
             }
             let socket = dir.join("socket");
@@ -214,9 +257,11 @@ impl Server {
             clients: Mutex::new(Vec::new()),
             live: AtomicUsize::new(0),
             slots: AtomicUsize::new(slots),
-            tokens: AtomicUsize::new(slots - 1),
+            tokens: AtomicUsize::new(if empty { 0 } else { slots - 1 }),
             debt: AtomicUsize::new(0),
             resizing: Mutex::new(()),
+            owned_tokens: empty,
+            grant_until: Mutex::new(None),
         });
         let id = sys::fd_id(inner.read.as_raw_fd()).unwrap_or_default();
         let i2 = inner.clone();
@@ -311,6 +356,62 @@ impl Server {
         }
     }
 
+    /// Puts one more token into the fifo or pipe ([`tokens_expected`](Server::tokens_expected)
+    /// grows by one). For a server made by [`new_empty`](Server::new_empty), whose owner
+    /// decides how many tokens exist; nothing stops more than N − 1, so the owner keeps count.
+    ///
+    /// # Errors
+    /// The server was made by [`new`](Server::new) (use [`resize`](Server::resize)), or the
+    /// token cannot be written.
+    pub fn add_token(&self) -> io::Result<()> {
+        self.owned_only("add_token")?;
+        let _g = lock(&self.inner.resizing);
+        sys::write_token(self.inner.write.as_raw_fd(), TOKEN)?;
+        self.inner.tokens.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Takes one idle token out of circulation: reads one byte from the fifo or pipe without
+    /// blocking. Returns false if none was waiting (every token is held, or another reader was
+    /// faster); on true, [`tokens_expected`](Server::tokens_expected) shrank by one and the token
+    /// can no longer reach any client. A token a client holds cannot be taken back: it is
+    /// taken (by a later call) only once its holder has written it back.
+    ///
+    /// # Errors
+    /// The server was made by [`new`](Server::new), or the read fails.
+    pub fn take_idle_token(&self) -> io::Result<bool> {
+        self.owned_only("take_idle_token")?;
+        let _g = lock(&self.inner.resizing);
+        match sys::try_read_token(&self.inner.read)? {
+            Some(_) => {
+                self.inner.tokens.fetch_sub(1, Ordering::Relaxed);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Throttle clients on the socket are handed tokens only before `until` (None: always, the
+    /// default). Each grant reads the clock, so a server that was stopped (SIGSTOP) past `until`
+    /// hands out nothing when it resumes, even before its owner's next look. Tokens in the fifo
+    /// or pipe stay readable by foreign clients (make, ninja): only their owner taking them out
+    /// ([`take_idle_token`](Server::take_idle_token)) stops those. `throttle run --budget` sets
+    /// it to the end of its cluster lease's trust window.
+    pub fn set_grant_deadline(&self, until: Option<Instant>) {
+        *lock(&self.inner.grant_until) = until;
+    }
+
+    fn owned_only(&self, what: &str) -> io::Result<()> {
+        if self.inner.owned_tokens {
+            Ok(())
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("Server::{what} is for a server made by Server::new_empty"),
+            ))
+        }
+    }
+
     /// Tokens waiting in the fifo or pipe now.
     ///
     /// # Errors
@@ -380,6 +481,12 @@ fn status(inner: &Inner) -> String {
 }
 
 fn resize(inner: &Arc<Inner>, slots: usize) -> io::Result<()> {
+    if inner.owned_tokens {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this server's tokens come from a cluster budget (throttle run --budget): its N is the budget's",
+        ));
+    }
     if slots == 0 {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -495,7 +602,13 @@ fn serve_client(mut conn: UnixStream, inner: &Arc<Inner>, held: &AtomicUsize) {
                 revents: 0,
             },
         ];
-        let n = if ledger.wants_token() { 2 } else { 1 };
+        // Past the owner's grant deadline the fifo is not watched (no busy loop on a readable
+        // fifo); the request waits, and is looked at again every POLL.
+        let n = if ledger.wants_token() && inner.may_grant() {
+            2
+        } else {
+            1
+        };
         // SAFETY: `fds` holds `n` ≤ 2 valid pollfds.
         let r = unsafe { libc::poll(fds.as_mut_ptr(), n as libc::nfds_t, POLL.as_millis() as i32) };
         if r <= 0 {
@@ -531,7 +644,7 @@ fn serve_client(mut conn: UnixStream, inner: &Arc<Inner>, held: &AtomicUsize) {
                 held.store(ledger.held(), Ordering::Relaxed);
             }
         }
-        if ledger.wants_token() && fds[1].revents != 0 {
+        if ledger.wants_token() && n == 2 && fds[1].revents != 0 && inner.may_grant() {
             match sys::try_read_token(&inner.read) {
                 Ok(Some(b)) => {
                     // In the ledger before it is sent: from here until written back, it is ours.

@@ -1,0 +1,559 @@
+//! The budget in etcd, behind the `etcd` feature: [`EtcdBudget`] (one per process and budget),
+//! [`ClusterSlot`], [`status`]. A current-thread tokio runtime runs on one background thread
+//! (`throttle-budget-etcd`) that keeps the lease alive; the blocking calls run their requests on
+//! that runtime from the caller's thread. Protocol: `../README.md`.
+
+mod lease;
+mod wait;
+
+use crate::queue::margin;
+use crate::types::{BudgetError, ErrorKind, Options, Status, MIN_TTL};
+use crate::url::BudgetUrl;
+use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, SortOrder, SortTarget};
+use etcd_client::{Txn, TxnOp, TxnOpResponse};
+use lease::LeaseState;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use tokio::runtime::Handle;
+use tokio::sync::{oneshot, watch, Notify};
+
+/// What the blocking calls and the background tasks share.
+pub(crate) struct Core {
+    client: Client,
+    url: BudgetUrl,
+    slots: usize,
+    opts: Options,
+    pid: u32,
+    /// The lease as last renewed (written by `lease::keep` only).
+    lease: Arc<watch::Sender<LeaseState>>,
+    /// Makes each slot key of this process unique under one lease.
+    seq: AtomicU64,
+    handle: Handle,
+}
+
+/// The background thread, stopped when the last [`EtcdBudget`] or [`ClusterSlot`] goes.
+struct Shared {
+    core: Arc<Core>,
+    stop: Mutex<Option<oneshot::Sender<()>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // Revoking the lease deletes every key of this process at once (held and waiting),
+        // instead of at its expiry.
+        let id = self.core.lease.borrow().id;
+        if id != 0 {
+            let mut lc = self.core.client.lease_client();
+            let _ = self.core.handle.block_on(async {
+                tokio::time::timeout(Duration::from_secs(1), lc.revoke(id)).await
+            });
+        }
+        if let Some(stop) = lock(&self.stop).take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = lock(&self.thread).take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One process's membership in a cluster budget: its lease, kept alive in the background, and
+/// the means to take slots. Dropping it (and every [`ClusterSlot`] taken from it) revokes the
+/// lease, which deletes the process's keys at once.
+///
+/// The calls block the calling thread; do not call them from inside an async runtime.
+///
+/// # Examples
+/// ```no_run
+/// use std::time::Duration;
+/// use throttle_budget::{BudgetUrl, EtcdBudget, Options};
+/// let url: BudgetUrl = "etcd://127.0.0.1:2379/licences".parse().unwrap();
+/// let budget = EtcdBudget::connect(&url, 2, Options::default()).unwrap();
+/// if let Some(slot) = budget.try_acquire_for(Duration::from_secs(10)).unwrap() {
+///     assert!(slot.is_valid());
+/// }
+/// ```
+pub struct EtcdBudget {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for EtcdBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdBudget")
+            .field("url", &self.shared.core.url.to_string())
+            .field("slots", &self.shared.core.slots)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A cancel switch for [`EtcdBudget::acquire_cancellable`]: another thread calls
+/// [`cancel`](Cancel::cancel) and the wait ends (its waiting key is deleted).
+#[derive(Debug, Default)]
+pub struct Cancel {
+    flag: AtomicBool,
+    notify: Notify,
+}
+
+impl Cancel {
+    /// A switch not yet pulled.
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Ends every wait that uses this switch, now and later.
+    pub fn cancel(&self) {
+        // Release: pairs with the Acquire load in `cancelled`, after its waiter is registered.
+        self.flag.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    /// True once [`cancel`](Cancel::cancel) was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.flag.load(Ordering::Acquire)
+    }
+
+    async fn cancelled(&self) {
+        loop {
+            let notified = self.notify.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Registered before the flag is checked: a cancel after the check wakes it.
+            notified.as_mut().enable();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// The process's lease as seen now (for a bridge that must stop granting in time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseView {
+    /// Changes each time a lease is given up or a new one granted; slots of another epoch are
+    /// gone.
+    pub epoch: u64,
+    /// Slots of this epoch may be used now (`now < valid_until`).
+    pub trusted: bool,
+    /// The end of the trust window: lease end − margin (None while there is no lease).
+    pub valid_until: Option<Instant>,
+    /// Why the previous lease was given up, if one was.
+    pub lost: Option<String>,
+    /// The last renewal error, if the last attempt failed.
+    pub last_error: Option<String>,
+}
+
+/// One slot of the cluster budget: an etcd key among the first N, on this process's lease.
+/// Dropping it deletes the key (in the background, retried while the lease lives), which wakes
+/// the first waiter.
+pub struct ClusterSlot {
+    shared: Arc<Shared>,
+    key: String,
+    epoch: u64,
+}
+
+impl std::fmt::Debug for ClusterSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterSlot")
+            .field("key", &self.key)
+            .field("epoch", &self.epoch)
+            .field("valid", &self.is_valid())
+            .finish()
+    }
+}
+
+impl ClusterSlot {
+    /// The etcd key that holds this slot.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// True while the slot may be used: its lease is the process's lease and was renewed
+    /// recently enough that etcd cannot have expired it (`now < valid_until`). Once false it
+    /// never becomes true again: take a new slot.
+    pub fn is_valid(&self) -> bool {
+        let st = self.shared.core.lease.borrow();
+        st.epoch == self.epoch && st.trusted_at(Instant::now())
+    }
+
+    /// Until when the slot may be used if the lease is not renewed again: the send time of the
+    /// last renewal + the granted TTL − the margin. Later renewals move it on; None once the
+    /// lease was given up.
+    pub fn valid_until(&self) -> Option<Instant> {
+        let st = self.shared.core.lease.borrow();
+        (st.epoch == self.epoch && st.id != 0).then(|| st.trust_until())
+    }
+}
+
+impl Drop for ClusterSlot {
+    fn drop(&mut self) {
+        let core = &self.shared.core;
+        wait::delete_in_background(core, std::mem::take(&mut self.key), self.epoch);
+    }
+}
+
+fn unreachable(url: &BudgetUrl, detail: &str) -> BudgetError {
+    let members: Vec<String> = url
+        .members()
+        .iter()
+        .map(|(h, p)| format!("{h}:{p}"))
+        .collect();
+    BudgetError::new(
+        ErrorKind::Unreachable,
+        format!(
+            "cannot reach the etcd cluster at {} ({detail}); is etcd running there?",
+            members.join(","),
+        ),
+    )
+}
+
+fn silent(within: Duration) -> String {
+    format!("no member answered within {} s", within.as_secs_f64())
+}
+
+/// An etcd client error in one short line (gRPC statuses as `Code: message`, without the
+/// metadata dump).
+pub(crate) fn short(e: &etcd_client::Error) -> String {
+    match e {
+        etcd_client::Error::GRpcStatus(s) => format!("{:?}: {}", s.code(), s.message()),
+        other => other.to_string().replace('\n', " "),
+    }
+}
+
+/// HTTP/2 pings on every connection: a member that stops answering (stopped, cut off) is
+/// noticed within interval + timeout, and the watches and keep-alives on it fail (and are
+/// retried on another member) instead of hanging. etcd refuses pings more often than every
+/// 5 s (`--grpc-keepalive-min-time`): 5 s is the shortest interval it accepts by default.
+const PING_INTERVAL: Duration = Duration::from_secs(5);
+/// How long a ping may go unanswered before the connection is dropped.
+const PING_TIMEOUT: Duration = Duration::from_secs(3);
+
+async fn connect_client(url: &BudgetUrl, timeout: Duration) -> Result<Client, BudgetError> {
+    // `require_leader`: a member cut off from the leader fails watches and requests at once
+    // (etcd's "no leader" error) instead of holding them while it cannot know the truth.
+    let options = ConnectOptions::new()
+        .with_connect_timeout(timeout)
+        .with_keep_alive(PING_INTERVAL, PING_TIMEOUT)
+        .with_keep_alive_while_idle(true)
+        .with_require_leader(true);
+    Client::connect(url.endpoints(), Some(options))
+        .await
+        .map_err(|e| BudgetError::new(ErrorKind::Etcd, short(&e)))
+}
+
+/// Stores N at the budget's meta key if the budget is new; else checks it.
+async fn ensure_meta(client: &Client, url: &BudgetUrl, slots: usize) -> Result<(), BudgetError> {
+    let meta = url.meta_key();
+    let txn = Txn::new()
+        .when([Compare::create_revision(meta.clone(), CompareOp::Equal, 0)])
+        .and_then([TxnOp::put(meta.clone(), slots.to_string(), None)])
+        .or_else([TxnOp::get(meta.clone(), None)]);
+    let r =
+        client.kv_client().txn(txn).await.map_err(|e| {
+            BudgetError::new(ErrorKind::Etcd, format!("storing the budget's N: {e}"))
+        })?;
+    if r.succeeded() {
+        return Ok(());
+    }
+    let stored = r.op_responses().into_iter().find_map(|op| match op {
+        TxnOpResponse::Get(g) => g.kvs().first().map(|kv| kv.value().to_vec()),
+        _ => None,
+    });
+    let stored = String::from_utf8_lossy(&stored.unwrap_or_default()).into_owned();
+    if stored.trim() == slots.to_string() {
+        Ok(())
+    } else {
+        Err(BudgetError::new(
+            ErrorKind::Mismatch,
+            format!(
+                "budget {} has N={} slots in etcd, not {slots}",
+                url.name(),
+                stored.trim()
+            ),
+        ))
+    }
+}
+
+async fn read_status(client: &Client, url: &BudgetUrl) -> Result<Status, BudgetError> {
+    let txn = Txn::new().and_then([
+        TxnOp::get(url.meta_key(), None),
+        TxnOp::get(
+            url.slots_prefix(),
+            Some(
+                GetOptions::new()
+                    .with_prefix()
+                    .with_sort(SortTarget::Create, SortOrder::Ascend),
+            ),
+        ),
+    ]);
+    let r = client.kv_client().txn(txn).await.map_err(|e| {
+        BudgetError::new(
+            ErrorKind::Etcd,
+            format!("reading the budget: {}", short(&e)),
+        )
+    })?;
+    let mut gets = r.op_responses().into_iter().filter_map(|op| match op {
+        TxnOpResponse::Get(g) => Some(g),
+        _ => None,
+    });
+    let meta = gets.next();
+    let keys = gets.next();
+    let slots = meta
+        .as_ref()
+        .and_then(|g| g.kvs().first())
+        .and_then(|kv| String::from_utf8_lossy(kv.value()).trim().parse().ok())
+        .unwrap_or(0);
+    let keys = keys
+        .map(|g| {
+            g.kvs()
+                .iter()
+                .map(|kv| {
+                    (
+                        String::from_utf8_lossy(kv.key()).into_owned(),
+                        kv.value().to_vec(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Status::from_keys(url.name(), slots, keys))
+}
+
+/// Reads a budget's holders and waiters (one consistent read), without joining it.
+///
+/// # Errors
+/// The URL's cluster does not answer within [`DEFAULT_CONNECT_TIMEOUT`](crate::DEFAULT_CONNECT_TIMEOUT)
+/// ([`ErrorKind::Unreachable`]), or etcd refuses the read.
+pub fn status(url: &BudgetUrl) -> Result<Status, BudgetError> {
+    let rt = runtime()?;
+    let within = crate::DEFAULT_CONNECT_TIMEOUT;
+    let deadline = Instant::now() + within;
+    rt.block_on(async {
+        let client = retrying(url, within, deadline, || connect_client(url, within)).await?;
+        retrying(url, within, deadline, || read_status(&client, url)).await
+    })
+}
+
+/// Runs `op` until it succeeds, fails for a reason other than the cluster (an N mismatch), or
+/// `deadline` passes; a failed attempt (a dead member, an election under way) is retried after
+/// 100 ms, on whichever member answers then. Out of time: [`ErrorKind::Unreachable`] with the
+/// last failure.
+async fn retrying<T, F, Fut>(
+    url: &BudgetUrl,
+    within: Duration,
+    deadline: Instant,
+    mut op: F,
+) -> Result<T, BudgetError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, BudgetError>>,
+{
+    let mut last = silent(within);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(unreachable(url, &last));
+        }
+        match tokio::time::timeout(left, op()).await {
+            Ok(Ok(v)) => return Ok(v),
+            Ok(Err(e)) if e.kind() == ErrorKind::Etcd => last = e.to_string(),
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(unreachable(url, &last)),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, BudgetError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| BudgetError::new(ErrorKind::Etcd, format!("starting the etcd client: {e}")))
+}
+
+impl EtcdBudget {
+    /// Joins the budget at `url` with `slots` slots: connects (waiting at most
+    /// `opts.connect_timeout`), stores N if the budget is new or checks it, grants the
+    /// process's lease and starts keeping it alive.
+    ///
+    /// # Errors
+    /// - [`ErrorKind::BadOptions`]: `slots` is 0, or the TTL is below [`MIN_TTL`].
+    /// - [`ErrorKind::Unreachable`]: no member answered in time.
+    /// - [`ErrorKind::Mismatch`]: the budget exists with another N
+    ///   (`budget NAME has N=3 slots in etcd, not 4`).
+    pub fn connect(
+        url: &BudgetUrl,
+        slots: usize,
+        opts: Options,
+    ) -> Result<EtcdBudget, BudgetError> {
+        if slots == 0 {
+            return Err(BudgetError::new(
+                ErrorKind::BadOptions,
+                "a budget needs at least 1 slot",
+            ));
+        }
+        if opts.ttl < MIN_TTL {
+            return Err(BudgetError::new(
+                ErrorKind::BadOptions,
+                format!(
+                    "a lease TTL of {:?} is too short: at least {} s",
+                    opts.ttl,
+                    MIN_TTL.as_secs()
+                ),
+            ));
+        }
+        let ttl = Duration::from_secs(opts.ttl.as_secs());
+        let rt = runtime()?;
+        let within = opts.connect_timeout;
+        let deadline = Instant::now() + within;
+        let (client, id, granted, end) = rt.block_on(async {
+            let client = retrying(url, within, deadline, || connect_client(url, within)).await?;
+            retrying(url, within, deadline, || ensure_meta(&client, url, slots)).await?;
+            let (id, granted, end) = retrying(url, within, deadline, || async {
+                lease::grant(&client, ttl)
+                    .await
+                    .map_err(|e| BudgetError::new(ErrorKind::Etcd, e))
+            })
+            .await?;
+            Ok::<_, BudgetError>((client, id, granted, end))
+        })?;
+        let state = Arc::new(watch::Sender::new(LeaseState {
+            epoch: 1,
+            id,
+            end,
+            ttl,
+            granted,
+            lost: None,
+            last_error: None,
+        }));
+        let core = Arc::new(Core {
+            client: client.clone(),
+            url: url.clone(),
+            slots,
+            opts: Options { ttl, ..opts },
+            pid: std::process::id(),
+            lease: state.clone(),
+            seq: AtomicU64::new(0),
+            handle: rt.handle().clone(),
+        });
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let thread = std::thread::Builder::new()
+            .name("throttle-budget-etcd".into())
+            .spawn(move || rt.block_on(lease::keep(client, state, stop_rx)))
+            .map_err(|e| {
+                BudgetError::new(ErrorKind::Etcd, format!("starting the lease thread: {e}"))
+            })?;
+        Ok(EtcdBudget {
+            shared: Arc::new(Shared {
+                core,
+                stop: Mutex::new(Some(stop_tx)),
+                thread: Mutex::new(Some(thread)),
+            }),
+        })
+    }
+
+    fn run(&self, deadline: Option<Instant>, cancel: Option<&Cancel>) -> Option<ClusterSlot> {
+        let core = &self.shared.core;
+        match core.handle.block_on(wait::acquire(core, deadline, cancel)) {
+            wait::Outcome::Granted { key, epoch } => Some(ClusterSlot {
+                shared: self.shared.clone(),
+                key,
+                epoch,
+            }),
+            wait::Outcome::TimedOut | wait::Outcome::Cancelled => None,
+        }
+    }
+
+    /// Waits (in arrival order, across every host) until a slot is free and takes it. While the
+    /// process has no trusted lease (the cluster is unreachable) it waits for a new one.
+    ///
+    /// # Errors
+    /// None today; the `Result` leaves room for a budget that is shut down.
+    pub fn acquire(&self) -> Result<ClusterSlot, BudgetError> {
+        Ok(self
+            .run(None, None)
+            .expect("an acquire without deadline or cancel only ends granted"))
+    }
+
+    /// Like [`acquire`](EtcdBudget::acquire), but gives up after `timeout` (None then; the
+    /// waiting key is deleted, so the place in the queue is lost).
+    ///
+    /// # Errors
+    /// None today (see [`acquire`](EtcdBudget::acquire)).
+    pub fn try_acquire_for(&self, timeout: Duration) -> Result<Option<ClusterSlot>, BudgetError> {
+        Ok(self.run(Some(Instant::now() + timeout), None))
+    }
+
+    /// Like [`acquire`](EtcdBudget::acquire), but gives up (None) when `cancel` is pulled.
+    ///
+    /// # Errors
+    /// None today (see [`acquire`](EtcdBudget::acquire)).
+    pub fn acquire_cancellable(&self, cancel: &Cancel) -> Result<Option<ClusterSlot>, BudgetError> {
+        if cancel.is_cancelled() {
+            return Ok(None);
+        }
+        Ok(self.run(None, Some(cancel)))
+    }
+
+    /// The process's lease now.
+    pub fn lease(&self) -> LeaseView {
+        let st = self.shared.core.lease.borrow();
+        LeaseView {
+            epoch: st.epoch,
+            trusted: st.trusted_at(Instant::now()),
+            valid_until: (st.id != 0).then(|| st.trust_until()),
+            lost: st.lost.clone(),
+            last_error: st.last_error.clone(),
+        }
+    }
+
+    /// Blocks until the lease state changes (renewed, given up, replaced) or `timeout` passes.
+    pub fn wait_lease_change(&self, timeout: Duration) {
+        let mut rx = self.shared.core.lease.subscribe();
+        let _ = self
+            .shared
+            .core
+            .handle
+            .block_on(async { tokio::time::timeout(timeout, rx.changed()).await });
+    }
+
+    /// The budget's holders and waiters now (a failed read is retried on any member for up to
+    /// the TTL).
+    ///
+    /// # Errors
+    /// No member answers within the TTL ([`ErrorKind::Unreachable`]).
+    pub fn status(&self) -> Result<Status, BudgetError> {
+        let core = &self.shared.core;
+        let ttl = core.opts.ttl;
+        let deadline = Instant::now() + ttl;
+        core.handle.block_on(retrying(&core.url, ttl, deadline, || {
+            read_status(&core.client, &core.url)
+        }))
+    }
+
+    /// The budget's N.
+    pub fn slots(&self) -> usize {
+        self.shared.core.slots
+    }
+
+    /// The budget's address.
+    pub fn url(&self) -> &BudgetUrl {
+        &self.shared.core.url
+    }
+
+    /// The lease TTL in use (whole seconds).
+    pub fn ttl(&self) -> Duration {
+        self.shared.core.opts.ttl
+    }
+
+    /// How long before the lease's computed end slots stop being trusted: `max(1 s, TTL/4)`.
+    pub fn margin(&self) -> Duration {
+        margin(self.shared.core.lease.borrow().granted)
+    }
+}

@@ -1,0 +1,699 @@
+//! A real etcd cluster for the cluster-budget tests (issue 20): three members on 127.0.0.1 with
+//! free ports and temporary data directories, started with a bounded wait for health, members
+//! killed, stopped and restarted one at a time, and everything stopped and removed on drop (also
+//! when a test panics, since drop runs while unwinding).
+//!
+//! The harness needs only the `etcd` binary: it checks health (`GET /health`) and reads and
+//! writes keys through etcd's JSON gateway (`POST /v3/kv/range`, `/v3/kv/put`,
+//! `/v3/lease/grant`) with a few lines of HTTP/1.1 over `TcpStream`, so neither `etcdctl` nor a
+//! client crate is needed to check what the product wrote.
+//!
+//! Also here: the process-tree signals the tests use to kill or freeze a simulated host, the
+//! monotonic clock every task log uses, and the sweep that checks a log of task intervals.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a member or the whole cluster may take to report healthy before the harness gives
+/// up (etcd 3.4 elects a leader within about two election timeouts, 2 s here; the rest is slack
+/// for a busy 2-core machine).
+pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The etcd binary: `THROTTLE_ETCD_BIN`, else `etcd` on PATH. `None` when neither exists.
+pub fn etcd_bin() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("THROTTLE_ETCD_BIN") {
+        let p = PathBuf::from(p);
+        return p.is_file().then_some(p);
+    }
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join("etcd"))
+            .find(|p| p.is_file())
+    })
+}
+
+/// The etcd binary, or `None` after printing "skipped: etcd not on PATH". Fails instead of
+/// skipping when `THROTTLE_REQUIRE_ETCD=1` (CI sets it, so a missing etcd cannot pass quietly).
+pub fn etcd_or_skip(test: &str) -> Option<PathBuf> {
+    match etcd_bin() {
+        Some(p) => Some(p),
+        None if std::env::var("THROTTLE_REQUIRE_ETCD").as_deref() == Ok("1") => panic!(
+            "{test}: THROTTLE_REQUIRE_ETCD=1 but etcd was not found (THROTTLE_ETCD_BIN unset or \
+             not a file, no `etcd` on PATH): install it with `apt-get install -y etcd-server`"
+        ),
+        None => {
+            eprintln!("{test}: skipped: etcd not on PATH");
+            None
+        }
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: one clock machine-wide, so times stamped by different
+/// processes compare.
+pub fn mono_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through the valid pointer we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Has the child started by `cmd` killed when the thread that spawned it ends (prctl
+/// PR_SET_PDEATHSIG), so a test binary stopped by a timeout leaves no etcd or host behind.
+/// Every spawn of the tests happens on the test's own thread, which outlives the cluster.
+pub fn die_with_parent(cmd: &mut Command) {
+    // SAFETY: the closure runs in the child between fork and exec and calls only prctl(2),
+    // which is async-signal-safe and touches no memory of ours.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+}
+
+/// A loopback port nobody listens on right now (the kernel's pick; it can in principle be
+/// taken again before etcd binds it, which the startup wait would then report).
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("binding 127.0.0.1:0");
+    l.local_addr().expect("local address").port()
+}
+
+/// One member: its name, ports, data directory, log file and process (None while down).
+struct Member {
+    name: String,
+    client: u16,
+    peer: u16,
+    child: Option<Child>,
+}
+
+/// A 3-member etcd cluster on 127.0.0.1, stopped and removed when dropped.
+pub struct Cluster {
+    bin: PathBuf,
+    dir: PathBuf,
+    members: Vec<Member>,
+    initial: String,
+    token: String,
+}
+
+impl Cluster {
+    /// Starts `size` members (3 in the tests) under a fresh directory named after `tag` and
+    /// waits, at most [`STARTUP_TIMEOUT`], until every member is healthy.
+    pub fn start(bin: &Path, tag: &str, size: usize) -> Cluster {
+        let dir = std::env::temp_dir().join(format!(
+            "throttle-etcd-{}-{}-{tag}",
+            std::process::id(),
+            mono_ns() % 1_000_000
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("creating the cluster's temp dir");
+        let members: Vec<Member> = (0..size)
+            .map(|i| Member {
+                name: format!("m{i}"),
+                client: free_port(),
+                peer: free_port(),
+                child: None,
+            })
+            .collect();
+        let initial = members
+            .iter()
+            .map(|m| format!("{}=http://127.0.0.1:{}", m.name, m.peer))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut c = Cluster {
+            bin: bin.to_path_buf(),
+            token: format!("throttle-test-{}-{tag}", std::process::id()),
+            dir,
+            members,
+            initial,
+        };
+        for i in 0..size {
+            c.spawn(i);
+        }
+        c.wait_healthy(&(0..size).collect::<Vec<_>>(), STARTUP_TIMEOUT);
+        c
+    }
+
+    fn spawn(&mut self, i: usize) {
+        assert!(self.members[i].child.is_none(), "member {i} is running");
+        let m = &self.members[i];
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(format!("{}.log", m.name)))
+            .expect("member log");
+        let client = format!("http://127.0.0.1:{}", m.client);
+        let peer = format!("http://127.0.0.1:{}", m.peer);
+        let mut cmd = Command::new(&self.bin);
+        cmd.arg("--name")
+            .arg(&m.name)
+            .arg("--data-dir")
+            .arg(self.dir.join(&m.name))
+            .args(["--listen-client-urls", &client])
+            .args(["--advertise-client-urls", &client])
+            .args(["--listen-peer-urls", &peer])
+            .args(["--initial-advertise-peer-urls", &peer])
+            .args(["--initial-cluster", &self.initial])
+            .args(["--initial-cluster-token", &self.token])
+            .args(["--initial-cluster-state", "new"])
+            .args(["--logger", "zap", "--log-outputs", "stderr"])
+            .args(["--log-level", "warn"])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log fd"))
+            .stderr(log)
+            // Its own process group: a test's signals to a host's group never reach etcd.
+            .process_group(0);
+        die_with_parent(&mut cmd);
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", self.bin.display()));
+        self.members[i].child = Some(child);
+    }
+
+    /// The number of members.
+    pub fn size(&self) -> usize {
+        self.members.len()
+    }
+
+    /// `127.0.0.1:P,127.0.0.1:Q,...`: every member's client address, for an `etcd://` URL.
+    pub fn endpoints(&self) -> String {
+        self.members
+            .iter()
+            .map(|m| format!("127.0.0.1:{}", m.client))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// `etcd://<every member>/NAME`.
+    pub fn url(&self, name: &str) -> String {
+        format!("etcd://{}/{name}", self.endpoints())
+    }
+
+    /// The client port of member `i`.
+    pub fn client_port(&self, i: usize) -> u16 {
+        self.members[i].client
+    }
+
+    /// Whether member `i`'s process runs (it may still be starting).
+    pub fn is_running(&self, i: usize) -> bool {
+        self.members[i].child.is_some()
+    }
+
+    /// Whether member `i` answers `GET /health` with `"health":"true"` within `timeout`.
+    pub fn healthy(&self, i: usize, timeout: Duration) -> bool {
+        matches!(
+            http(self.members[i].client, "GET", "/health", "", timeout),
+            Ok((200, body)) if body.contains("\"health\":\"true\"")
+        )
+    }
+
+    /// Waits until every member of `which` is healthy, at most `timeout`; panics otherwise
+    /// with the tail of each member's log.
+    pub fn wait_healthy(&self, which: &[usize], timeout: Duration) {
+        let t = Instant::now();
+        loop {
+            if which
+                .iter()
+                .all(|&i| self.healthy(i, Duration::from_millis(500)))
+            {
+                return;
+            }
+            if t.elapsed() > timeout {
+                panic!(
+                    "etcd members {which:?} not healthy after {timeout:?}\n{}",
+                    self.log_tails()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The last lines of every member's log, for failure messages.
+    pub fn log_tails(&self) -> String {
+        let mut s = String::new();
+        for m in &self.members {
+            let body = std::fs::read_to_string(self.dir.join(format!("{}.log", m.name)))
+                .unwrap_or_default();
+            let lines: Vec<&str> = body.lines().collect();
+            s.push_str(&format!("--- {} (client {}) ---\n", m.name, m.client));
+            for l in &lines[lines.len().saturating_sub(8)..] {
+                s.push_str(l);
+                s.push('\n');
+            }
+        }
+        s
+    }
+
+    /// SIGKILL member `i` and reap it (a crash: no goodbye to its peers).
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut c) = self.members[i].child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM member `i` and wait for it, at most 10 s (then SIGKILL).
+    pub fn stop(&mut self, i: usize) {
+        if let Some(mut c) = self.members[i].child.take() {
+            // SAFETY: kill(2) on the pid of our own unreaped child, which cannot have been
+            // reused.
+            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_secs(10) {
+                if let Ok(Some(_)) = c.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts member `i` again on its data directory and ports; does not wait (see
+    /// [`Cluster::wait_healthy`]).
+    pub fn restart(&mut self, i: usize) {
+        self.spawn(i);
+    }
+
+    /// A running, healthy member's client port, trying them in order for at most 15 s (a
+    /// member reports unhealthy while the cluster elects a new leader).
+    fn any_port(&self) -> u16 {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(15) {
+            for (i, m) in self.members.iter().enumerate() {
+                if m.child.is_some() && self.healthy(i, Duration::from_millis(500)) {
+                    return m.client;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("no healthy etcd member for 15 s\n{}", self.log_tails());
+    }
+
+    /// Puts `key = value` through any healthy member (optionally on `lease`).
+    pub fn put(&self, key: &str, value: &str, lease: Option<i64>) -> Result<(), String> {
+        let mut body =
+            serde_json::json!({"key": b64(key.as_bytes()), "value": b64(value.as_bytes())});
+        if let Some(l) = lease {
+            body["lease"] = serde_json::json!(l.to_string());
+        }
+        put_via(self.any_port(), &body.to_string(), Duration::from_secs(5))
+    }
+
+    /// Puts through member `i` only, with `timeout` (fails without quorum).
+    pub fn put_via(
+        &self,
+        i: usize,
+        key: &str,
+        value: &str,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let body = serde_json::json!({"key": b64(key.as_bytes()), "value": b64(value.as_bytes())});
+        put_via(self.members[i].client, &body.to_string(), timeout)
+    }
+
+    /// Grants a lease of `ttl` seconds; its id.
+    pub fn lease_grant(&self, ttl: i64) -> Result<i64, String> {
+        let (code, body) = http(
+            self.any_port(),
+            "POST",
+            "/v3/lease/grant",
+            &serde_json::json!({"TTL": ttl.to_string()}).to_string(),
+            Duration::from_secs(5),
+        )?;
+        let v: serde_json::Value =
+            serde_json::from_str(&body).map_err(|e| format!("{e}: {body}"))?;
+        if code != 200 {
+            return Err(format!("lease grant: HTTP {code}: {body}"));
+        }
+        v["ID"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("lease grant: no ID in {body}"))
+    }
+
+    /// The keys under `prefix`, in creation order (linearizable read through any healthy
+    /// member).
+    pub fn range_prefix(&self, prefix: &str) -> Result<Vec<Kv>, String> {
+        range_prefix_via(self.any_port(), prefix, Duration::from_secs(5))
+    }
+
+    /// As [`Cluster::range_prefix`], through member `i` with `timeout`.
+    pub fn range_prefix_via(
+        &self,
+        i: usize,
+        prefix: &str,
+        timeout: Duration,
+    ) -> Result<Vec<Kv>, String> {
+        range_prefix_via(self.members[i].client, prefix, timeout)
+    }
+
+    /// The cluster's directory (member data and logs).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for i in 0..self.members.len() {
+            self.kill(i);
+        }
+        if std::thread::panicking() {
+            eprintln!(
+                "etcd cluster logs (removed with {}):\n{}",
+                self.dir.display(),
+                self.log_tails()
+            );
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// One key as the gateway returns it.
+#[derive(Debug, Clone)]
+pub struct Kv {
+    /// The key.
+    pub key: String,
+    /// The value.
+    pub value: String,
+    /// The revision that created it.
+    pub create_revision: i64,
+    /// Its lease (0: none).
+    pub lease: i64,
+}
+
+fn put_via(port: u16, body: &str, timeout: Duration) -> Result<(), String> {
+    let (code, resp) = http(port, "POST", "/v3/kv/put", body, timeout)?;
+    if code == 200 {
+        Ok(())
+    } else {
+        Err(format!("put: HTTP {code}: {resp}"))
+    }
+}
+
+fn range_prefix_via(port: u16, prefix: &str, timeout: Duration) -> Result<Vec<Kv>, String> {
+    let body = serde_json::json!({
+        "key": b64(prefix.as_bytes()),
+        "range_end": b64(&prefix_end(prefix.as_bytes())),
+        "sort_order": "ASCEND",
+        "sort_target": "CREATE",
+    });
+    let (code, resp) = http(port, "POST", "/v3/kv/range", &body.to_string(), timeout)?;
+    if code != 200 {
+        return Err(format!("range: HTTP {code}: {resp}"));
+    }
+    let v: serde_json::Value = serde_json::from_str(&resp).map_err(|e| format!("{e}: {resp}"))?;
+    let num = |x: &serde_json::Value| -> i64 {
+        x.as_str()
+            .and_then(|s| s.parse().ok())
+            .or_else(|| x.as_i64())
+            .unwrap_or(0)
+    };
+    let text = |x: &serde_json::Value| -> String {
+        String::from_utf8_lossy(&unb64(x.as_str().unwrap_or(""))).into_owned()
+    };
+    Ok(v["kvs"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|kv| Kv {
+                    key: text(&kv["key"]),
+                    value: text(&kv["value"]),
+                    create_revision: num(&kv["create_revision"]),
+                    lease: num(&kv["lease"]),
+                })
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// The end of the key range with `prefix` (the prefix with its last byte below 0xff raised).
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
+}
+
+/// One HTTP/1.1 request to 127.0.0.1:`port` with `Connection: close`; the status and body.
+pub fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: &str,
+    timeout: Duration,
+) -> Result<(u16, String), String> {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let mut s =
+        TcpStream::connect_timeout(&addr, timeout).map_err(|e| format!("connect {port}: {e}"))?;
+    s.set_read_timeout(Some(timeout))
+        .map_err(|e| e.to_string())?;
+    s.set_write_timeout(Some(timeout))
+        .map_err(|e| e.to_string())?;
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes())
+        .map_err(|e| format!("write {port}: {e}"))?;
+    let mut resp = Vec::new();
+    s.read_to_end(&mut resp)
+        .map_err(|e| format!("read {port}{path}: {e}"))?;
+    let resp = String::from_utf8_lossy(&resp).into_owned();
+    let (head, rest) = resp
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| format!("no HTTP header end in {resp:?}"))?;
+    let code = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| format!("no status in {head:?}"))?;
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(rest)
+    } else {
+        rest.to_string()
+    };
+    Ok((code, body))
+}
+
+/// The body of a chunked transfer encoding.
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard base64 with padding (what the gateway's JSON uses for bytes).
+fn b64(data: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for k in 0..4 {
+            if k <= chunk.len() {
+                out.push(B64[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn unb64(s: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in s.bytes() {
+        let Some(v) = B64.iter().position(|&x| x == c) else {
+            continue;
+        };
+        acc = acc << 6 | v as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits & 0xff) as u8);
+        }
+    }
+    out
+}
+
+/// The pids of `root` and all its descendants (from /proc), parents before children.
+pub fn tree(root: i32) -> Vec<i32> {
+    let mut parent: HashMap<i32, Vec<i32>> = HashMap::new();
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            // The command name in parentheses may hold spaces: fields after the last ')'.
+            let Some(after) = stat.rsplit_once(')').map(|x| x.1) else {
+                continue;
+            };
+            if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+                parent.entry(ppid).or_default().push(pid);
+            }
+        }
+    }
+    let mut out = vec![root];
+    let mut i = 0;
+    while i < out.len() {
+        if let Some(kids) = parent.get(&out[i]) {
+            out.extend(kids);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Sends `sig` to `root` and every descendant, parents first, re-reading /proc until no new
+/// descendant shows up (a process forked between two reads is caught by the next one).
+pub fn signal_tree(root: i32, sig: i32) {
+    let mut done = std::collections::HashSet::new();
+    for _ in 0..5 {
+        let mut new = false;
+        for pid in tree(root) {
+            if done.insert(pid) {
+                new = true;
+                // SAFETY: kill(2) has no memory effects; a pid already gone gives ESRCH.
+                unsafe { libc::kill(pid, sig) };
+            }
+        }
+        if !new {
+            break;
+        }
+    }
+}
+
+/// One task as the logs show it: the host it ran on, an id unique in the run, and its begin
+/// and end (CLOCK_MONOTONIC ns; `None`: no end line, e.g. its host was killed).
+#[derive(Debug, Clone)]
+pub struct Task {
+    /// The simulated host (`THROTTLE_HOST`).
+    pub host: String,
+    /// The logging process and, for throttle-pool tasks, the task's number in that process.
+    pub id: String,
+    /// When it began.
+    pub begin: u64,
+    /// When it ended, if it logged its end.
+    pub end: Option<u64>,
+}
+
+/// Reads a task log. Two line formats: `begin HOST PID T` / `end HOST PID T` (the tests' own
+/// logger, T in seconds with 9 decimals), and `S NS PID` / `E NS PID` (`throttle __tasks`,
+/// whose host is `default_host`; a process's starts and ends are paired in order).
+pub fn read_tasks(path: &Path, default_host: &str) -> Vec<Task> {
+    let mut body = std::fs::read_to_string(path).unwrap_or_default();
+    // A line still being appended while we read is left for the next read.
+    body.truncate(body.rfind('\n').map_or(0, |i| i + 1));
+    let mut open: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    let mut tasks: Vec<Task> = Vec::new();
+    let mut serial = 0usize;
+    for line in body.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (kind, host, pid, t) = match f.as_slice() {
+            [k @ ("begin" | "end"), h, p, t] => {
+                let secs: f64 = t.parse().unwrap_or_else(|_| panic!("bad time in {line:?}"));
+                (
+                    *k == "begin",
+                    h.to_string(),
+                    p.to_string(),
+                    (secs * 1e9) as u64,
+                )
+            }
+            [k @ ("S" | "E"), ns, p] => (
+                *k == "S",
+                default_host.to_string(),
+                p.to_string(),
+                ns.parse()
+                    .unwrap_or_else(|_| panic!("bad time in {line:?}")),
+            ),
+            _ => panic!("bad task log line {line:?} in {}", path.display()),
+        };
+        let key = (host.clone(), pid.clone());
+        if kind {
+            serial += 1;
+            open.entry(key).or_default().push(tasks.len());
+            tasks.push(Task {
+                host,
+                id: format!("{pid}#{serial}"),
+                begin: t,
+                end: None,
+            });
+        } else {
+            let q = open
+                .get_mut(&key)
+                .unwrap_or_else(|| panic!("end without begin: {line:?}"));
+            assert!(!q.is_empty(), "end without begin: {line:?}");
+            let i = q.remove(0);
+            tasks[i].end = Some(t);
+        }
+    }
+    tasks
+}
+
+/// The most tasks running at once among `tasks`, and when (ns) that peak began. A task with
+/// no end runs until `open_until` (the caller's kill time for its host, or the end of the run).
+/// Ends sort before begins at the same instant (a slot handed on is not two slots).
+pub fn max_concurrency(tasks: &[&Task], open_until: &dyn Fn(&Task) -> u64) -> (usize, u64) {
+    let mut ev: Vec<(u64, i32)> = Vec::with_capacity(tasks.len() * 2);
+    for t in tasks {
+        let end = t.end.unwrap_or_else(|| open_until(t));
+        ev.push((t.begin, 1));
+        ev.push((end.max(t.begin), -1));
+    }
+    ev.sort();
+    let (mut now, mut max, mut at) = (0i32, 0i32, 0u64);
+    for (t, d) in ev {
+        now += d;
+        if now > max {
+            max = now;
+            at = t;
+        }
+    }
+    (max as usize, at)
+}
+
+/// The tasks running at instant `at` (for a failure message).
+pub fn running_at<'a>(
+    tasks: &[&'a Task],
+    at: u64,
+    open_until: &dyn Fn(&Task) -> u64,
+) -> Vec<&'a Task> {
+    tasks
+        .iter()
+        .copied()
+        .filter(|t| t.begin <= at && t.end.unwrap_or_else(|| open_until(t)) > at)
+        .collect()
+}
