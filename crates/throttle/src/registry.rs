@@ -516,6 +516,17 @@ impl Registry {
         }
     }
 
+    /// A blocked thread woke (for any reason, or for its periodic look): if work still waits
+    /// with nobody searching and a slot free, the pool is starving whatever its counts say,
+    /// and a spare stands in (spare.rs, "starvation check").
+    #[cfg(not(loom))]
+    pub(crate) fn check_starvation(&self) {
+        fence(Ordering::SeqCst);
+        if self.wants_help(false) {
+            self.spares.starving();
+        }
+    }
+
     /// The blocked thread woke.
     pub(crate) fn unblock(&self) {
         #[cfg(not(loom))]

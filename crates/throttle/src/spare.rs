@@ -23,6 +23,16 @@ use std::time::{Duration, Instant};
 /// How long an idle spare waits to be reused before it exits.
 const SPARE_IDLE: Duration = Duration::from_millis(200);
 
+/// How often a blocked thread looks whether its pool's work has a runner (the *starvation
+/// check*). The publishers' and blockers' handshakes start a spare when every thread of the
+/// pool is blocked; this look is the backstop for any state those counts miss, as .NET's thread
+/// pool injects a thread when its queue makes no progress. A thread that slept blocked this
+/// long and then sees work queued, nobody searching and a slot free, starts a spare. Only
+/// blocked threads wake for it, and only while they are blocked, so an idle pool costs nothing;
+/// a blocked thread pays a wake-up and a few loads every period. Long enough that a pool whose
+/// other threads are only busy (they come to the work when done) rarely sees it.
+pub(crate) const STARVATION_CHECK: Duration = Duration::from_millis(100);
+
 /// Most spares alive per pool. Each one stands in for a blocked thread, and blocked threads
 /// are bounded by the pool's threads plus its spares, so this only caps a runaway: past it, a
 /// pool whose every thread is blocked waits as it did without spares.
@@ -127,6 +137,15 @@ impl Spares {
         if blocked > 0 {
             self.wake_or_start(blocked, threads);
         }
+    }
+
+    /// A blocked thread saw work waiting with nobody searching and a slot free after it had
+    /// slept (`Registry::check_starvation`): wakes an idle spare, or starts one, without the
+    /// every-thread-is-blocked rule of [`Spares::stand_in`] (the counts may not see why the
+    /// work has no runner). Still at most [`MAX_SPARES`].
+    #[cold]
+    pub(crate) fn starving(&self) {
+        self.wake_or_start(usize::MAX, 0);
     }
 
     #[cold]

@@ -1109,6 +1109,19 @@ impl Participant {
             None => thief == Thief::Unknown && latch.thief() != Thief::Unknown,
         };
         if registered && !ready && !self.home_needs_us() && !latch.probe() {
+            #[cfg(not(loom))]
+            if blocked {
+                // The starvation check (spare.rs, `STARVATION_CHECK`): a blocked thread wakes
+                // now and then to see whether its pool's work has had no runner since.
+                let parked = Instant::now();
+                std::thread::park_timeout(crate::spare::STARVATION_CHECK);
+                if parked.elapsed() >= crate::spare::STARVATION_CHECK {
+                    registry.check_starvation();
+                }
+            } else {
+                crate::sync::park();
+            }
+            #[cfg(loom)]
             crate::sync::park();
         }
         if let Some((index, _)) = watch {
