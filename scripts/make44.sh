@@ -27,7 +27,7 @@ bin="$dest/make"
 
 say() { printf 'make44.sh: %s\n' "$*" >&2; }
 
-is_44() { [ -x "$1" ] && "$1" --version 2>/dev/null | head -n 1 | grep -Eq '^GNU Make 4\.4(\.|$)'; }
+is_44() { [ -x "$1" ] && "$1" --version 2>/dev/null | sed -n 1p | grep -Eq '^GNU Make 4\.4(\.|$)'; }
 
 if is_44 "$bin"; then
   printf '%s\n' "$bin"
@@ -90,7 +90,7 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/make44.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 say "apt-get source $MAKE_SRC_PKG=$MAKE_SRC_VER in $work"
 (cd "$work" && apt-get source -qq "$MAKE_SRC_PKG=$MAKE_SRC_VER" >&2)
-src="$(find "$work" -mindepth 1 -maxdepth 1 -type d -name "$MAKE_SRC_PKG-*" | head -n 1)"
+src="$(find "$work" -mindepth 1 -maxdepth 1 -type d -name "$MAKE_SRC_PKG-*" | sed -n 1p)"
 [ -n "$src" ] || { say "no unpacked source folder in $work"; ls -la "$work" >&2; exit 1; }
 
 say "building in $src"
@@ -103,10 +103,10 @@ jobs="$(nproc 2>/dev/null || echo 1)"
   make -j"$jobs" >&2
 )
 [ -x "$src/make" ] || { say "the build left no $src/make"; exit 1; }
-is_44 "$src/make" || { say "the built make is not 4.4: $("$src/make" --version | head -n 1)"; exit 1; }
+is_44 "$src/make" || { say "the built make is not 4.4: $("$src/make" --version | sed -n 1p)"; exit 1; }
 
 mkdir -p "$dest"
 cp "$src/make" "$dest/make.tmp"
 mv "$dest/make.tmp" "$bin"
-say "$("$bin" --version | head -n 1) at $bin"
+say "$("$bin" --version | sed -n 1p) at $bin"
 printf '%s\n' "$bin"

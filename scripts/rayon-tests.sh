@@ -97,7 +97,7 @@ EOF
 cargo fetch --quiet --manifest-path "$WORK/fetch/Cargo.toml"
 metadata=$(cargo metadata --quiet --format-version 1 --manifest-path "$WORK/fetch/Cargo.toml")
 src_of() { # the unpacked source directory of package $1 at version $2
-  printf '%s' "$metadata" | grep -o "\"manifest_path\":\"[^\"]*/$1-$2/Cargo.toml\"" | head -n1 |
+  printf '%s' "$metadata" | grep -o "\"manifest_path\":\"[^\"]*/$1-$2/Cargo.toml\"" | sed -n 1p |
     sed -e 's/^"manifest_path":"//' -e 's#/Cargo.toml"$##'
 }
 RAYON_SRC=$(src_of rayon 1.12.0)
