@@ -631,9 +631,19 @@ impl Participant {
             // thread that ran the first half for a while may be over a limit lowered since.
             // (Without this look, `for_range_grain` ran a fork's two leaves as one task and
             // started the second beside another thread's leaf under a limit of 1.)
-            self.poll_limit();
+            if self.registry().sleep.over_limit() {
+                self.pause_after_take();
+            }
         }
         taken
+    }
+
+    /// [`Participant::pause_for_limit`] out of line, so that the fork path's look at the limit
+    /// stays one load and a branch.
+    #[cold]
+    #[inline(never)]
+    fn pause_after_take(&self) {
+        self.pause_for_limit();
     }
 
     /// A task boundary outside a fork (a loop block): gives up the slot while the pool is over
