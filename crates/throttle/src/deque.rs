@@ -11,24 +11,28 @@
 //! descendants; that is how helping stays isolated (`src/sleep/README.md`, "Isolated helping").
 //!
 //! A fixed ring needs no memory reclamation (the hard part of a growable deque): a push into a
-//! full ring fails and the fork runs as a plain call instead, which is what the scheduler does
-//! anyway while a thread holds enough stealable forks (`worker.rs`).
+//! full ring fails and the fork runs as a plain call instead (a recursion with more than
+//! [`CAPACITY`] of its thread's forks pending and none stolen; thieves could not use more).
+//!
+//! The owner's side has no fence: its `pop` issues the light side of an asymmetric fence, and
+//! a thief issues the heavy side before it reads `bottom` (`barrier.rs`). Pops run once per
+//! fork; steals are rare next to them.
 //!
 //! Under `--cfg loom` a locked `VecDeque` with the same semantics and positions stands in, so
 //! that the loom models explore the protocol *around* the deque (sleep/wake, latches, the
 //! limit, isolated helping) with every interleaving of pushes, pops and steals.
 
-/// Slots per deque: 16 KiB of memory per participant. A thread pushes a fork only while it holds
-/// fewer than two stealable ones, or one fork in 64, so a deque this full means a recursion
-/// thousands of levels deep with every level's fork still pending.
+/// Slots per deque: 16 KiB of memory per participant. Every fork is pushed, so a deque this
+/// full means a recursion a thousand levels deep with every level's fork still pending.
 pub(crate) const CAPACITY: usize = 1024;
 
 #[cfg(not(loom))]
 mod imp {
     use super::CAPACITY;
+    use crate::barrier;
     use crate::job::JobRef;
     use crossbeam_utils::CachePadded;
-    use std::sync::atomic::{fence, AtomicIsize, AtomicPtr, Ordering};
+    use std::sync::atomic::{AtomicIsize, AtomicPtr, Ordering};
     use std::sync::Arc;
 
     /// One slot: a job's two words, each an atomic, so that a thief's read of a slot that the
@@ -49,11 +53,18 @@ mod imp {
     }
 
     impl Inner {
+        #[inline(always)]
         fn slot(&self, i: isize) -> &Slot {
-            // `rem_euclid` of a power of two; indices never go negative in practice (2^63 pushes).
-            &self.slots[i.rem_euclid(CAPACITY as isize) as usize]
+            // A power of two: the mask is `rem_euclid`, also for negative indices (which never
+            // occur in practice: 2^63 pushes).
+            let at = (i as usize) & (CAPACITY - 1);
+            debug_assert_eq!(self.slots.len(), CAPACITY);
+            // SAFETY: `slots` has exactly `CAPACITY` entries (built in `Worker::new`), and the
+            // mask keeps `at` below it.
+            unsafe { self.slots.get_unchecked(at) }
         }
 
+        #[inline(always)]
         fn read(&self, i: isize) -> JobRef {
             let s = self.slot(i);
             // Relaxed: the Acquire load of `bottom` (thieves) or program order (owner) made the
@@ -66,7 +77,15 @@ mod imp {
     }
 
     /// The owner's end.
-    pub(crate) struct Worker(Arc<Inner>);
+    pub(crate) struct Worker {
+        inner: Arc<Inner>,
+        /// A value `top` had (it only grows): while `bottom - top_seen` leaves room, a push
+        /// needs no load of `top`, a line that thieves write.
+        top_seen: std::cell::Cell<isize>,
+        /// `barrier::light_is_fence()`, kept here: the owner's fast paths read it beside the
+        /// deque's own fields instead of a global.
+        fenced: bool,
+    }
 
     /// Another thread's end.
     pub(crate) struct Stealer(Arc<Inner>);
@@ -79,27 +98,46 @@ mod imp {
                     exec: AtomicPtr::new(std::ptr::null_mut()),
                 })
                 .collect();
-            Worker(Arc::new(Inner {
+            Worker::from_inner(Arc::new(Inner {
                 top: CachePadded::new(AtomicIsize::new(0)),
                 bottom: CachePadded::new(AtomicIsize::new(0)),
                 slots,
             }))
         }
 
-        pub(crate) fn stealer(&self) -> Stealer {
-            Stealer(self.0.clone())
+        fn from_inner(inner: Arc<Inner>) -> Worker {
+            let top = inner.top.load(Ordering::Acquire);
+            Worker {
+                inner,
+                top_seen: std::cell::Cell::new(top),
+                fenced: barrier::light_is_fence(),
+            }
         }
 
-        /// Pushes `job` as the newest item; gives it back if the ring is full.
+        /// The light side of the asymmetric fence (`barrier::light`), for the owner's paths.
         #[inline(always)]
-        pub(crate) fn push(&self, job: JobRef) -> Result<(), JobRef> {
-            let d = &*self.0;
+        pub(crate) fn light(&self) {
+            barrier::light_with(self.fenced);
+        }
+
+        pub(crate) fn stealer(&self) -> Stealer {
+            Stealer(self.inner.clone())
+        }
+
+        /// Pushes `job` as the newest item and returns its position; gives it back if the ring
+        /// is full.
+        #[inline(always)]
+        pub(crate) fn push(&self, job: JobRef) -> Result<isize, JobRef> {
+            let d = &*self.inner;
             let b = d.bottom.load(Ordering::Relaxed);
-            // Acquire pairs with thieves' CAS on `top`: a slot is reused only after the steal
-            // that emptied it read it.
-            let t = d.top.load(Ordering::Acquire);
-            if b - t >= CAPACITY as isize {
-                return Err(job);
+            if b - self.top_seen.get() >= CAPACITY as isize {
+                // Acquire pairs with thieves' CAS on `top`: a slot is reused only after the
+                // steal that emptied it read it.
+                let t = d.top.load(Ordering::Acquire);
+                self.top_seen.set(t);
+                if b - t >= CAPACITY as isize {
+                    return Err(job);
+                }
             }
             let (data, exec) = job.into_raw();
             let s = d.slot(b);
@@ -108,19 +146,50 @@ mod imp {
             // Release: the slot's contents before the new bottom; pairs with the Acquire load
             // of `bottom` in `steal`.
             d.bottom.store(b + 1, Ordering::Release);
-            Ok(())
+            Ok(b)
+        }
+
+        /// Takes back the item this owner pushed at position `at` (see [`Worker::push`]): true
+        /// if it was still there. A fork's owner uses it after the first half returned, when
+        /// every fork pushed after it was popped or stolen, so the item is the newest one, or
+        /// gone: stolen, or popped by the owner itself in a wait inside the first half (then
+        /// `bottom` is `at` already; only the owner writes `bottom`). No read of the slot.
+        #[inline(always)]
+        pub(crate) fn take_back(&self, at: isize) -> bool {
+            let d = &*self.inner;
+            if d.bottom.load(Ordering::Relaxed) != at + 1 {
+                // Gone: popped by the owner itself (`bottom == at`), or stolen, and a take-back
+                // of a later item that was stolen too left `bottom` past it (a failed take-back
+                // restores `bottom` to its item's position + 1, which `top` has reached).
+                return false;
+            }
+            d.bottom.store(at, Ordering::Relaxed);
+            // The light side of the asymmetric fence, as in `pop` (see there).
+            self.light();
+            let t = d.top.load(Ordering::Relaxed);
+            if t < at {
+                return true;
+            }
+            let won = t == at
+                && d.top
+                    .compare_exchange(t, t + 1, Ordering::SeqCst, Ordering::Relaxed)
+                    .is_ok();
+            d.bottom.store(at + 1, Ordering::Relaxed);
+            won
         }
 
         /// Takes the newest item, if any.
         #[inline(always)]
         pub(crate) fn pop(&self) -> Option<JobRef> {
-            let d = &*self.0;
+            let d = &*self.inner;
             let b = d.bottom.load(Ordering::Relaxed) - 1;
             d.bottom.store(b, Ordering::Relaxed);
-            // SeqCst fence: orders our claim of slot `b` (the store above) before our read of
-            // `top`, against thieves' fence between their read of `top` and of `bottom`: of an
-            // owner and a thief racing for the last item, at least one sees the other.
-            fence(Ordering::SeqCst);
+            // The light side of an asymmetric fence (barrier.rs): orders our claim of slot `b`
+            // (the store above) before our read of `top`, against the heavy side every thief
+            // issues between its read of `top` and of `bottom` (`steal_from`): of an owner and
+            // a thief racing for one item, at least one sees the other. This is the one fence
+            // of the Chase–Lev owner, moved to the thieves, who are rare next to pops.
+            self.light();
             let t = d.top.load(Ordering::Relaxed);
             if t > b {
                 // Empty.
@@ -143,7 +212,7 @@ mod imp {
         /// Items in the deque (exact for the owner, up to concurrent steals).
         #[inline(always)]
         pub(crate) fn len(&self) -> usize {
-            let d = &*self.0;
+            let d = &*self.inner;
             let b = d.bottom.load(Ordering::Relaxed);
             let t = d.top.load(Ordering::Relaxed);
             (b - t).max(0) as usize
@@ -153,11 +222,22 @@ mod imp {
         /// position at least this (its *mark*, see [`Stealer::steal_from`]).
         #[inline]
         pub(crate) fn next_position(&self) -> isize {
-            self.0.bottom.load(Ordering::Relaxed)
+            self.inner.bottom.load(Ordering::Relaxed)
         }
     }
 
     impl Stealer {
+        /// Another owner end of this deque, for a participant that borrows it
+        /// (`Registry::lend_deque`).
+        ///
+        /// # Safety
+        /// No other owner end of this deque may be used while the new one is (a deque has one
+        /// owner at a time); the previous owner's last operation happens before the new
+        /// owner's first (the lender's flag orders them).
+        pub(crate) unsafe fn owner(&self) -> Worker {
+            Worker::from_inner(self.0.clone())
+        }
+
         /// Takes the oldest item; `None` if the deque is empty. Retries a steal that lost a race
         /// with another thief or the owner (one of them made progress, so this ends).
         pub(crate) fn steal(&self) -> Option<JobRef> {
@@ -174,8 +254,16 @@ mod imp {
                 if t < mark {
                     return None;
                 }
-                // SeqCst fence: pairs with the owner's fence in `pop` (see there).
-                fence(Ordering::SeqCst);
+                // A cheap look first: an empty deque costs no barrier. (A stale `bottom` here
+                // only makes us miss an item pushed just now, which the callers' own
+                // handshakes cover: a thread about to sleep looks again after a heavy fence.)
+                if t >= d.bottom.load(Ordering::Acquire) {
+                    return None;
+                }
+                // The heavy side of the owner's light fence in `pop` (barrier.rs): after it,
+                // an owner that claimed item `t` (or any item up to it) has made that claim
+                // visible, or will see our CAS on `top` when it reads `top`.
+                barrier::heavy();
                 // Acquire pairs with the Release store of `bottom` in `push`: the slot's
                 // contents are visible.
                 let b = d.bottom.load(Ordering::Acquire);
@@ -203,6 +291,14 @@ mod imp {
             let t = d.top.load(Ordering::Acquire);
             let b = d.bottom.load(Ordering::Acquire);
             t >= mark && t < b
+        }
+
+        /// Items in the deque (a relaxed snapshot).
+        pub(crate) fn len(&self) -> usize {
+            let d = &*self.0;
+            let b = d.bottom.load(Ordering::Relaxed);
+            let t = d.top.load(Ordering::Relaxed);
+            (b - t).max(0) as usize
         }
 
         /// True if the deque looks empty (a hint).
@@ -247,13 +343,26 @@ mod imp {
         pub(crate) fn stealer(&self) -> Stealer {
             Stealer(self.0.clone())
         }
-        pub(crate) fn push(&self, job: JobRef) -> Result<(), JobRef> {
+        pub(crate) fn push(&self, job: JobRef) -> Result<isize, JobRef> {
             let mut d = lock(&self.0);
             if d.items.len() >= CAPACITY {
                 return Err(job);
             }
             d.items.push_back(job);
-            Ok(())
+            Ok(d.top + d.items.len() as isize - 1)
+        }
+        pub(crate) fn light(&self) {
+            crate::barrier::light();
+        }
+        pub(crate) fn take_back(&self, at: isize) -> bool {
+            let mut d = lock(&self.0);
+            let newest = d.top + d.items.len() as isize - 1;
+            if !d.items.is_empty() && newest == at {
+                d.items.pop_back();
+                true
+            } else {
+                false
+            }
         }
         pub(crate) fn pop(&self) -> Option<JobRef> {
             lock(&self.0).items.pop_back()
@@ -268,6 +377,13 @@ mod imp {
     }
 
     impl Stealer {
+        /// See the non-loom `Stealer::owner`.
+        ///
+        /// # Safety
+        /// As there: one owner end in use at a time.
+        pub(crate) unsafe fn owner(&self) -> Worker {
+            Worker(self.0.clone())
+        }
         pub(crate) fn steal(&self) -> Option<JobRef> {
             self.steal_from(isize::MIN)
         }
@@ -286,6 +402,9 @@ mod imp {
         }
         pub(crate) fn is_empty(&self) -> bool {
             lock(&self.0).items.is_empty()
+        }
+        pub(crate) fn len(&self) -> usize {
+            lock(&self.0).items.len()
         }
     }
 

@@ -99,6 +99,24 @@ pub(crate) trait Job {
     unsafe fn execute(this: *const Self);
 }
 
+/// The work a [`StackJob`] holds: any closure, or a type of the caller's that also offers a
+/// cheaper way to run it where it was made (a fork's second half, run by its owner with the
+/// owner's participant at hand instead of a thread-local lookup: `join.rs`).
+pub(crate) trait Task: Send {
+    /// What the work returns.
+    type Output: Send;
+    /// Runs the work on the thread that took it from a queue.
+    fn run(self) -> Self::Output;
+}
+
+impl<F: FnOnce() -> R + Send, R: Send> Task for F {
+    type Output = R;
+    #[inline(always)]
+    fn run(self) -> R {
+        self()
+    }
+}
+
 /// The outcome of a job run by another thread.
 pub(crate) enum JobResult<R> {
     None,
@@ -110,14 +128,15 @@ pub(crate) enum JobResult<R> {
 ///
 /// `#[repr(C)]` with the latch first, so a pointer to the job is also a pointer to its latch.
 #[repr(C)]
-pub(crate) struct StackJob<F, R> {
+pub(crate) struct StackJob<T: Task> {
     pub(crate) latch: JobLatch,
-    func: UnsafeCell<Option<F>>,
-    result: UnsafeCell<JobResult<R>>,
+    func: UnsafeCell<Option<T>>,
+    result: UnsafeCell<JobResult<T::Output>>,
 }
 
-impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
-    pub(crate) fn new(func: F) -> Self {
+impl<T: Task> StackJob<T> {
+    #[inline(always)]
+    pub(crate) fn new(func: T) -> Self {
         StackJob {
             latch: JobLatch::new(),
             func: UnsafeCell::new(Some(func)),
@@ -127,6 +146,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
 
     /// A reference to hand to other threads. The caller keeps `self` alive and in place until the
     /// job ran (its latch is set) or was taken back.
+    #[inline(always)]
     pub(crate) fn as_job_ref(&self) -> JobRef {
         // SAFETY: the owner (join, install) never returns before the job has run or been taken
         // back; that is the contract `JobRef::new` asks for.
@@ -138,20 +158,20 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
         }
     }
 
-    /// Runs the closure on this thread (the job was never shared, or was taken back).
+    /// Takes the work out to run it on this thread (the job was never shared, or was taken
+    /// back).
     ///
     /// # Safety
     /// The job must not have run, and no other thread may hold it (never published, or taken
     /// back from its queue).
     #[inline(always)]
-    pub(crate) unsafe fn run_inline(&self) -> R {
+    pub(crate) unsafe fn take_task(&self) -> T {
         // SAFETY: exclusive access (caller's contract), and `func` is Some until the job runs.
-        let func = unsafe { (*self.func.get()).take().unwrap_unchecked() };
-        func()
+        unsafe { (*self.func.get()).take().unwrap_unchecked() }
     }
 
     /// The result after the latch was set, with the job's panic as an `Err`.
-    pub(crate) fn into_thread_result(self) -> std::thread::Result<R> {
+    pub(crate) fn into_thread_result(self) -> std::thread::Result<T::Output> {
         match self.result.into_inner() {
             JobResult::Ok(r) => Ok(r),
             JobResult::Panic(p) => Err(p),
@@ -160,7 +180,7 @@ impl<F: FnOnce() -> R + Send, R: Send> StackJob<F, R> {
     }
 }
 
-impl<F: FnOnce() -> R + Send, R: Send> Job for StackJob<F, R> {
+impl<T: Task> Job for StackJob<T> {
     unsafe fn execute(this: *const Self) {
         // SAFETY: [1] `this` is live and not yet run (trait contract); [2] only the thread that
         // took the job from a queue runs it, and the owner touches neither `func` nor `result`
@@ -168,7 +188,7 @@ impl<F: FnOnce() -> R + Send, R: Send> Job for StackJob<F, R> {
         let this = unsafe { &*this };
         // SAFETY: exclusive access, see above.
         let func = unsafe { (*this.func.get()).take() }.expect("a job runs once");
-        let result = match panic::catch_unwind(AssertUnwindSafe(func)) {
+        let result = match panic::catch_unwind(AssertUnwindSafe(|| func.run())) {
             Ok(r) => JobResult::Ok(r),
             Err(p) => JobResult::Panic(p),
         };

@@ -39,10 +39,11 @@ const NO_DEQUE: u32 = u32::MAX;
 pub(crate) enum Thief {
     /// Not recorded yet (the fork was not taken, or its thief is about to record itself).
     Unknown,
-    /// Worker `index`, which started the fork when its deque's next position was `mark`.
-    Worker {
-        /// The worker's index.
-        index: usize,
+    /// The owner of deque `slot` (`Registry::lend_deque`), which started the fork when its
+    /// deque's next position was `mark`.
+    Deque {
+        /// The thief's deque slot.
+        slot: usize,
         /// Its deque position when it started the fork.
         mark: isize,
     },
@@ -60,25 +61,25 @@ impl JobLatch {
         }
     }
 
-    /// Records the thread about to run this fork (`worker`: its index and next deque position,
+    /// Records the thread about to run this fork (`deque`: its deque's slot and next position,
     /// or `None` for a thread without a deque), and wakes the owner if it already sleeps on the
     /// latch, so that it can look at the thief's deque (isolated helping, sleep/README.md).
     ///
     /// # Safety
     /// `this` must be a live fork that the caller took from a queue and has not run yet.
-    pub(crate) unsafe fn record_thief(this: *const JobLatch, worker: Option<(usize, isize)>) {
+    pub(crate) unsafe fn record_thief(this: *const JobLatch, deque: Option<(usize, isize)>) {
         // SAFETY: live until the job runs (caller's contract), and we run it after this.
         let latch = unsafe { &*this };
-        let code = match worker {
-            Some((index, mark)) => {
+        let code = match deque {
+            Some((slot, mark)) => {
                 latch.mark.store(mark as u64, Ordering::Relaxed);
-                index as u32 + 1
+                slot as u32 + 1
             }
             None => NO_DEQUE,
         };
         // Release publishes `mark` with it. The store, the SeqCst fence, then the load of the
-        // state pairs with the owner's registration (SLEEPING), the fence in `release_slot`,
-        // then its read of `thief` in `sleep_for_fork` (a Dekker handshake: fences, because
+        // state pairs with the owner's registration (SLEEPING), its heavy fence, then its read
+        // of `thief` in `sleep_for_fork` (a Dekker handshake: fences, because
         // SeqCst loads and stores alone are not ordered against each other by loom's model):
         // either the owner sees us recorded, or we see it asleep and unpark it.
         latch.thief.store(code, Ordering::SeqCst);
@@ -124,8 +125,8 @@ impl JobLatch {
         match self.thief.load(Ordering::SeqCst) {
             0 => Thief::Unknown,
             NO_DEQUE => Thief::NoDeque,
-            code => Thief::Worker {
-                index: (code - 1) as usize,
+            code => Thief::Deque {
+                slot: (code - 1) as usize,
                 // Written before the SeqCst store of `thief` that we just read.
                 mark: self.mark.load(Ordering::Relaxed) as isize,
             },

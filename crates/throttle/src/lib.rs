@@ -129,15 +129,15 @@
 //!
 //! A short glossary: a *participant* is a thread taking part in a pool (a worker, or a caller
 //! inside a call); a *run slot* is the right to run the pool's code, and the live limit is the
-//! number of slots; a *shareable fork* puts its second half on the participant's deque, where
-//! other threads can *steal* it; a *plain call* runs both halves in order, invisibly.
+//! number of slots; a *fork* puts its second half on the participant's deque, where other
+//! threads can *steal* it; the *light* and *heavy* sides of an asymmetric fence split one
+//! fence's cost between a frequent path that pays nothing and a rare one that pays for both.
 //!
-//! - Every shareable fork is stealable at once, without its owner's help (a Chase–Lev deque per
-//!   worker). A thread makes plain calls only while two of its older, bigger forks wait
-//!   stealable in its deque at that moment (one fork in 64 is shareable even then); that keeps
-//!   fine-grained recursion within a small factor of serial code. A plain call's second half
-//!   runs after its first half, so work *can* wait behind a long first half while thieves take
-//!   the older forks (`src/sleep/README.md` says exactly when). See `src/worker.rs`, and
+//! - Every fork is stealable at once, without its owner's help, whatever the owner does next (a
+//!   Chase–Lev deque per participant, callers included): no pending work is ever hidden. The
+//!   owner's side costs no fence: its push and pop issue the light side of an asymmetric fence,
+//!   and thieves and threads going to sleep issue the heavy side (Linux's `membarrier`; a fence
+//!   on both sides where it is missing). See `src/worker.rs`, `src/barrier.rs`, and
 //!   [`Context`] for forks without a thread-local lookup.
 //! - Idle workers search for ~50 µs, then sleep; whoever publishes work wakes one sleeper,
 //!   and only when nobody is searching: the empty → non-empty edge, never a herd. Threads that
@@ -174,6 +174,7 @@
 #![warn(missing_docs)]
 
 mod adopt;
+mod barrier;
 mod broadcast;
 mod callsite;
 mod context;

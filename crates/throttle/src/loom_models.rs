@@ -1,4 +1,4 @@
-//! Loom models of the real fork, steal and wait paths: `join_shareable` pushing on the real
+//! Loom models of the real fork, steal and wait paths: `join_in` pushing on the real
 //! deque seam, `Participant::wait_until` (spin, release the slot, re-check, sleep on the
 //! `JobLatch`, queue for a slot again), a thief's `find_work`/`execute_found`, and the real
 //! worker loop `worker_main` with its search and idle sleep. Only time is abstracted: under
@@ -8,7 +8,7 @@
 //! `RUSTFLAGS="--cfg loom" cargo test -p throttle --release --lib loom_models`.
 
 use crate::job::HeapJob;
-use crate::join::join_shareable;
+use crate::join::join_in;
 use crate::latch::JobLatch;
 use crate::registry::{worker_main, Registry};
 use crate::sleep::Parker;
@@ -62,7 +62,7 @@ fn a_stolen_fork_is_waited_for_and_its_result_seen() {
         );
         let current = me.enter();
         assert!(registry.sleep.try_activate());
-        let (a, b) = join_shareable(&me, |_| 1, |_| 2);
+        let (a, b) = join_in(&me, |_| 1, |_| 2);
         assert_eq!((a, b), (1, 2));
         registry.release_slot();
         drop(current);
@@ -90,7 +90,7 @@ fn a_pushed_fork_reaches_a_sleeping_worker() {
         let current = me.enter();
         assert!(registry.sleep.try_activate());
         let b_ran = AtomicBool::new(false);
-        join_shareable(
+        join_in(
             &me,
             |_| {
                 while !b_ran.load(Ordering::SeqCst) {
@@ -127,7 +127,7 @@ fn a_waiting_owner_helps_its_thief_with_descendants() {
         let current = me.enter();
         assert!(registry.sleep.try_activate());
         let started = AtomicBool::new(false);
-        join_shareable(
+        join_in(
             &me,
             |_| {
                 // Let worker 1 take the second half, so that we wait for it.
@@ -138,7 +138,7 @@ fn a_waiting_owner_helps_its_thief_with_descendants() {
             |q| {
                 started.store(true, Ordering::SeqCst);
                 let set = AtomicBool::new(false);
-                join_shareable(
+                join_in(
                     q,
                     |_| {
                         while !set.load(Ordering::SeqCst) {

@@ -465,7 +465,7 @@ impl Pool {
         let t0 = Instant::now();
         let waited = registry.wait_for_slot(&parker);
         let _slot = SlotGuard(registry);
-        let me = Participant::new(registry, None, parker, None);
+        let me = Participant::guest(registry, parker);
         if waited {
             me.add_limit_wait(t0);
             me.trace_limit_wait_since(t0);
@@ -999,9 +999,18 @@ impl fmt::Debug for Pool {
             .field("sleeping", &state.sleeping())
             .field("waiting_for_slot", &registry.sleep.limit_waiting())
             .field("queued", &registry.queued())
+            .field("pending_forks", &registry.pending_forks())
             .field("mail_for", &mail)
             .field("spares", &registry.spares_alive())
             .field("blocked", &registry.blocked_threads())
+            .field(
+                "fences",
+                &if crate::barrier::expedited() {
+                    "asymmetric (membarrier)"
+                } else {
+                    "symmetric"
+                },
+            )
             .finish()
     }
 }

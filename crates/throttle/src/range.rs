@@ -6,7 +6,7 @@
 //! could help, and splits as finely as demand asks when somebody can. A forced grain splits
 //! eagerly down to that size instead.
 
-use crate::join::join_shareable;
+use crate::join::join_in;
 use crate::worker::Participant;
 use std::ops::Range;
 
@@ -30,7 +30,7 @@ where
         p.poll_limit();
         if hi - lo > block && p.registry().sleep.load().wants_attention() {
             let mid = lo + (hi - lo) / 2;
-            join_shareable(
+            join_in(
                 p,
                 |p| for_range_in(p, lo..mid, block, f),
                 |q| for_range_in(q, mid..hi, block, f),
@@ -61,9 +61,8 @@ where
     }
     let mid = range.start + range.len() / 2;
     let (left, right) = (range.start..mid, mid..range.end);
-    // A forced grain asks for pieces of that size to be spread over threads, so every split is
-    // shareable (never a plain call): its cost (~100 instructions) is noise next to a piece.
-    join_shareable(
+    // A forced grain asks for pieces of that size to be spread over threads: every split forks.
+    join_in(
         p,
         |p| for_range_grain_in(p, left, grain, f),
         |q| for_range_grain_in(q, right, grain, f),
@@ -91,7 +90,7 @@ where
         p.poll_limit();
         if hi - lo > block && p.registry().sleep.load().wants_attention() {
             let mid = lo + (hi - lo) / 2;
-            let (left, right) = join_shareable(
+            let (left, right) = join_in(
                 p,
                 |p| map_reduce_in(p, lo..mid, block, identity, map, reduce),
                 |q| map_reduce_in(q, mid..hi, block, identity, map, reduce),

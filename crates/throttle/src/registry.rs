@@ -6,7 +6,7 @@ use crate::job::JobRef;
 use crate::placement::Placement;
 use crate::sleep::{state::State, Parker, Sleep, Wake};
 use crate::stats::{Collector, Counters};
-use crate::sync::{fence, lock, Arc, AtomicUsize, Mutex, Ordering};
+use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering};
 use crate::trace::Tracer;
 use crate::worker::Participant;
 use crossbeam_utils::CachePadded;
@@ -29,12 +29,6 @@ impl SharedQueue {
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.len.load(Ordering::Relaxed) == 0
-    }
-
-    /// The number of queued jobs (a relaxed hint; the lock decides).
-    #[inline]
-    pub(crate) fn len_hint(&self) -> usize {
-        self.len.load(Ordering::Relaxed)
     }
 
     fn push_back(&self, job: JobRef, tag: usize) {
@@ -149,16 +143,32 @@ impl Waiters {
 pub(crate) enum Taken {
     /// The thread's own deque or spawn queue.
     Own,
+    /// One of the thread's own forks older than what it waits for (a scope's wait): its own
+    /// work, but shallower in its tree than the wait, so such helps are counted apart
+    /// (`MAX_OLDER_HELP` in worker.rs).
+    OwnOlder,
     /// Worker `i`'s deque or spawn queue (a steal).
     From(usize),
-    /// The injector: outside callers' forks and spawns (counted as a steal).
+    /// The deque of a participant that is not a worker (a caller, a spare): a steal.
+    Caller,
+    /// The injector: spawns from outside, and forks of callers without a deque (counted as a
+    /// steal).
     Injector,
 }
 
 impl Taken {
+    /// A steal from deque slot `slot` of a pool of `threads` workers (see `Registry::slots`).
+    pub(crate) fn from_slot(slot: usize, threads: usize) -> Taken {
+        if slot < threads {
+            Taken::From(slot)
+        } else {
+            Taken::Caller
+        }
+    }
+
     /// Taken from someone else (the stats' "steals").
     pub(crate) fn stolen(self) -> bool {
-        self != Taken::Own
+        !matches!(self, Taken::Own | Taken::OwnOlder)
     }
 
     /// The victim's track index in a trace (`None` for the injector).
@@ -174,8 +184,17 @@ impl Taken {
 #[derive(Debug)]
 pub(crate) struct Registry {
     pub(crate) sleep: Sleep,
-    /// The thieves' ends of the workers' deques of pending forks.
+    /// The thieves' ends of every deque of pending forks, by *slot*: `0..threads` are the
+    /// workers' own, the rest are lent to the other participants (callers from outside,
+    /// spares) while they take part (`claim_slot`). Every fork is pushed on its thread's deque,
+    /// so a thread that runs in the pool without one (all lent slots taken) publishes its forks
+    /// in the injector instead.
     stealers: Box<[CachePadded<Stealer>]>,
+    /// Per lent slot (`threads + i`): whether a participant holds it.
+    lent: Box<[CachePadded<AtomicBool>]>,
+    /// One past the highest lent slot ever claimed: thieves and sleepers look at slots below
+    /// `threads + lent_high`.
+    lent_high: CachePadded<AtomicUsize>,
     /// One queue per worker: the jobs spawned on it (scope spawns).
     queues: Box<[CachePadded<SharedQueue>]>,
     /// Forks of callers from outside the pool, their spawns, and injected calls.
@@ -193,9 +212,9 @@ pub(crate) struct Registry {
     queued: CachePadded<AtomicUsize>,
     pub(crate) stats: Collector,
     threads: usize,
-    /// Per worker: threads asleep waiting for a fork that this worker runs (isolated helping:
-    /// they can help only with what it pushes, so it wakes one when it pushes and nobody else
-    /// would take the work; sleep/README.md, "Isolated helping").
+    /// Per deque slot: threads asleep waiting for a fork that the slot's owner runs (isolated
+    /// helping: they can help only with what it pushes, so it wakes one when it pushes and
+    /// nobody else would take the work; sleep/README.md, "Isolated helping").
     fork_waiters: Box<[CachePadded<Waiters>]>,
     /// The pool's worker threads asleep in a wait while *away*: inside a call into another
     /// pool, or in this pool as a caller. Nobody else may be left to run this pool's work (a
@@ -236,13 +255,20 @@ impl Registry {
         stats: bool,
         capacity: usize,
     ) -> (Registry, Vec<Worker>) {
-        let deques: Vec<Worker> = (0..threads).map(|_| Worker::new()).collect();
+        crate::barrier::init();
+        let lent = lent_slots(threads);
+        let mut deques: Vec<Worker> = (0..threads + lent).map(|_| Worker::new()).collect();
+        let stealers = deques
+            .iter()
+            .map(|d| CachePadded::new(d.stealer()))
+            .collect();
+        // The lent slots' owner ends are made again from their stealers when claimed.
+        deques.truncate(threads);
         let registry = Registry {
             sleep: Sleep::with_tracer(threads, Tracer::new(threads, capacity)),
-            stealers: deques
-                .iter()
-                .map(|d| CachePadded::new(d.stealer()))
-                .collect(),
+            stealers,
+            lent: (0..lent).map(|_| CachePadded::default()).collect(),
+            lent_high: CachePadded::new(AtomicUsize::new(0)),
             queues: (0..threads).map(|_| CachePadded::default()).collect(),
             injector: CachePadded::default(),
             mail: (0..threads).map(|_| CachePadded::default()).collect(),
@@ -251,7 +277,9 @@ impl Registry {
             stats: Collector::new(threads, stats),
             threads,
             numbers: Mutex::new(vec![false; threads]),
-            fork_waiters: (0..threads).map(|_| CachePadded::default()).collect(),
+            fork_waiters: (0..threads + lent)
+                .map(|_| CachePadded::default())
+                .collect(),
             away: CachePadded::default(),
             hand_outside_calls: std::sync::atomic::AtomicBool::new(false),
             #[cfg(not(loom))]
@@ -264,6 +292,48 @@ impl Registry {
 
     pub(crate) fn threads(&self) -> usize {
         self.threads
+    }
+
+    /// Lends a deque to a participant that is not one of the workers (a caller, a spare) for
+    /// as long as it takes part: its slot and owner end. `None` when every lent slot is taken
+    /// (more such threads at once than [`lent_slots`]): the participant then publishes its
+    /// forks in the injector.
+    pub(crate) fn lend_deque(&self) -> Option<(usize, Worker)> {
+        let i = self.lent.iter().position(|flag| {
+            !flag.load(Ordering::Relaxed)
+                && flag
+                    .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+        })?;
+        // SeqCst, and before the participant's first push: a sleeper's heavy fence and then its
+        // load of `lent_high` (`has_work`) sees this slot, or our push comes after its fence
+        // and our look at the state word sees it asleep (barrier.rs).
+        self.lent_high.fetch_max(i + 1, Ordering::SeqCst);
+        let slot = self.threads + i;
+        // SAFETY: the `lent` flag we just set makes us the slot's only owner until
+        // `return_deque`; the previous owner left it empty (`return_deque`'s contract).
+        let owner = unsafe { self.stealers[slot].owner() };
+        Some((slot, owner))
+    }
+
+    /// Gives back a lent deque slot.
+    ///
+    /// # Safety
+    /// `slot` came from [`Registry::lend_deque`], its deque is empty (every fork pushed on it
+    /// was taken back or has run), and the owner end is no longer used.
+    pub(crate) unsafe fn return_deque(&self, slot: usize) {
+        debug_assert!(
+            self.stealers[slot].is_empty(),
+            "a lent deque comes back empty"
+        );
+        // Release: our last pops happen before the next owner's pushes.
+        self.lent[slot - self.threads].store(false, Ordering::Release);
+    }
+
+    /// Deque slots a thief or sleeper must look at: the workers' and the lent ones ever used.
+    #[inline]
+    fn live_slots(&self) -> usize {
+        self.threads + self.lent_high.load(Ordering::SeqCst)
     }
 
     /// The pool's timeline recorder.
@@ -297,25 +367,32 @@ impl Registry {
         self.budget_bell.ring();
     }
 
-    /// Called by worker `index` right after it pushed a fork on its deque: wakes a sleeper if
-    /// nobody searches and a slot is free, else a thread waiting for a fork it runs. `notify_work`'s fence orders the push before its load of the
-    /// state word; a sleeper re-checks every deque after its own fence (sleep/README.md).
-    /// Returns the state it read, for the caller's limit check.
-    #[inline]
-    pub(crate) fn after_push(&self, index: usize) -> State {
-        let (state, woke) = self.sleep.notify_work_state();
-        if woke {
+    /// Called by the owner of deque `slot` right after it pushed a fork and read `state` (the
+    /// light side of an asymmetric fence between the two, `barrier.rs`; a sleeper issues the
+    /// heavy side before it looks at the deques, sleep/README.md): wakes an idle sleeper if
+    /// nobody searches and a slot is free, else a thread waiting for a fork this owner runs.
+    pub(crate) fn after_push(&self, slot: usize, state: State) {
+        if state.searching() > 0 {
+            return;
+        }
+        if state.idle_sleeper_usable() && self.sleep.wake_idle() {
             if self.stats.enabled {
                 Counters::add(&self.stats.outside.wakeups, 1);
             }
-        } else if state.searching() == 0 {
-            // Nobody idle could take it: a thread waiting for a fork we run can.
-            self.wake_fork_waiter(index);
-            if state.has_free_slot() {
-                self.find_runner();
-            }
+            return;
         }
-        state
+        // Nobody idle could take it: a thread waiting for a fork we run can.
+        self.wake_fork_waiter(slot);
+        if state.has_free_slot() {
+            self.find_runner();
+        }
+    }
+
+    /// The count of threads asleep waiting for a fork that the owner of deque `slot` runs
+    /// (the owner reads it after every push, relaxed: the waiter's heavy fence after
+    /// registering makes the handshake, `barrier.rs`). Lives as long as the registry.
+    pub(crate) fn fork_waiter_count(&self, slot: usize) -> *const AtomicUsize {
+        &self.fork_waiters[slot].count
     }
 
     /// Takes `job` back from `queue` if no thief has taken it yet.
@@ -330,7 +407,10 @@ impl Registry {
     /// True if any queue or deque holds a job. The SeqCst loads (and the deques' own loads after
     /// the caller's fence) are the sleepers' side of the handshakes in sleep/README.md.
     pub(crate) fn has_work(&self) -> bool {
-        self.queued.load(Ordering::SeqCst) > 0 || self.stealers.iter().any(|s| !s.is_empty())
+        self.queued.load(Ordering::SeqCst) > 0
+            || self.stealers[..self.live_slots()]
+                .iter()
+                .any(|s| !s.is_empty())
     }
 
     /// Finds a job: the thread's own deque and spawn queue (newest first), then the other
@@ -339,6 +419,7 @@ impl Registry {
     pub(crate) fn find_work(
         &self,
         me: Option<usize>,
+        my_slot: Option<usize>,
         own: Option<&Worker>,
         seed: u64,
     ) -> Option<(JobRef, Taken)> {
@@ -387,6 +468,15 @@ impl Registry {
                 if let Some(job) = taken(self.queues[v].pop(false)) {
                     return Some((job, Taken::From(v)));
                 }
+            }
+        }
+        // The lent deques (callers', spares'): after the workers', which hold most forks.
+        for slot in self.threads..self.live_slots() {
+            if Some(slot) == my_slot {
+                continue;
+            }
+            if let Some(job) = self.stealers[slot].steal() {
+                return Some((job, Taken::Caller));
             }
         }
         None
@@ -445,8 +535,8 @@ impl Registry {
     /// one, which descends from it). The caller's push and SeqCst fence (in
     /// `Sleep::notify_work_state`) come before this SeqCst load.
     #[inline]
-    pub(crate) fn wake_fork_waiter(&self, index: usize) {
-        self.fork_waiters[index].wake_one();
+    pub(crate) fn wake_fork_waiter(&self, slot: usize) {
+        self.fork_waiters[slot].wake_one();
     }
 
     /// Work has no runner here (no idle worker was woken, nobody searches, a slot is free):
@@ -509,8 +599,9 @@ impl Registry {
     /// pool's slot does not look here, it looks for work without a runner itself.
     pub(crate) fn block_away(&self) {
         self.block();
-        // Pairs with a publisher's fence: it sees the count, or we see its work.
-        fence(Ordering::SeqCst);
+        // Pairs with a publisher's fence (a pusher's light one, barrier.rs): it sees the count,
+        // or we see its work.
+        crate::barrier::heavy();
         if self.wants_help(false) {
             self.find_runner();
         }
@@ -521,7 +612,7 @@ impl Registry {
     /// and a spare stands in (spare.rs, "starvation check").
     #[cfg(not(loom))]
     pub(crate) fn check_starvation(&self) {
-        fence(Ordering::SeqCst);
+        crate::barrier::heavy();
         if self.wants_help(false) {
             self.spares.starving();
         }
@@ -586,6 +677,17 @@ impl Registry {
     /// Gives back thread number `n`.
     pub(crate) fn give_back_number(&self, n: usize) {
         lock(&self.numbers)[n] = false;
+    }
+
+    /// Forks pending on each deque that holds any, as `(slot, forks)` (a relaxed snapshot, for
+    /// `Pool`'s `Debug`, which the stress tests' watchdog prints).
+    pub(crate) fn pending_forks(&self) -> Vec<(usize, usize)> {
+        self.stealers[..self.live_slots()]
+            .iter()
+            .enumerate()
+            .map(|(slot, s)| (slot, s.len()))
+            .filter(|&(_, n)| n > 0)
+            .collect()
     }
 
     /// Jobs in the shared queues and the injector (a relaxed snapshot, for `Pool`'s `Debug`).
@@ -715,9 +817,15 @@ impl Registry {
     /// release we look for work and wake a sleeper for it (the release is a SeqCst RMW on the
     /// state word, then `has_work` SeqCst loads: the mirror of `publish`).
     pub(crate) fn release_slot(&self) {
-        self.sleep.release();
-        // Pairs with the fence in `Sleep::notify_work` (the publisher's side).
-        fence(Ordering::SeqCst);
+        let after = self.sleep.release();
+        // While a thread searches, it finds the work (or looks again before it sleeps): no
+        // look, and no heavy fence, needed here (the common case when a caller leaves).
+        if after.searching() > 0 {
+            return;
+        }
+        // Pairs with the publishers' fences (a pusher's light one, barrier.rs; a queue
+        // publisher's SeqCst fence in `Sleep::notify_work_state`).
+        crate::barrier::heavy();
         if self.has_work() {
             self.publish_wake();
         }
@@ -762,4 +870,12 @@ impl Registry {
             self.find_runner();
         }
     }
+}
+
+/// Deques lent to participants that are not workers (callers from outside, spares), beyond the
+/// workers' own: enough for as many such threads at once as the pool has workers, and a few
+/// more (a thread beyond that publishes its forks in the injector, slower but correct). Each
+/// is a ring of `deque::CAPACITY` slots (16 KiB).
+pub(crate) fn lent_slots(threads: usize) -> usize {
+    threads + 4
 }

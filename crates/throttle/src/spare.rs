@@ -243,7 +243,7 @@ impl Spares {
 /// as searching while it looks, so publishers know someone will find their work); then idle.
 fn spare_main(registry: Arc<Registry>) {
     let parker = Arc::new(Parker::for_current_thread());
-    let me = Participant::new(&registry, None, parker.clone(), None);
+    let me = Participant::guest(&registry, parker.clone());
     let _current = me.enter();
     SPARE.with(|s| s.set(&me));
     let sleep = &registry.sleep;
@@ -268,7 +268,7 @@ fn spare_main(registry: Arc<Registry>) {
             sleep.release_searching();
             // Pairs with a publisher's fence: it saw us searching and woke nobody, or we see
             // its work now.
-            std::sync::atomic::fence(Ordering::SeqCst);
+            crate::barrier::heavy();
             if !registry.has_work() {
                 break;
             }

@@ -31,8 +31,10 @@ pub struct Stats {
     /// in units that exist at every concurrency, even at 1, where loops make no tasks (the
     /// adaptive controller's throughput signal when loops run).
     pub items: u64,
-    /// Shareable forks: fork halves put on a deque where other threads could steal them (the
-    /// other forks ran as plain calls, see the crate docs).
+    /// Forks announced: pushed while another thread had to be told (an idle thread asleep
+    /// beside a free slot, a thread waiting for one of the pusher's forks), or while the pool
+    /// was over its limit. Every fork's second half is stealable from its thread's deque; these
+    /// are the pushes that took the slow path (the trace's `Share` events).
     pub shared: u64,
     /// Jobs taken from another thread's queue or from the injector.
     pub steals: u64,

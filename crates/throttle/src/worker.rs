@@ -1,12 +1,12 @@
 //! A participant: a thread taking part in a pool's work, either one of its workers or a caller
 //! from outside that runs its own call and helps while it waits.
 //!
-//! Most forks are plain calls: a thread whose deque already holds [`RESERVE`] pending forks runs
-//! further forks as `a(); b()` except one in [`SHARE_EVERY`] (`fork_privately`), which costs a
-//! countdown. Every other fork is *shareable*: its second half goes on the thread's deque, where
-//! any idle thread can steal it at once, without the owner's help. So pending work is never
-//! hidden from an idle thread behind a long leaf, and a plain call is made only while older,
-//! bigger forks of the same thread are there for the taking. See `src/sleep/README.md`.
+//! Every fork puts its second half on the thread's deque, where any idle thread can steal it at
+//! once, without the owner's help: no pending work is ever hidden from an idle thread, however
+//! long the first half runs. A fork costs no fence (the owner's side of the deque and of the
+//! sleep handshake is the light side of an asymmetric fence, `barrier.rs`) and one relaxed load
+//! of the pool's state word, which is also the fork's look at the concurrency limit: every fork
+//! is a task boundary. See `src/sleep/README.md`.
 
 use crate::deque::Worker;
 use crate::job::JobRef;
@@ -15,7 +15,7 @@ use crate::placement::Placement;
 use crate::registry::{Registry, Taken};
 use crate::sleep::{Parker, WaitWake, Wake};
 use crate::stats::Counters;
-use crate::sync::{fence, spin_over, Arc, AtomicUsize, Ordering};
+use crate::sync::{spin_over, Arc, AtomicUsize, Ordering};
 use crate::trace::{EventKind, Span, TraceSlot, Tracer};
 use std::cell::Cell;
 use std::ptr;
@@ -30,12 +30,15 @@ thread_local! {
     /// Jobs this thread runs on its stack while it waits for something (nested helps), in
     /// any pool.
     static HELP_DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// Of those, the thread's own forks older than the wait that ran them (`Taken::OwnOlder`).
+    static OLDER_HELP: Cell<u32> = const { Cell::new(0) };
 }
 #[cfg(loom)]
 loom::thread_local! {
     static CURRENT: Cell<*const Participant> = Cell::new(ptr::null());
     static HOME: Cell<*const Participant> = Cell::new(ptr::null());
     static HELP_DEPTH: Cell<u32> = Cell::new(0);
+    static OLDER_HELP: Cell<u32> = Cell::new(0);
 }
 
 /// A thread's membership in one pool.
@@ -43,30 +46,28 @@ pub(crate) struct Participant {
     registry: *const Registry,
     index: Option<usize>,
     parker: Arc<Parker>,
-    /// A worker's pending forks (thieves reach them through the registry's stealers). Outside
-    /// callers have none: their forks go to the registry's injector.
+    /// This thread's pending forks (thieves reach them through the registry's stealers): a
+    /// worker's own deque, or one lent to a caller or spare for as long as it takes part.
+    /// `None` only when every lent deque was taken: its forks then go to the injector.
     deque: Option<Worker>,
-    /// An outside caller's forks in the injector that it has not taken back yet.
-    injected: Cell<usize>,
+    /// The deque's slot in the registry (`Registry::lend_deque`); meaningless without a deque.
+    slot: usize,
+    /// Whether the deque is lent (given back when the participant drops).
+    lent: bool,
     /// `forks` at the last flush to the counters.
     flushed_forks: Cell<u64>,
-    /// Shareable forks pushed since the last flush.
-    pushed: Cell<u64>,
+    /// Forks announced since the last flush (`Stats::shared`).
+    announced: Cell<u64>,
+    /// Where threads asleep waiting for a fork this thread runs are counted (its deque slot's
+    /// entry in `Registry::fork_waiters`; null without a deque): one load on the fork path.
+    fork_waiters: *const crate::sync::AtomicUsize,
     busy_since: Cell<Option<Instant>>,
     seed: Cell<u64>,
     /// Forks made by this thread, for the task count (every fork's second half runs once, here
-    /// or on a thief). Plain-call forks are added in bulk from `plain_set - plain_left`.
+    /// or on a thief).
     forks: Cell<u64>,
     /// Loop indices and iterator items finished since the last flush (`Stats::items`).
     items: Cell<u64>,
-    /// Forks that may still run as plain calls before the next shareable one (see
-    /// [`Participant::fork_privately`]); 0 when the thread's reserve is too small.
-    plain_left: Cell<u32>,
-    /// `plain_left` when it was last set.
-    plain_set: Cell<u32>,
-    /// The limit was 1 when the countdown was set: nobody else may run, so plain calls need
-    /// no reserve until the next look at the state word.
-    alone: Cell<bool>,
     /// For a thread without a deque: the latch address of the stolen fork it runs right now
     /// (0: its own call), the tag of the forks it publishes meanwhile (`run_taken`).
     frame: Cell<usize>,
@@ -80,16 +81,6 @@ pub(crate) struct Participant {
     /// The number it held last (a caller asks for it again first).
     last_number: Cell<usize>,
 }
-
-/// One fork in this many is made shareable even when the thread has forks in reserve. The
-/// others run as plain calls: a fork that nobody could take is pure overhead, and thieves take a
-/// thread's oldest forks (the biggest pieces) anyway. 64 keeps the shareable path (a push, a
-/// fence, a pop: ~60 cycles) to ~1 cycle per fork on average.
-const SHARE_EVERY: u32 = 64;
-
-/// While the limit is 1, no other thread can run pool code, so nobody could steal a fork: one
-/// fork in this many looks at the state word (for a raised limit, or a hungry thread).
-const SHARE_EVERY_ALONE: u32 = 1024;
 
 /// How long an idle worker searches before it sleeps. A time, not a count of spin hints: the
 /// cost of a `pause` varies tenfold between CPUs (48 rounds of growing pauses took ~300 µs here).
@@ -144,14 +135,29 @@ impl WaitKind<'_> {
 /// spare thread stands in (spare.rs; sleep/README.md).
 const MAX_STRANGER_HELP: u32 = 64;
 
+/// How many of its own older forks a thread may have running at once in scope waits on its
+/// stack. Every fork is pushed, so a thread waiting for a scope at depth `d` of a recursion has
+/// up to `d` forks of its ancestors pending; each is shallower than the wait, and running one
+/// there stacks its whole subtree on top of the wait. Unbounded, such helps nest `d` deep and
+/// the stack grows as `d²` (a 2 MiB caller overflowed on the stress test's random trees at
+/// depth ~50); bounded, it stays `MAX_OLDER_HELP · d`. Past the bound the forks stay stealable
+/// for the other threads. One is what liveness asks for (`tests/trust.rs`: a scope's spawn
+/// that waits for the fork made just before the scope).
+const MAX_OLDER_HELP: u32 = 4;
+
 /// A bound on all helped jobs on one stack, descendants included. Descendant helping is bounded
 /// by the depth of the fork's tree already (each helped job is deeper than the last); this is a
 /// safety net far above any real recursion.
 const MAX_HELP: u32 = 4096;
 
-/// A thread keeps at least this many stealable forks before it lets forks run as plain calls, so
-/// a hungry thread always finds something to take.
-const RESERVE: usize = 2;
+/// Where [`Participant::push_fork`] put a fork, for [`Participant::take_fork`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Pushed {
+    /// On the thread's deque, at this position.
+    Deque(isize),
+    /// In the injector (a thread without a deque).
+    Injector,
+}
 
 /// Restores the previous current participant when dropped.
 pub(crate) struct EnterGuard {
@@ -218,6 +224,22 @@ impl Drop for HelpDepth {
     }
 }
 
+/// Counts one of the thread's own older forks run in a scope's wait until dropped.
+struct OlderHelp(());
+
+impl OlderHelp {
+    fn enter() -> OlderHelp {
+        OLDER_HELP.with(|d| d.set(d.get() + 1));
+        OlderHelp(())
+    }
+}
+
+impl Drop for OlderHelp {
+    fn drop(&mut self) {
+        OLDER_HELP.with(|d| d.set(d.get() - 1));
+    }
+}
+
 /// Counts the forks of the current thread's participant, if any, in the shared counters. Called
 /// by a stolen job before it sets its latch, so that `Pool::stats` read right after the call that
 /// waited for the job includes them.
@@ -254,28 +276,56 @@ pub(crate) fn flush_current_and_count_spawn() {
 }
 
 impl Participant {
-    /// A participant of `registry`, which must outlive it. Workers bring their deque.
+    /// Worker `index` of `registry` (which must outlive it), with its own deque.
     pub(crate) fn new(
         registry: &Registry,
         index: Option<usize>,
         parker: Arc<Parker>,
         deque: Option<Worker>,
     ) -> Self {
+        let slot = index.unwrap_or(usize::MAX);
+        Participant::with_deque(registry, index, parker, deque, slot, false)
+    }
+
+    /// A participant of `registry` that is not one of its workers (a caller from outside, a
+    /// spare): it borrows a deque of the registry's lent ones while it exists, and gives it
+    /// back when it drops (`Registry::lend_deque`).
+    pub(crate) fn guest(registry: &Registry, parker: Arc<Parker>) -> Self {
+        match registry.lend_deque() {
+            Some((slot, deque)) => {
+                Participant::with_deque(registry, None, parker, Some(deque), slot, true)
+            }
+            None => Participant::with_deque(registry, None, parker, None, usize::MAX, false),
+        }
+    }
+
+    fn with_deque(
+        registry: &Registry,
+        index: Option<usize>,
+        parker: Arc<Parker>,
+        deque: Option<Worker>,
+        slot: usize,
+        lent: bool,
+    ) -> Self {
+        let fork_waiters = if deque.is_some() {
+            registry.fork_waiter_count(slot)
+        } else {
+            ptr::null()
+        };
         Participant {
             registry,
             index,
             parker,
             deque,
-            injected: Cell::new(0),
+            slot,
+            lent,
             flushed_forks: Cell::new(0),
-            pushed: Cell::new(0),
+            announced: Cell::new(0),
+            fork_waiters,
             busy_since: Cell::new(None),
-            seed: Cell::new(0x9E37_79B9_7F4A_7C15 ^ index.map_or(0, |i| i as u64 + 1)),
+            seed: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (slot as u64).wrapping_add(1)),
             forks: Cell::new(0),
             items: Cell::new(0),
-            plain_left: Cell::new(0),
-            plain_set: Cell::new(0),
-            alone: Cell::new(false),
             frame: Cell::new(0),
             placement: None,
             track: match index {
@@ -505,83 +555,37 @@ impl Participant {
         self.registry().stats.counters(self.index)
     }
 
-    /// True if this fork can run as a plain call: the thread holds at least [`RESERVE`]
-    /// stealable forks *right now* (or nobody else may run), and this is not the one fork in
-    /// [`SHARE_EVERY`] that is made shareable anyway. Such a fork skips the limit and hunger
-    /// checks, so both take effect at the thread's next shareable fork.
-    ///
-    /// The reserve is read live, at every fork (two loads of the deque's ends): once thieves
-    /// took a thread's older forks, its very next fork is shareable, so a stolen reserve never
-    /// leaves a fork private (`tests/waiting.rs`). The countdown only bounds how many plain
-    /// calls run between two looks at the state word.
-    #[inline(always)]
-    pub(crate) fn fork_privately(&self) -> bool {
-        let n = self.plain_left.get();
-        if n > 0 && (self.alone.get() || self.reserve() >= RESERVE) {
-            self.plain_left.set(n - 1);
-            true
-        } else {
-            false
-        }
-    }
-
-    /// How many of this thread's forks another thread could take right now: a worker's deque
-    /// length; for an outside caller, its forks in the injector that it has not taken back,
-    /// but at most the injector's live length (a thief that takes one does not tell its owner).
-    #[inline]
-    fn reserve(&self) -> usize {
-        match &self.deque {
-            Some(d) => d.len(),
-            None => self.injected.get().min(self.registry().injector.len_hint()),
-        }
-    }
-
-    /// Recomputes how many forks may run as plain calls, after a shareable fork was pushed or
-    /// taken back.
-    #[inline]
-    fn rebudget(&self) {
-        self.settle_plain_forks();
-        let alone = self.registry().sleep.load().limit() == 1;
-        let n = if alone {
-            SHARE_EVERY_ALONE - 1
-        } else if self.reserve() >= RESERVE {
-            SHARE_EVERY - 1
-        } else {
-            0
-        };
-        self.alone.set(alone);
-        self.plain_left.set(n);
-        self.plain_set.set(n);
-    }
-
-    /// Adds the plain-call forks made since the countdown was last set to `forks`.
-    fn settle_plain_forks(&self) {
-        let done = self.plain_set.get() - self.plain_left.get();
-        self.plain_set.set(self.plain_left.get());
-        self.forks
-            .set(self.forks.get().wrapping_add(u64::from(done)));
-    }
-
     /// Makes a fork's second half stealable: from here on any thread may run it. Returns false
     /// (and does nothing) if the thread's deque is full: the fork then runs as a plain call.
+    ///
+    /// The push is the owner's side of two handshakes, and pays for neither with a fence: the
+    /// light side of an asymmetric fence (`barrier.rs`) orders the push before one relaxed load
+    /// of the state word, and the other sides (a thread about to sleep, a thread registered to
+    /// wait for a fork this thread runs) issue the heavy side before they look at the deques.
+    /// The same load is the fork's look at the limit: every fork is a task boundary.
     ///
     /// # Safety
     /// If it returns true, `job` must stay valid until it ran (its latch is set) or
     /// [`Participant::take_fork`] returned true for it.
-    #[inline]
-    pub(crate) unsafe fn push_fork(&self, job: JobRef) -> bool {
+    #[inline(always)]
+    pub(crate) unsafe fn push_fork(&self, job: JobRef) -> Option<Pushed> {
         let registry = self.registry();
-        let state = match &self.deque {
+        let pushed = match &self.deque {
             Some(d) => {
-                if d.push(job).is_err() {
-                    // Full: thousands of this thread's forks wait stealable already.
-                    return false;
+                let Ok(at) = d.push(job) else {
+                    // Full: a thousand of this thread's forks wait stealable already.
+                    return None;
+                };
+                d.light();
+                let s = registry.sleep.load();
+                if s.after_push_needs_a_look(|| self.has_fork_waiters()) {
+                    self.after_push(s);
                 }
-                // The fork is visible to thieves: tell a sleeper if one could take it.
-                registry.after_push(self.index.unwrap_or(0))
+                Pushed::Deque(at)
             }
             None => {
-                self.injected.set(self.injected.get() + 1);
+                // No deque (every lent one is taken): the injector, tagged with the fork we
+                // run, if any, so that its owner can find its descendants.
                 let frame = self.frame.get();
                 registry.publish_tagged(&registry.injector, job, frame);
                 if frame != 0 {
@@ -589,43 +593,49 @@ impl Participant {
                     // (`run_taken`), live until that fork ends, which is after this call.
                     unsafe { JobLatch::notify_owner(frame as *const JobLatch) };
                 }
-                registry.sleep.load()
+                let state = registry.sleep.load();
+                if state.active() > state.limit() {
+                    self.pause_for_limit();
+                }
+                Pushed::Injector
             }
         };
         self.forks.set(self.forks.get().wrapping_add(1));
-        self.pushed.set(self.pushed.get() + 1);
+        Some(pushed)
+    }
+
+    /// True if a thread sleeps waiting for a fork this thread runs (one relaxed load of a line
+    /// that only such waiters write).
+    #[inline(always)]
+    fn has_fork_waiters(&self) -> bool {
+        // SAFETY: non-null only with a deque, and then it points into the registry's
+        // `fork_waiters`, which outlives every participant of the registry.
+        unsafe { self.fork_waiters.as_ref() }.is_some_and(|n| n.load(Ordering::Relaxed) > 0)
+    }
+
+    /// The rare part of a push: someone may need waking, or the pool is over its limit.
+    #[cold]
+    #[inline(never)]
+    fn after_push(&self, state: crate::sleep::state::State) {
         self.trace(EventKind::Share);
-        self.rebudget();
-        // A task boundary: yield our slot if the pool is over its limit (the fork stays
-        // stealable meanwhile).
+        self.announced.set(self.announced.get() + 1);
+        let registry = self.registry();
+        registry.after_push(self.slot, state);
         if state.active() > state.limit() {
             self.pause_for_limit();
         }
-        true
     }
 
     /// Takes a pushed fork back if no other thread has it. Returns false if another thread (or
     /// this one, while it waited for something else) took it: its latch tells when it is done.
-    #[inline]
-    pub(crate) fn take_fork(&self, job: JobRef) -> bool {
-        let taken = match &self.deque {
-            // The fork is on top if it is still in the deque: every fork pushed after it was
-            // popped or stolen before `a` returned.
-            Some(d) => match d.pop() {
-                Some(j) if j == job => true,
-                Some(older) => {
-                    // Back where it was: the pop just made room for it.
-                    let _ = d.push(older);
-                    false
-                }
-                None => false,
-            },
-            None => {
-                self.injected.set(self.injected.get() - 1);
-                self.registry().take_back(&self.registry().injector, job)
-            }
+    #[inline(always)]
+    pub(crate) fn take_fork(&self, pushed: Pushed, job: JobRef) -> bool {
+        let taken = match (pushed, &self.deque) {
+            // The fork is the newest item if it is still in the deque: every fork pushed after
+            // it was popped or stolen before `a` returned.
+            (Pushed::Deque(at), Some(d)) => d.take_back(at),
+            _ => self.registry().take_back(&self.registry().injector, job),
         };
-        self.rebudget();
         if taken {
             // A task boundary, as the push was: the second half is a task of its own, and a
             // thread that ran the first half for a while may be over a limit lowered since.
@@ -700,7 +710,11 @@ impl Participant {
     /// injector), spawns in its spawn queue, or mail (`current_thread_has_pending_tasks`).
     pub(crate) fn has_local_work(&self) -> bool {
         let registry = self.registry();
-        self.reserve() > 0
+        let forks = match &self.deque {
+            Some(d) => d.len(),
+            None => 0,
+        };
+        forks > 0
             || self
                 .index
                 .is_some_and(|i| !registry.queue_of(Some(i)).is_empty() || registry.has_mail(i))
@@ -740,8 +754,9 @@ impl Participant {
     }
 
     pub(crate) fn find_work(&self) -> Option<(JobRef, Taken)> {
+        let slot = self.deque.as_ref().map(|_| self.slot);
         self.registry()
-            .find_work(self.index, self.deque.as_ref(), self.next_seed())
+            .find_work(self.index, slot, self.deque.as_ref(), self.next_seed())
     }
 
     /// Looks for work, spinning with growing pauses, for about [`SEARCH_SPIN`].
@@ -932,6 +947,7 @@ impl Participant {
                 }
                 self.trace_run_begin(taken);
                 let _depth = HelpDepth::enter();
+                let _older = (taken == Taken::OwnOlder).then(OlderHelp::enter);
                 // SAFETY: as in `execute_found`.
                 unsafe { self.run_taken(job) };
                 self.trace(EventKind::End {
@@ -1015,16 +1031,21 @@ impl Participant {
                 tag,
                 helps,
             } => {
-                // A user's thread runs nothing but its own call on its stack: its forks and its
-                // scope's spawns are taken by the pool's workers, to which it gives its slot
-                // while it sleeps. A worker runs its own older forks first (what the scope's
-                // body may wait for, as plain code would run them), then the scope's own
-                // spawns, then, not too deep in helps, anything.
+                // Its own older forks first (what the scope's body may wait for, as plain code
+                // would run them; its own call, also for a user's thread). A user's thread
+                // runs nothing else: its scope's spawns are taken by the pool's threads, to
+                // which it gives its slot while it sleeps (a spawn may block on a lock, and a
+                // user's thread blocked so would hold a slot that a task owning the lock may
+                // need to resume: rayon#592's test in `tests/waiting.rs` hung that way). A
+                // worker runs the scope's own spawns next, then, not too deep in helps,
+                // anything (`helps`).
+                if OLDER_HELP.with(Cell::get) < MAX_OLDER_HELP {
+                    if let Some(job) = self.take_own_fork() {
+                        return Some((job, Taken::OwnOlder));
+                    }
+                }
                 if !on_worker_thread() {
                     return None;
-                }
-                if let Some(job) = self.take_own_fork() {
-                    return Some((job, Taken::Own));
                 }
                 if unstarted.load(Ordering::Relaxed) > 0 {
                     if let Some(job) = self.registry().take_scope_spawn(self.index, tag) {
@@ -1035,7 +1056,7 @@ impl Participant {
             }
             WaitKind::Fork => {
                 let (index, mark) = match latch.thief() {
-                    Thief::Worker { index, mark } => (index, mark),
+                    Thief::Deque { slot, mark } => (slot, mark),
                     // A thread without a deque (an outside caller) runs the fork: its forks
                     // made while it runs it are in the injector, tagged with the fork's latch.
                     Thief::NoDeque => {
@@ -1053,7 +1074,7 @@ impl Participant {
                     return None;
                 }
                 // Pushed at or after the mark while the fork was still running: a descendant.
-                Some((job, Taken::From(index)))
+                Some((job, Taken::from_slot(index, self.registry().threads())))
             }
         }
     }
@@ -1096,17 +1117,18 @@ impl Participant {
         // registrations and our park (a wake-up must find us runnable or parked).
         registry.release_slot();
         let watch = match thief {
-            Thief::Worker { index, mark } => {
+            Thief::Deque { slot: index, mark } => {
                 registry.register_fork_waiter(index, &self.parker);
                 Some((index, mark))
             }
             _ => None,
         };
         let registered = latch.register_sleeper(&self.parker);
-        // Pairs with the thief's fence after its push (`Sleep::notify_work_state`, before
-        // `Registry::wake_fork_waiter`) and after recording itself (`JobLatch::record_thief`):
-        // either it sees our registrations, or we see its push or its record below.
-        fence(Ordering::SeqCst);
+        // Pairs with the thief's light fence after its push (`Participant::push_fork`, before
+        // its look at its waiters) and its fence after recording itself
+        // (`JobLatch::record_thief`): either it sees our registrations, or we see its push or
+        // its record below. Heavy: the thief's push side pays no fence (barrier.rs).
+        crate::barrier::heavy();
         // One park: any wake-up (the thief's, the latch's, mail, the thief recording itself)
         // sends us back to `wait_loop`, which looks again and, with nothing to do, sleeps again
         // registered afresh (a wake-up by the thief removed our registration).
@@ -1164,10 +1186,7 @@ impl Participant {
             // SAFETY: forwarded to the caller.
             return unsafe { job.execute() };
         };
-        let me = match (self.index, &self.deque) {
-            (Some(i), Some(d)) => Some((i, d.next_position())),
-            _ => None,
-        };
+        let me = self.deque.as_ref().map(|d| (self.slot, d.next_position()));
         // SAFETY: a fork taken from a queue is live and not yet run (caller's contract).
         unsafe { JobLatch::record_thief(latch, me) };
         if self.deque.is_some() {
@@ -1230,15 +1249,14 @@ impl Participant {
 
     /// [`flush`](Participant::flush), adding `extra` finished tasks.
     pub(crate) fn flush_counting(&self, extra: u64) {
-        self.settle_plain_forks();
         let forks = self.forks.get();
         let n = forks.wrapping_sub(self.flushed_forks.replace(forks)) + extra;
-        let pushed = self.pushed.replace(0);
+        let announced = self.announced.replace(0);
         let items = self.items.replace(0);
         if self.registry().stats.enabled {
             if n > 0 {
                 Counters::add(&self.counters().tasks, n);
-                Counters::add(&self.counters().shared, pushed);
+                Counters::add(&self.counters().shared, announced);
                 self.trace(EventKind::Tasks { n });
             }
             if items > 0 {
@@ -1299,6 +1317,13 @@ impl Drop for Participant {
             let span = Span::Call;
             self.trace(EventKind::End { span, flow: None });
             self.registry().trace().release_caller(self.track);
+        }
+        if self.lent {
+            // Drop the owner end first: the slot's next owner makes a new one.
+            drop(self.deque.take());
+            // SAFETY: the deque is empty: every fork this participant pushed was taken back
+            // or ran before its join returned, and a participant drops only after its call.
+            unsafe { self.registry().return_deque(self.slot) };
         }
     }
 }

@@ -134,19 +134,15 @@ fn raising_the_limit_resumes_parked_workers() {
 /// The adversarial stress run of the scheduler issue found ~2 violations per 20 M leaves of
 /// `for_range_grain`: a thread that took its own fork back (`take_fork`) ran the second half's
 /// leaf with no look at the limit, so a fork's two leaves counted as one task. Taking a fork
-/// back is a task boundary now.
+/// back is a task boundary now. Then, on a quiet host, about 4 % of leaves still started over
+/// the limit: forks made as plain calls (while two older forks of the thread were pending) did
+/// not look at all. Every fork is pushed and taken back now, and looks both times.
 ///
 /// Why a claimed violation is real: `one_since` is a ticket of `seq` (SeqCst RMWs) taken after
 /// `set_concurrency(1)` returned, and a leaf's `begin` ticket comes later in `seq`'s order, so
 /// the new limit is visible to the thread's next check. `in_flight` is incremented before
 /// `one_since` is read: if the limit rose in between, the read sees that (or a newer fall).
-///
-/// Open (issue 16, item 4): on a quiet host it still fails (23,901 of 561,152 leaves in a CI
-/// run, 23,501–44,026 of ~550,000 in four runs here, no spares alive at the end), so another
-/// path from one leaf to the next still skips the look; under a heavy load it passed (0 of
-/// 155,648 and of 225,280 after the `take_fork` fix, 23 of 237,568 before it).
 #[test]
-#[ignore = "open (issue 16 item 4): on a quiet host leaves still start over a limit of 1; run with --ignored to see"]
 fn no_leaf_starts_beside_another_once_a_thread_saw_limit_one() {
     let threads = 2;
     let pool = Pool::new(threads).unwrap();

@@ -208,6 +208,52 @@ fn a_workers_stolen_reserve_leaves_no_fork_private() {
     );
 }
 
+/// No fork is ever hidden, whatever its thread does: the reproduction, where the two
+/// older forks are still pending when the innermost `join` is made, and are taken by the other
+/// threads only *while* its first half spins on what its second half sets. Before, that join
+/// ran as a plain call (its thread held two older stealable forks at that moment) and its
+/// second half was invisible to every other thread: it hung in 5 of 5 runs. Now every fork's
+/// second half is on its thread's deque, where an idle thread takes it without the owner's
+/// help. From a caller and from a worker, on a pool of 2.
+#[test]
+fn a_fork_made_beside_older_pending_forks_is_never_hidden() {
+    let pool = Arc::new(Pool::new(2).unwrap());
+    let p = pool.clone();
+    within(
+        60,
+        "join(join(join(spin_until(flag), set(flag)), ..), ..)",
+        move || format!("{:?}", p),
+        move || {
+            let nested = || {
+                let flag = AtomicBool::new(false);
+                throttle::join(
+                    || {
+                        throttle::join(
+                            || {
+                                throttle::join(
+                                    || spin_until(&flag),
+                                    || flag.store(true, Ordering::Release),
+                                )
+                            },
+                            || (),
+                        )
+                    },
+                    || (),
+                );
+            };
+            for _ in 0..20 {
+                pool.install(nested);
+                let (tx, rx) = mpsc::channel();
+                pool.spawn(move || {
+                    nested();
+                    tx.send(()).unwrap();
+                });
+                rx.recv().unwrap();
+            }
+        },
+    );
+}
+
 /// rayon's promise for `current_thread_index`: `Some(i)`, `i < current_num_threads()`, on
 /// every thread that runs the pool's work (callers inside `install` included; they got `None`
 /// before, so `buffers[current_thread_index().unwrap()]` panicked), and no two threads running

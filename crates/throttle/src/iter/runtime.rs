@@ -5,8 +5,8 @@
 //!   gives up its slot there, as at any fork) and says whether a thread is hungry for work that
 //!   nobody has queued, which is when a leaf should split what it has left (`range.rs` does the
 //!   same for `for_range`).
-//! - [`fork`]: a `join` whose second half is always shareable (never a plain call), for splits
-//!   made because a thread is hungry.
+//! - [`fork`]: a `join` on the current participant without another thread-local lookup, for
+//!   splits made because a thread is hungry.
 //! - [`in_pool`]: runs a computation as a participant of the current pool, entering the global
 //!   pool from outside any pool, so that even an iterator too short to split runs under a
 //!   pool's limit.
@@ -15,7 +15,7 @@
 //!   run on the calling thread alone instead.
 
 use crate::callsite::Way;
-use crate::join::join_shareable;
+use crate::join::join_in;
 use crate::worker::Participant;
 use std::panic::Location;
 
@@ -55,7 +55,7 @@ where
     RB: Send,
 {
     Participant::with_current(|p| match p {
-        Some(p) => join_shareable(p, |_| a(), |_| b()),
+        Some(p) => join_in(p, |_| a(), |_| b()),
         None => crate::join(a, b),
     })
 }

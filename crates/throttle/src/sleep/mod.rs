@@ -185,9 +185,11 @@ impl Sleep {
     }
 
     /// Gives back a run slot, handing it to the oldest thread in the limit queue if any.
-    pub(crate) fn release(&self) {
-        self.state.fetch_sub(ONE_ACTIVE, Ordering::SeqCst);
+    /// Returns the state word right after the release.
+    pub(crate) fn release(&self) -> State {
+        let after = State(self.state.fetch_sub(ONE_ACTIVE, Ordering::SeqCst) - ONE_ACTIVE);
         self.serve_limit_queue();
+        after
     }
 
     /// True when more threads hold slots than the limit allows (the limit was lowered).
@@ -282,6 +284,12 @@ impl Sleep {
         (s, false)
     }
 
+    /// [`Sleep::wake_one_idle`] for a publisher that already read the state word after its own
+    /// fence (a pusher's light one, `barrier.rs`).
+    pub(crate) fn wake_idle(&self) -> bool {
+        self.wake_one_idle()
+    }
+
     /// Wakes the most recently idle worker, moving it to searching with a slot. False if none is
     /// asleep or no slot is free.
     fn wake_one_idle(&self) -> bool {
@@ -353,9 +361,9 @@ impl Sleep {
         if searching {
             self.serve_limit_queue();
         }
-        // Pairs with the fence in `notify_work`: either the publisher sees us asleep, or we see
-        // its work here.
-        fence(Ordering::SeqCst);
+        // Pairs with the publishers' fences (`notify_work_state`; a pusher's light one,
+        // barrier.rs): either the publisher sees us asleep, or we see its work here.
+        crate::barrier::heavy();
         if has_work() {
             let mut idle = lock(&self.idle);
             if let Some(pos) = idle.iter().position(|p| Arc::ptr_eq(p, me)) {
@@ -486,9 +494,9 @@ impl Sleep {
                 .fetch_add(ONE_SLEEPING.wrapping_sub(ONE_ACTIVE), Ordering::SeqCst);
         }
         self.serve_limit_queue();
-        // Pairs with the fence in `notify_work`: either the publisher sees us asleep, or we see
-        // its work here.
-        fence(Ordering::SeqCst);
+        // Pairs with the publishers' fences (`notify_work_state`; a pusher's light one,
+        // barrier.rs): either the publisher sees us asleep, or we see its work here.
+        crate::barrier::heavy();
         if has_work() || !register() || interrupted() {
             return self.leave_idle_waiting(me, true);
         }

@@ -69,6 +69,27 @@ impl State {
         self.active() < self.limit()
     }
 
+    /// Whether a thread that just pushed a fork must do more than that (`Participant::
+    /// after_push`): wake an idle sleeper into a free slot while nobody searches, wake a thread
+    /// waiting for one of its forks (`waiters`, asked only when it matters), or give back its
+    /// slot because the pool is over its limit. Ordered for the common cases: a busy pool
+    /// (`active == limit`, nobody waiting) costs two compares and the waiters' look.
+    #[inline(always)]
+    pub(crate) fn after_push_needs_a_look(self, waiters: impl FnOnce() -> bool) -> bool {
+        let (limit, active) = (self.limit(), self.active());
+        if active >= limit {
+            active > limit || (self.searching() == 0 && waiters())
+        } else {
+            self.searching() == 0 && (self.sleeping() > 0 || waiters())
+        }
+    }
+
+    /// True when an idle sleeper could be woken into a free slot.
+    #[inline]
+    pub(crate) fn idle_sleeper_usable(self) -> bool {
+        self.sleeping() > 0 && self.active() < self.limit()
+    }
+
     /// True when a fork should leave its fast path: a thief is hungry, a sleeper could be put to
     /// use, or more threads run than the limit allows.
     #[inline]

@@ -166,7 +166,9 @@ pub enum EventKind {
         /// The victim's track index.
         from: Option<u32>,
     },
-    /// The thread made a pending fork shareable: its second half is on the thread's deque.
+    /// The thread announced a fork: it pushed one while another thread had to be told (woken,
+    /// or waiting for it), or while the pool was over its limit (`Stats::shared`). Every fork
+    /// is stealable; only these took the push's slow path.
     Share,
     /// This thread woke another; the woken thread's `End` carries the same `flow`.
     Wake {

@@ -46,7 +46,7 @@ struct Session {
 /// reached through `Registry::trace`.
 #[derive(Debug)]
 pub(crate) struct Tracer {
-    /// Recording on? One relaxed load per event site; padded because every shareable fork
+    /// Recording on? One relaxed load per event site; padded because every announced fork
     /// reads it and nothing but start/stop writes it.
     on: CachePadded<AtomicBool>,
     epoch: Instant,
