@@ -79,9 +79,9 @@ mod imp {
     /// The owner's end.
     pub(crate) struct Worker {
         inner: Arc<Inner>,
-        /// A value `top` had (it only grows): while `bottom - top_seen` leaves room, a push
-        /// needs no load of `top`, a line that thieves write.
-        top_seen: std::cell::Cell<isize>,
+        /// `CAPACITY` past a value `top` had (it only grows): while `bottom` is below it, the
+        /// ring has room, and a push needs no load of `top`, a line that thieves write.
+        room_until: std::cell::Cell<isize>,
         /// `barrier::light_is_fence()`, kept here: the owner's fast paths read it beside the
         /// deque's own fields instead of a global.
         fenced: bool,
@@ -109,7 +109,7 @@ mod imp {
             let top = inner.top.load(Ordering::Acquire);
             Worker {
                 inner,
-                top_seen: std::cell::Cell::new(top),
+                room_until: std::cell::Cell::new(top + CAPACITY as isize),
                 fenced: barrier::light_is_fence(),
             }
         }
@@ -130,11 +130,11 @@ mod imp {
         pub(crate) fn push(&self, job: JobRef) -> Result<isize, JobRef> {
             let d = &*self.inner;
             let b = d.bottom.load(Ordering::Relaxed);
-            if b - self.top_seen.get() >= CAPACITY as isize {
+            if b >= self.room_until.get() {
                 // Acquire pairs with thieves' CAS on `top`: a slot is reused only after the
                 // steal that emptied it read it.
                 let t = d.top.load(Ordering::Acquire);
-                self.top_seen.set(t);
+                self.room_until.set(t + CAPACITY as isize);
                 if b - t >= CAPACITY as isize {
                     return Err(job);
                 }

@@ -216,6 +216,8 @@ pub(crate) struct Registry {
     /// helping: they can help only with what it pushes, so it wakes one when it pushes and
     /// nobody else would take the work; sleep/README.md, "Isolated helping").
     fork_waiters: Box<[CachePadded<Waiters>]>,
+    /// Always 0: the waiter count of a participant without a deque.
+    no_fork_waiters: AtomicUsize,
     /// The pool's worker threads asleep in a wait while *away*: inside a call into another
     /// pool, or in this pool as a caller. Nobody else may be left to run this pool's work (a
     /// pool of one thread whose worker waits in another pool), so a publisher that wakes no
@@ -280,6 +282,7 @@ impl Registry {
             fork_waiters: (0..threads + lent)
                 .map(|_| CachePadded::default())
                 .collect(),
+            no_fork_waiters: AtomicUsize::new(0),
             away: CachePadded::default(),
             hand_outside_calls: std::sync::atomic::AtomicBool::new(false),
             #[cfg(not(loom))]
@@ -390,9 +393,13 @@ impl Registry {
 
     /// The count of threads asleep waiting for a fork that the owner of deque `slot` runs
     /// (the owner reads it after every push, relaxed: the waiter's heavy fence after
-    /// registering makes the handshake, `barrier.rs`). Lives as long as the registry.
-    pub(crate) fn fork_waiter_count(&self, slot: usize) -> *const AtomicUsize {
-        &self.fork_waiters[slot].count
+    /// registering makes the handshake, `barrier.rs`), or of nobody (`None`: a participant
+    /// without a deque, whose forks nobody waits on that way). Lives as long as the registry.
+    pub(crate) fn fork_waiter_count(&self, slot: Option<usize>) -> *const AtomicUsize {
+        match slot {
+            Some(slot) => &self.fork_waiters[slot].count,
+            None => &self.no_fork_waiters,
+        }
     }
 
     /// Takes `job` back from `queue` if no thief has taken it yet.

@@ -59,7 +59,8 @@ pub(crate) struct Participant {
     /// Forks announced since the last flush (`Stats::shared`).
     announced: Cell<u64>,
     /// Where threads asleep waiting for a fork this thread runs are counted (its deque slot's
-    /// entry in `Registry::fork_waiters`; null without a deque): one load on the fork path.
+    /// entry in `Registry::fork_waiters`, a count that stays 0 without a deque): one load on
+    /// the fork path.
     fork_waiters: *const crate::sync::AtomicUsize,
     busy_since: Cell<Option<Instant>>,
     seed: Cell<u64>,
@@ -307,11 +308,7 @@ impl Participant {
         slot: usize,
         lent: bool,
     ) -> Self {
-        let fork_waiters = if deque.is_some() {
-            registry.fork_waiter_count(slot)
-        } else {
-            ptr::null()
-        };
+        let fork_waiters = registry.fork_waiter_count(deque.as_ref().map(|_| slot));
         Participant {
             registry,
             index,
@@ -608,9 +605,9 @@ impl Participant {
     /// that only such waiters write).
     #[inline(always)]
     fn has_fork_waiters(&self) -> bool {
-        // SAFETY: non-null only with a deque, and then it points into the registry's
-        // `fork_waiters`, which outlives every participant of the registry.
-        unsafe { self.fork_waiters.as_ref() }.is_some_and(|n| n.load(Ordering::Relaxed) > 0)
+        // SAFETY: it points into the registry (`Registry::fork_waiter_count`), which outlives
+        // every participant of the registry.
+        unsafe { &*self.fork_waiters }.load(Ordering::Relaxed) > 0
     }
 
     /// The rare part of a push: someone may need waking, or the pool is over its limit.
