@@ -34,7 +34,10 @@
 //! trick where the expedited command is missing, and a steal must never cost milliseconds; here
 //! the fallback is a fence on both sides, and the mode is visible ([`expedited`]).
 
-use std::sync::atomic::{compiler_fence, fence, AtomicU8, Ordering};
+// The mode is std's (set once, before any model thread runs); the fences are the crate's
+// `sync` ones, so that loom sees them.
+use crate::sync::fence;
+use std::sync::atomic::{compiler_fence, AtomicU8, Ordering};
 
 /// Not decided yet / symmetric fences / `membarrier` expedited.
 const UNDECIDED: u8 = 0;
@@ -76,7 +79,7 @@ pub(crate) fn light_is_fence() -> bool {
 /// The light side of an asymmetric fence: keeps the program order of the accesses around it,
 /// and is ordered against every [`heavy`] as a full fence would be. (The fork path keeps the
 /// mode beside its deque and calls [`light_with`].)
-#[cfg(any(test, loom))]
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn light() {
     light_with(light_is_fence());

@@ -18,22 +18,23 @@
 //! a thief issues the heavy side before it reads `bottom` (`barrier.rs`). Pops run once per
 //! fork; steals are rare next to them.
 //!
-//! Under `--cfg loom` a locked `VecDeque` with the same semantics and positions stands in, so
-//! that the loom models explore the protocol *around* the deque (sleep/wake, latches, the
-//! limit, isolated helping) with every interleaving of pushes, pops and steals.
+//! The same code runs under `--cfg loom` (its atomics come from `sync.rs`, with a ring of 4
+//! slots): the loom models check the deque itself (every item taken exactly once by its owner
+//! or a thief, `tests` below) and the protocols around it (sleep/wake, latches, the limit,
+//! isolated helping) with the real pushes, take-backs and steals. Loom sees the asymmetric fence
+//! in its symmetric form (a fence on both sides, `barrier.rs`).
 
 /// Slots per deque: 16 KiB of memory per participant. Every fork is pushed, so a deque this
-/// full means a recursion a thousand levels deep with every level's fork still pending.
-pub(crate) const CAPACITY: usize = 1024;
+/// full means a recursion a thousand levels deep with every level's fork still pending. Four
+/// under loom, so that the models also reach a full ring and its wrap-around.
+pub(crate) const CAPACITY: usize = if cfg!(loom) { 4 } else { 1024 };
 
-#[cfg(not(loom))]
 mod imp {
     use super::CAPACITY;
     use crate::barrier;
     use crate::job::JobRef;
+    use crate::sync::{Arc, AtomicIsize, AtomicPtr, Ordering};
     use crossbeam_utils::CachePadded;
-    use std::sync::atomic::{AtomicIsize, AtomicPtr, Ordering};
-    use std::sync::Arc;
 
     /// One slot: a job's two words, each an atomic, so that a thief's read of a slot that the
     /// owner is overwriting is a race on atomics (its result discarded by the failed
@@ -317,104 +318,6 @@ mod imp {
     }
 }
 
-#[cfg(loom)]
-mod imp {
-    use super::CAPACITY;
-    use crate::job::JobRef;
-    use crate::sync::{lock, Arc, Mutex};
-    use std::collections::VecDeque;
-
-    /// The items and the position of the oldest one.
-    struct Inner {
-        items: VecDeque<JobRef>,
-        top: isize,
-    }
-
-    pub(crate) struct Worker(Arc<Mutex<Inner>>);
-    pub(crate) struct Stealer(Arc<Mutex<Inner>>);
-
-    impl Worker {
-        pub(crate) fn new() -> Self {
-            Worker(Arc::new(Mutex::new(Inner {
-                items: VecDeque::new(),
-                top: 0,
-            })))
-        }
-        pub(crate) fn stealer(&self) -> Stealer {
-            Stealer(self.0.clone())
-        }
-        pub(crate) fn push(&self, job: JobRef) -> Result<isize, JobRef> {
-            let mut d = lock(&self.0);
-            if d.items.len() >= CAPACITY {
-                return Err(job);
-            }
-            d.items.push_back(job);
-            Ok(d.top + d.items.len() as isize - 1)
-        }
-        pub(crate) fn light(&self) {
-            crate::barrier::light();
-        }
-        pub(crate) fn take_back(&self, at: isize) -> bool {
-            let mut d = lock(&self.0);
-            let newest = d.top + d.items.len() as isize - 1;
-            if !d.items.is_empty() && newest == at {
-                d.items.pop_back();
-                true
-            } else {
-                false
-            }
-        }
-        pub(crate) fn pop(&self) -> Option<JobRef> {
-            lock(&self.0).items.pop_back()
-        }
-        pub(crate) fn len(&self) -> usize {
-            lock(&self.0).items.len()
-        }
-        pub(crate) fn next_position(&self) -> isize {
-            let d = lock(&self.0);
-            d.top + d.items.len() as isize
-        }
-    }
-
-    impl Stealer {
-        /// See the non-loom `Stealer::owner`.
-        ///
-        /// # Safety
-        /// As there: one owner end in use at a time.
-        pub(crate) unsafe fn owner(&self) -> Worker {
-            Worker(self.0.clone())
-        }
-        pub(crate) fn steal(&self) -> Option<JobRef> {
-            self.steal_from(isize::MIN)
-        }
-        pub(crate) fn steal_from(&self, mark: isize) -> Option<JobRef> {
-            let mut d = lock(&self.0);
-            if d.top < mark {
-                return None;
-            }
-            let job = d.items.pop_front()?;
-            d.top += 1;
-            Some(job)
-        }
-        pub(crate) fn has_from(&self, mark: isize) -> bool {
-            let d = lock(&self.0);
-            d.top >= mark && !d.items.is_empty()
-        }
-        pub(crate) fn is_empty(&self) -> bool {
-            lock(&self.0).items.is_empty()
-        }
-        pub(crate) fn len(&self) -> usize {
-            lock(&self.0).items.len()
-        }
-    }
-
-    impl std::fmt::Debug for Stealer {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("Stealer")
-        }
-    }
-}
-
 pub(crate) use imp::{Stealer, Worker};
 
 #[cfg(all(test, not(loom)))]
@@ -530,5 +433,70 @@ mod tests {
         all.sort_unstable();
         assert_eq!(all.len(), 200_000, "an item was lost or taken twice");
         assert!(all.iter().enumerate().all(|(i, &n)| n == i + 1));
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    //! The deque itself under loom (`RUSTFLAGS="--cfg loom" cargo test -p throttle --release
+    //! --lib deque`): its owner's take-back and pop against thieves' steals, with the fences in
+    //! their symmetric form (`barrier.rs`).
+
+    use super::*;
+    use crate::job::JobRef;
+    use loom::thread;
+
+    /// Never run: the deque only moves jobs.
+    unsafe fn never(_: *const ()) {
+        unreachable!("a test job ran");
+    }
+
+    fn job(n: usize) -> JobRef {
+        let exec: unsafe fn(*const ()) = never;
+        JobRef::from_raw((n * 8) as *mut (), exec as *mut ())
+    }
+
+    fn id(j: JobRef) -> usize {
+        j.into_raw().0 as usize / 8
+    }
+
+    /// Chase–Lev's double take, if the owner's fence were missing: the owner takes back its
+    /// newest two items while two thieves steal one each; every item is taken exactly once.
+    #[test]
+    fn every_item_is_taken_once_by_the_owner_or_a_thief() {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = Some(3);
+        builder.check(|| {
+            let w = Worker::new();
+            let thieves: Vec<_> = (0..2)
+                .map(|_| {
+                    let s = w.stealer();
+                    thread::spawn(move || s.steal().map(id))
+                })
+                .collect();
+            let at1 = w.push(job(1)).unwrap();
+            let at2 = w.push(job(2)).unwrap();
+            let at3 = w.push(job(3)).unwrap();
+            let mut mine = Vec::new();
+            if w.take_back(at3) {
+                mine.push(3);
+            }
+            if w.take_back(at2) {
+                mine.push(2);
+            }
+            if w.take_back(at1) {
+                mine.push(1);
+            }
+            let mut all = mine;
+            for t in thieves {
+                all.extend(t.join().unwrap());
+            }
+            // Whatever no one took is still there for a last steal.
+            while let Some(j) = w.stealer().steal() {
+                all.push(id(j));
+            }
+            all.sort_unstable();
+            assert_eq!(all, [1, 2, 3], "an item lost or taken twice");
+        });
     }
 }

@@ -703,6 +703,12 @@ impl Participant {
         }
     }
 
+    /// True if this thread's deque holds a fork no thread took yet (a relaxed look).
+    #[inline]
+    pub(crate) fn has_pending_forks(&self) -> bool {
+        self.deque.as_ref().is_some_and(|d| d.len() > 0)
+    }
+
     /// True if this thread has pending work of its own: forks in its deque (a caller's: in the
     /// injector), spawns in its spawn queue, or mail (`current_thread_has_pending_tasks`).
     pub(crate) fn has_local_work(&self) -> bool {
