@@ -56,6 +56,11 @@ pub(crate) struct Participant {
     lent: bool,
     /// `forks` at the last flush to the counters.
     flushed_forks: Cell<u64>,
+    /// A value of the state word for which a push needs no look beyond its deque's waiters
+    /// (nobody to wake, the pool within its limit): the fork path compares the word it loads
+    /// with this one and decodes it only when it differs (it changes only when a thread
+    /// starts or stops searching, sleeps, wakes, or the limit moves).
+    quiet: Cell<u64>,
     /// Forks announced since the last flush (`Stats::shared`).
     announced: Cell<u64>,
     /// Where threads asleep waiting for a fork this thread runs are counted (its deque slot's
@@ -317,6 +322,7 @@ impl Participant {
             slot,
             lent,
             flushed_forks: Cell::new(0),
+            quiet: Cell::new(u64::MAX),
             announced: Cell::new(0),
             fork_waiters,
             busy_since: Cell::new(None),
@@ -575,8 +581,8 @@ impl Participant {
                 };
                 d.light();
                 let s = registry.sleep.load();
-                if s.after_push_needs_a_look(|| self.has_fork_waiters()) {
-                    self.after_push(s);
+                if s.0 != self.quiet.get() || self.has_fork_waiters() {
+                    self.look_after_push(s);
                 }
                 Pushed::Deque(at)
             }
@@ -610,6 +616,18 @@ impl Participant {
         unsafe { &*self.fork_waiters }.load(Ordering::Relaxed) > 0
     }
 
+    /// A push saw a state word it has not judged yet, or threads waiting for its forks: judge
+    /// it, and take the slow path if someone must be told.
+    #[inline(never)]
+    fn look_after_push(&self, s: crate::sleep::state::State) {
+        if s.after_push_needs_a_look(|| self.has_fork_waiters()) {
+            self.after_push(s);
+        } else {
+            // Nothing to do for this word with no waiters either: remember it.
+            self.quiet.set(s.0);
+        }
+    }
+
     /// The rare part of a push: someone may need waking, or the pool is over its limit.
     #[cold]
     #[inline(never)]
@@ -627,18 +645,24 @@ impl Participant {
     /// this one, while it waited for something else) took it: its latch tells when it is done.
     #[inline(always)]
     pub(crate) fn take_fork(&self, pushed: Pushed, job: JobRef) -> bool {
-        let taken = match (pushed, &self.deque) {
+        let taken = match pushed {
             // The fork is the newest item if it is still in the deque: every fork pushed after
             // it was popped or stolen before `a` returned.
-            (Pushed::Deque(at), Some(d)) => d.take_back(at),
-            _ => self.registry().take_back(&self.registry().injector, job),
+            Pushed::Deque(at) => {
+                // SAFETY: `push_fork` pushes on the deque only if there is one, and a
+                // participant's deque never goes away while it forks.
+                unsafe { self.deque.as_ref().unwrap_unchecked() }.take_back(at)
+            }
+            Pushed::Injector => self.registry().take_back(&self.registry().injector, job),
         };
         if taken {
             // A task boundary, as the push was: the second half is a task of its own, and a
             // thread that ran the first half for a while may be over a limit lowered since.
             // (Without this look, `for_range_grain` ran a fork's two leaves as one task and
-            // started the second beside another thread's leaf under a limit of 1.)
-            if self.registry().sleep.over_limit() {
+            // started the second beside another thread's leaf under a limit of 1.) The quiet
+            // word is within the limit: only another word needs decoding.
+            let s = self.registry().sleep.load();
+            if s.0 != self.quiet.get() && s.active() > s.limit() {
                 self.pause_after_take();
             }
         }
