@@ -108,6 +108,7 @@ pub(crate) fn release_if_adopted(registry: &Registry) {
             break;
         }
     }
+    me.end_busy();
     // Restores the thread-locals and releases the slot.
     drop(adopted);
 }

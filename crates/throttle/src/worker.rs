@@ -494,6 +494,7 @@ impl Participant {
                 home.execute_found(job, taken);
                 ran = true;
             }
+            home.end_busy();
         }
         if !same_pool {
             home.give_back_number();
@@ -787,7 +788,14 @@ impl Participant {
     }
 
     /// Looks for work, spinning with growing pauses, for about [`SEARCH_SPIN`].
+    ///
+    /// A worker that finds a job at its first look stays busy from its last job to this one
+    /// (no clock read, no change of the busy count); one that has to spin is idle meanwhile.
     pub(crate) fn search(&self) -> Option<(JobRef, Taken)> {
+        if let Some(found) = self.find_work() {
+            return Some(found);
+        }
+        self.end_busy();
         let start = Instant::now();
         let mut round = 0u32;
         loop {
@@ -808,22 +816,21 @@ impl Participant {
         }
     }
 
-    /// Runs a job found in a queue, with the bookkeeping of a task boundary.
+    /// Runs a job found in a queue, with the bookkeeping of a task boundary. A worker stays
+    /// busy afterwards: it becomes idle when its next search comes up empty ([`Participant::
+    /// search`]), or when it sleeps, waits or gives back its slot, so that jobs run back to back
+    /// cost no change of the pool-wide busy count between them (`Stats::busy_histogram`).
     pub(crate) fn execute_found(&self, job: JobRef, taken: Taken) {
         if taken.stolen() && self.registry().stats.enabled {
             Counters::add(&self.counters().steals, 1);
         }
         self.trace_run_begin(taken);
-        let track = self.index.is_some();
-        if track {
+        if self.index.is_some() {
             self.begin_busy();
         }
         // SAFETY: the job came out of a queue or deque, so it was published and not yet run;
         // taking it out made us its only runner.
         unsafe { self.run_taken(job) };
-        if track {
-            self.end_busy();
-        }
         self.flush();
         self.trace(EventKind::End {
             span: Span::Run,
@@ -1309,6 +1316,7 @@ impl Participant {
     }
 
     fn idle(&self, searching: bool) -> Wake {
+        self.end_busy();
         self.flush();
         self.give_back_number();
         let registry = self.registry();
