@@ -79,7 +79,7 @@ pub(crate) fn light_is_fence() -> bool {
 /// The light side of an asymmetric fence: keeps the program order of the accesses around it,
 /// and is ordered against every [`heavy`] as a full fence would be. (The fork path keeps the
 /// mode beside its deque and calls [`light_with`].)
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 #[inline(always)]
 pub(crate) fn light() {
     light_with(light_is_fence());

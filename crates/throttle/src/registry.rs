@@ -25,10 +25,17 @@ pub(crate) struct SharedQueue {
 }
 
 impl SharedQueue {
-    /// True if the queue looks empty (a relaxed hint; the lock decides).
+    /// True if the queue looks empty (a relaxed hint; the lock decides). Also a sleeper's look
+    /// after its fence (`Registry::has_work`): the length is written under the lock before the
+    /// publisher's own fence.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.len.load(Ordering::Relaxed) == 0
+    }
+
+    /// The number of queued jobs (a relaxed snapshot).
+    pub(crate) fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
     }
 
     fn push_back(&self, job: JobRef, tag: usize) {
@@ -200,16 +207,12 @@ pub(crate) struct Registry {
     /// Forks of callers from outside the pool, their spawns, and injected calls.
     pub(crate) injector: CachePadded<SharedQueue>,
     /// One mailbox per worker: jobs only that worker may run (a broadcast's share, see
-    /// `broadcast.rs`). Not counted in `queued`: no other thread can take them, so they must not
-    /// wake or keep awake anyone but their addressee.
+    /// `broadcast.rs`). Not looked at by `has_work`: no other thread can take them, so they must
+    /// not wake or keep awake anyone but their addressee.
     mail: Box<[CachePadded<SharedQueue>]>,
     /// Each worker's parker, registered when its thread starts (`None` before), so that a
     /// broadcast can wake that very worker.
     parkers: Box<[Mutex<Option<Arc<Parker>>>]>,
-    /// Jobs in the shared queues and the injector (not the deques). SeqCst RMWs here are one
-    /// half of the no-lost-wake-up handshake (the other half is the state word in `sleep`);
-    /// see sleep/README.md.
-    queued: CachePadded<AtomicUsize>,
     pub(crate) stats: Collector,
     threads: usize,
     /// Per deque slot: threads asleep waiting for a fork that the slot's owner runs (isolated
@@ -275,7 +278,6 @@ impl Registry {
             injector: CachePadded::default(),
             mail: (0..threads).map(|_| CachePadded::default()).collect(),
             parkers: (0..threads).map(|_| Mutex::new(None)).collect(),
-            queued: CachePadded::new(AtomicUsize::new(0)),
             stats: Collector::new(threads, stats),
             threads,
             numbers: Mutex::new(vec![false; threads]),
@@ -361,10 +363,11 @@ impl Registry {
 
     /// [`Registry::publish`] for a scope's spawn, tagged with the scope's address.
     pub(crate) fn publish_tagged(&self, queue: &SharedQueue, job: JobRef, tag: usize) {
+        // The queue's length is written under its lock; `publish_wake`'s SeqCst fence orders it
+        // before our load of the state word, against a sleeper's state RMW, heavy fence and
+        // look at every queue's length (`has_work`; sleep/README.md: either we see the
+        // sleeper, or it sees our job). No count every publisher writes.
         queue.push_back(job, tag);
-        // SeqCst: pairs with the state-word RMW in `Sleep::sleep_idle` followed by its SeqCst
-        // re-check of `queued` (see README: either we see the sleeper, or it sees our job).
-        self.queued.fetch_add(1, Ordering::SeqCst);
         self.publish_wake();
         #[cfg(not(loom))]
         self.budget_bell.ring();
@@ -404,17 +407,15 @@ impl Registry {
 
     /// Takes `job` back from `queue` if no thief has taken it yet.
     pub(crate) fn take_back(&self, queue: &SharedQueue, job: JobRef) -> bool {
-        let removed = queue.remove(job);
-        if removed {
-            self.queued.fetch_sub(1, Ordering::SeqCst);
-        }
-        removed
+        queue.remove(job)
     }
 
-    /// True if any queue or deque holds a job. The SeqCst loads (and the deques' own loads after
-    /// the caller's fence) are the sleepers' side of the handshakes in sleep/README.md.
+    /// True if any queue or deque holds a job: the sleepers' and releasers' look, after their
+    /// fence (sleep/README.md). Loads every queue's length and every deque's ends: a cost that
+    /// grows with threads, paid per sleep and per release, never per task.
     pub(crate) fn has_work(&self) -> bool {
-        self.queued.load(Ordering::SeqCst) > 0
+        !self.injector.is_empty()
+            || self.queues.iter().any(|q| !q.is_empty())
             || self.stealers[..self.live_slots()]
                 .iter()
                 .any(|s| !s.is_empty())
@@ -438,19 +439,9 @@ impl Registry {
                 return Some((job, Taken::Own));
             }
         }
-        let queued = self.queued.load(Ordering::SeqCst) > 0;
-        let taken = |job: Option<JobRef>| {
-            job.inspect(|_| {
-                // SeqCst: `queued` is one side of the handshakes in sleep/README.md; a taker's
-                // decrement stays in the same total order as the publishers' increments.
-                self.queued.fetch_sub(1, Ordering::SeqCst);
-            })
-        };
-        if queued {
-            if let Some(i) = me {
-                if let Some(job) = taken(self.queues[i].pop(true)) {
-                    return Some((job, Taken::Own));
-                }
+        if let Some(i) = me {
+            if let Some(job) = self.queues[i].pop(true) {
+                return Some((job, Taken::Own));
             }
         }
         let n = self.queues.len();
@@ -458,10 +449,8 @@ impl Registry {
         for k in 0..=n {
             let v = (start + k) % (n + 1);
             if v == n {
-                if queued {
-                    if let Some(job) = taken(self.injector.pop(false)) {
-                        return Some((job, Taken::Injector));
-                    }
+                if let Some(job) = self.injector.pop(false) {
+                    return Some((job, Taken::Injector));
                 }
                 continue;
             }
@@ -471,10 +460,9 @@ impl Registry {
             if let Some(job) = self.stealers[v].steal() {
                 return Some((job, Taken::From(v)));
             }
-            if queued {
-                if let Some(job) = taken(self.queues[v].pop(false)) {
-                    return Some((job, Taken::From(v)));
-                }
+            // `pop` locks only a queue that looks non-empty.
+            if let Some(job) = self.queues[v].pop(false) {
+                return Some((job, Taken::From(v)));
             }
         }
         // The lent deques (callers', spares'): after the workers', which hold most forks.
@@ -498,8 +486,6 @@ impl Registry {
             .chain(self.queues.iter().map(|q| &**q));
         for q in queues {
             if let Some(job) = q.take_tagged(tag) {
-                // SeqCst like every change of `queued` (sleep/README.md).
-                self.queued.fetch_sub(1, Ordering::SeqCst);
                 return Some(job);
             }
         }
@@ -509,10 +495,7 @@ impl Registry {
     /// Takes the newest job tagged `tag` from the injector (a fork a thread without a deque made
     /// while it ran the stolen fork whose latch is `tag`).
     pub(crate) fn take_tagged_injected(&self, tag: usize) -> Option<JobRef> {
-        let job = self.injector.take_tagged(tag)?;
-        // SeqCst like every change of `queued` (sleep/README.md).
-        self.queued.fetch_sub(1, Ordering::SeqCst);
-        Some(job)
+        self.injector.take_tagged(tag)
     }
 
     /// True if the injector holds a job tagged `tag` (under its lock).
@@ -659,10 +642,7 @@ impl Registry {
 
     /// Takes the newest job in worker `index`'s spawn queue (`yield_local`).
     pub(crate) fn pop_own_spawn(&self, index: usize) -> Option<JobRef> {
-        let job = self.queues[index].pop(true)?;
-        // SeqCst: a taker's decrement, as in `find_work`.
-        self.queued.fetch_sub(1, Ordering::SeqCst);
-        Some(job)
+        self.queues[index].pop(true)
     }
 
     /// Takes a free thread number, `preferred` if it is free (see the field `numbers`).
@@ -697,9 +677,10 @@ impl Registry {
             .collect()
     }
 
-    /// Jobs in the shared queues and the injector (a relaxed snapshot, for `Pool`'s `Debug`).
+    /// Jobs in the shared queues and the injector (a relaxed snapshot that reads every queue's
+    /// length, for `Pool`'s `Debug`).
     pub(crate) fn queued(&self) -> usize {
-        self.queued.load(Ordering::Relaxed)
+        self.injector.len() + self.queues.iter().map(|q| q.len()).sum::<usize>()
     }
 
     /// True if worker `index` has mail (a relaxed hint; see `post` for the handshake).

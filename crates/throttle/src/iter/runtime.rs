@@ -32,13 +32,14 @@ pub(crate) fn poll_hungry() -> bool {
         // Pauses here while the pool is over its limit (its forks stay stealable meanwhile).
         p.poll_limit();
         let s = registry.sleep.load();
-        // Hungry threads take queued work and this thread's own pending forks first: split
-        // only when neither exists. Other threads' deques are not scanned (a cost that grows
-        // with threads, paid on every block while a thread searches): if they hold work, the
-        // hungry thread steals it, and one more split only adds a stealable piece.
+        // Hungry threads take the injector's work and this thread's own pending forks first:
+        // split only when neither exists. Other threads' deques and spawn queues are not
+        // scanned (a cost that grows with threads, paid on every block while a thread
+        // searches): if they hold work, the hungry thread takes it, and one more split only
+        // adds a stealable piece.
         s.wants_attention()
             && s.active() <= s.limit()
-            && registry.queued() == 0
+            && registry.injector.is_empty()
             && !p.has_pending_forks()
     })
 }
