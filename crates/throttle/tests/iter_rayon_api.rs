@@ -373,7 +373,7 @@ proptest! {
 #[test]
 fn either_runs_the_side_it_holds() {
     let v: Vec<u32> = (0..10).collect();
-    let pick = |left: bool| -> Either<throttle::iter::IntoIter<u32>, throttle::range::Iter<u32>> {
+    let pick = |left: bool| -> Either<throttle::vec::IntoIter<u32>, throttle::range::Iter<u32>> {
         if left {
             Either::Left(v.clone().into_par_iter())
         } else {

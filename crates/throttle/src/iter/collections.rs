@@ -7,7 +7,7 @@
 //! calling thread, as rayon does, and that `Vec` is split. All are exact-length iterators.
 
 use super::chain::Chain;
-use super::slice::{SliceIter, SliceIterMut};
+use super::slice::{Iter as SliceIter, IterMut as SliceIterMut};
 use super::vec::IntoIter as VecIter;
 use super::IntoParallelIterator;
 
@@ -207,10 +207,7 @@ pub mod vec_deque {
         fn into_par_iter(self) -> Iter<'a, T> {
             let (a, b) = self.as_slices();
             Iter {
-                inner: Chain {
-                    a: SliceIter { slice: a },
-                    b: SliceIter { slice: b },
-                },
+                inner: Chain::new(SliceIter::new(a), SliceIter::new(b)),
             }
         }
     }
@@ -220,10 +217,7 @@ pub mod vec_deque {
         fn into_par_iter(self) -> IterMut<'a, T> {
             let (a, b) = self.as_mut_slices();
             IterMut {
-                inner: Chain {
-                    a: SliceIterMut { slice: a },
-                    b: SliceIterMut { slice: b },
-                },
+                inner: Chain::new(SliceIterMut::new(a), SliceIterMut::new(b)),
             }
         }
     }

@@ -46,7 +46,7 @@ where
     F: Fn(&T, &T) -> Ordering + Sync,
 {
     let len = v.len();
-    super::runtime::remembered(std::panic::Location::caller(), len, |way| match way {
+    super::runtime::remembered(Some(std::panic::Location::caller()), len, |way| match way {
         Way::Serial => sort_piece(v, compare, stable),
         Way::Parallel => sort_in_pool(v, compare, stable),
     });

@@ -7,7 +7,8 @@
 //! part), reading past its end to finish its last part. So any split of the bytes gives every
 //! part exactly once, in order, and pieces never need to split on a char boundary.
 
-use super::plumbing::{IndexedProducer, Producer};
+use super::plumbing::engine::Pieces;
+use super::plumbing::Folder;
 
 /// What can separate the parts of a string for the `par_split` family and `par_matches`: a
 /// `char`, a slice or array of `char`s (any of them), or a closure `Fn(char) -> bool`.
@@ -90,20 +91,20 @@ impl<'a> Piece<'a> {
 /// Implements the producer methods shared by the string iterators (all hold `piece`).
 macro_rules! str_producer {
     ($name:ident [$($g:tt)*] $item:ty, $seq:ty, |$me:ident| $into_seq:expr) => {
-        impl<$($g)*> Producer for $name<$($g)*> {
+        impl<$($g)*> Pieces for $name<$($g)*> {
             type Item = $item;
-            type IntoSeq = $seq;
-            fn base_len(&self) -> usize {
-                self.piece.end - self.piece.start
-            }
             fn split_at(self, index: usize) -> (Self, Self) {
                 let (l, r) = self.piece.split_at(index);
                 ($name { piece: l }, $name { piece: r })
             }
-            fn into_seq($me) -> $seq {
-                $into_seq
+            fn fold_with<F: Folder<$item>>($me, folder: F) -> F {
+                let seq: $seq = $into_seq;
+                folder.consume_iter(seq)
             }
         }
+
+        units_iterator!(impl[$($g)*] $name<$($g)*> => $item, where [],
+            units: |this| this.piece.end - this.piece.start);
     };
 }
 
@@ -156,30 +157,10 @@ str_producer!(EncodeUtf16['a] u16, std::str::EncodeUtf16<'a>, |self| self
 /// The bytes of a string (an exact-length iterator); from [`ParallelString::par_bytes`].
 #[derive(Debug, Clone)]
 pub struct Bytes<'a> {
-    piece: Piece<'a>,
+    inner: super::Copied<super::slice::Iter<'a, u8>>,
 }
 
-impl<'a> Producer for Bytes<'a> {
-    type Item = u8;
-    type IntoSeq = std::iter::Copied<std::slice::Iter<'a, u8>>;
-    fn base_len(&self) -> usize {
-        self.piece.end - self.piece.start
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (l, r) = self.piece.split_at(index);
-        (Bytes { piece: l }, Bytes { piece: r })
-    }
-    fn into_seq(self) -> Self::IntoSeq {
-        self.piece.s.as_bytes()[self.piece.start..self.piece.end]
-            .iter()
-            .copied()
-    }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.base_len())
-    }
-}
-
-impl IndexedProducer for Bytes<'_> {}
+delegate_impls!(Bytes['a] => super::Copied<super::slice::Iter<'a, u8>>, u8, []);
 
 /// How a part of a split ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -275,20 +256,19 @@ macro_rules! split_type {
             pat: P,
         }
 
-        impl<'a, P: Pattern + Clone> Producer for $name<'a, P> {
+        impl<'a, P: Pattern + Clone> Pieces for $name<'a, P> {
             type Item = &'a str;
-            type IntoSeq = SplitSeq<'a, P>;
-            fn base_len(&self) -> usize {
-                self.piece.end - self.piece.start
-            }
             fn split_at(self, index: usize) -> (Self, Self) {
                 let (l, r) = self.piece.split_at(index);
                 ($name { piece: l, pat: self.pat.clone() }, $name { piece: r, pat: self.pat })
             }
-            fn into_seq(self) -> SplitSeq<'a, P> {
-                SplitSeq::new(self.piece, self.pat, $kind)
+            fn fold_with<F: Folder<&'a str>>(self, folder: F) -> F {
+                folder.consume_iter(SplitSeq::new(self.piece, self.pat, $kind))
             }
         }
+
+        units_iterator!(impl['a, P: Pattern + Clone] $name<'a, P> => &'a str, where [],
+            units: |this| this.piece.end - this.piece.start);
     };
 }
 
@@ -425,12 +405,8 @@ fn second(m: (usize, &str)) -> &str {
     m.1
 }
 
-impl<'a, P: Pattern + Clone> Producer for Matches<'a, P> {
+impl<'a, P: Pattern + Clone> Pieces for Matches<'a, P> {
     type Item = &'a str;
-    type IntoSeq = std::iter::Map<MatchSeq<'a, P>, fn((usize, &'a str)) -> &'a str>;
-    fn base_len(&self) -> usize {
-        self.piece.end - self.piece.start
-    }
     fn split_at(self, index: usize) -> (Self, Self) {
         let (l, r) = self.piece.split_at(index);
         let left = Matches {
@@ -439,17 +415,16 @@ impl<'a, P: Pattern + Clone> Producer for Matches<'a, P> {
         };
         (left, Matches { piece: r, ..self })
     }
-    fn into_seq(self) -> Self::IntoSeq {
-        match_seq(self.piece, self.pat).map(second as fn((usize, &'a str)) -> &'a str)
+    fn fold_with<F: Folder<&'a str>>(self, folder: F) -> F {
+        folder.consume_iter(match_seq(self.piece, self.pat).map(second))
     }
 }
 
-impl<'a, P: Pattern + Clone> Producer for MatchIndices<'a, P> {
+units_iterator!(impl['a, P: Pattern + Clone] Matches<'a, P> => &'a str, where [],
+    units: |this| this.piece.end - this.piece.start);
+
+impl<'a, P: Pattern + Clone> Pieces for MatchIndices<'a, P> {
     type Item = (usize, &'a str);
-    type IntoSeq = MatchSeq<'a, P>;
-    fn base_len(&self) -> usize {
-        self.piece.end - self.piece.start
-    }
     fn split_at(self, index: usize) -> (Self, Self) {
         let (l, r) = self.piece.split_at(index);
         let left = MatchIndices {
@@ -458,10 +433,13 @@ impl<'a, P: Pattern + Clone> Producer for MatchIndices<'a, P> {
         };
         (left, MatchIndices { piece: r, ..self })
     }
-    fn into_seq(self) -> Self::IntoSeq {
-        match_seq(self.piece, self.pat)
+    fn fold_with<F: Folder<(usize, &'a str)>>(self, folder: F) -> F {
+        folder.consume_iter(match_seq(self.piece, self.pat))
     }
 }
+
+units_iterator!(impl['a, P: Pattern + Clone] MatchIndices<'a, P> => (usize, &'a str), where [],
+    units: |this| this.piece.end - this.piece.start);
 
 /// Parallel iterators over a string's chars, bytes, lines and parts; implemented for `str`
 /// (so also for `String`). Every iterator yields what the sequential method of the same name
@@ -516,8 +494,9 @@ pub trait ParallelString {
     /// assert_eq!("abc".par_bytes().map(u32::from).sum::<u32>(), 294);
     /// ```
     fn par_bytes(&self) -> Bytes<'_> {
+        let bytes = self.as_parallel_string().as_bytes();
         Bytes {
-            piece: Piece::whole(self.as_parallel_string()),
+            inner: super::Copied::new(super::slice::Iter::new(bytes)),
         }
     }
 
