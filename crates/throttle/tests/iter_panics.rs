@@ -189,7 +189,9 @@ fn panics_reach_the_caller_without_leaks_or_double_drops() {
 /// exposing uninitialised slots, and drops what was written.
 #[test]
 fn a_broken_length_promise_panics_cleanly() {
-    use throttle::iter::plumbing::{bridge, Consumer, Producer, ProducerCallback, UnindexedConsumer};
+    use throttle::iter::plumbing::{
+        bridge, Consumer, Producer, ProducerCallback, UnindexedConsumer,
+    };
 
     struct Liar {
         counts: Arc<Counts>,

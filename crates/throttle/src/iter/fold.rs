@@ -199,8 +199,11 @@ impl<T, U, C: Folder<U>, F: Fn(U, T) -> U> Folder<T> for FoldFolder<'_, C, U, F>
 #[must_use = "iterator adaptors are lazy and do nothing unless consumed"]
 pub struct TryFold<I, R, ID, F> {
     base: I,
-    rest: (ID, F, PhantomData<fn() -> R>),
+    rest: (ID, F, Marker<R>),
 }
+
+/// Names `R` in [`TryFold`] (its items) without holding one.
+type Marker<R> = PhantomData<fn() -> R>;
 
 impl<I: Clone, R, ID: Clone, F: Clone> Clone for TryFold<I, R, ID, F> {
     fn clone(&self) -> Self {

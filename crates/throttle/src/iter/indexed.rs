@@ -23,6 +23,8 @@ use std::cmp::Ordering;
 /// let it = v.par_iter().map(|x| x / 10);
 /// assert_eq!(it.len(), 3);
 /// ```
+// rayon's trait has `len` and no `is_empty`; its API is the contract (DESIGN.md).
+#[allow(clippy::len_without_is_empty)]
 pub trait IndexedParallelIterator: ParallelIterator {
     /// Runs the items in blocks one after another, each block a parallel run twice as long as
     /// the one before (from about the pool's thread count), stopping once the consumer is

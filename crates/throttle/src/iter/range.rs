@@ -269,7 +269,6 @@ where
 /// of a cheap filter over `u128`s (~1 ns a value), so a lost search ends that soon after.
 const WIDE_RUN: u128 = 1 << 16;
 
-
 /// Units of a range of `len` values: the values themselves when they fit a `usize`.
 pub(crate) fn wide_units(len: u128) -> usize {
     usize::try_from(len).unwrap_or(usize::MAX)

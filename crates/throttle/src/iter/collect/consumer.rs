@@ -142,6 +142,27 @@ impl<T> Folder<T> for Written<'_, T> {
         self
     }
 
+    /// Writes the items in one internal iteration (`for_each`), at most as many as there are
+    /// slots; one more panics.
+    fn consume_iter<I: IntoIterator<Item = T>>(mut self, iter: I) -> Self {
+        let mut iter = iter.into_iter();
+        let room = self.slots - self.written;
+        let next = self.start.wrapping_add(self.written);
+        let mut n = 0;
+        iter.by_ref().take(room).for_each(|item| {
+            // SAFETY: `n < room = slots - written` (`take`), so the slot is in this run's range,
+            // which no other piece writes, and it is not yet written (it lies past `written`).
+            unsafe { next.add(n).write(item) };
+            n += 1;
+        });
+        self.written += n;
+        assert!(
+            n < room || iter.next().is_none(),
+            "collect: an exact-length parallel iterator yielded more items than its length"
+        );
+        self
+    }
+
     fn complete(self) -> Self {
         self
     }
