@@ -143,21 +143,23 @@ impl<T> Folder<T> for Written<'_, T> {
     }
 
     /// Writes the items in one internal iteration (`for_each`), at most as many as there are
-    /// slots; one more panics.
+    /// slots; one more panics. `written` counts each item as it lands, so a panic in the
+    /// iterator (a closure above) leaves the run owning exactly what it wrote.
     fn consume_iter<I: IntoIterator<Item = T>>(mut self, iter: I) -> Self {
         let mut iter = iter.into_iter();
         let room = self.slots - self.written;
-        let next = self.start.wrapping_add(self.written);
-        let mut n = 0;
+        let start = self.start;
+        let written = &mut self.written;
         iter.by_ref().take(room).for_each(|item| {
-            // SAFETY: `n < room = slots - written` (`take`), so the slot is in this run's range,
-            // which no other piece writes, and it is not yet written (it lies past `written`).
-            unsafe { next.add(n).write(item) };
-            n += 1;
+            // SAFETY: `take(room)` yields at most `slots - written` items, so `*written < slots`:
+            // the slot is in this run's range, which no other piece writes, and it is not yet
+            // written (`written` only grows).
+            unsafe { start.add(*written).write(item) };
+            *written += 1;
         });
-        self.written += n;
+        let full = self.written == self.slots;
         assert!(
-            n < room || iter.next().is_none(),
+            !full || iter.next().is_none(),
             "collect: an exact-length parallel iterator yielded more items than its length"
         );
         self
