@@ -444,9 +444,9 @@ pub trait ParallelIterator: Sized + Send {
     }
 
     /// Reduces items that are `Result`s (or `Option`s) with `op` on their values, as
-    /// [`reduce`](ParallelIterator::reduce) does: `identity()` is `op`'s neutral value. Returns
-    /// the first error met in item order of those seen; once an item or an `op` call fails,
-    /// the remaining `op` calls are skipped (the remaining items are still visited).
+    /// [`reduce`](ParallelIterator::reduce) does: `identity()` is `op`'s neutral value. Once an
+    /// item or an `op` call fails, every piece stops soon after; the result is the first
+    /// failure in item order among those met.
     ///
     /// # Examples
     /// ```

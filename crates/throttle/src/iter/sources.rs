@@ -187,8 +187,8 @@ pub struct Repeat<T> {
 /// # Examples
 /// ```
 /// use throttle::prelude::*;
-/// let v: Vec<(u32, char)> = (0..3u32).into_par_iter().zip(throttle::iter::repeat('a')).collect();
-/// assert_eq!(v, [(0, 'a'), (1, 'a'), (2, 'a')]);
+/// let v: Vec<(char, u32)> = throttle::iter::repeat('a').zip(0..3u32).collect();
+/// assert_eq!(v, [('a', 0), ('a', 1), ('a', 2)]);
 /// assert_eq!(throttle::iter::repeat(1u8).take_any(5).count(), 5);
 /// ```
 pub fn repeat<T: Clone + Send>(item: T) -> Repeat<T> {

@@ -47,11 +47,11 @@
 //! use throttle::iter::plumbing::*;
 //! use throttle::prelude::*;
 //!
-//! struct Squares(std::ops::Range<u64>);
+//! struct Squares(std::ops::Range<u32>);
 //!
 //! impl ParallelIterator for Squares {
-//!     type Item = u64;
-//!     fn drive_unindexed<C: UnindexedConsumer<u64>>(self, consumer: C) -> C::Result {
+//!     type Item = u32;
+//!     fn drive_unindexed<C: UnindexedConsumer<u32>>(self, consumer: C) -> C::Result {
 //!         bridge(self, consumer)
 //!     }
 //!     fn opt_len(&self) -> Option<usize> {
@@ -63,29 +63,29 @@
 //!     fn len(&self) -> usize {
 //!         (self.0.end - self.0.start) as usize
 //!     }
-//!     fn drive<C: Consumer<u64>>(self, consumer: C) -> C::Result {
+//!     fn drive<C: Consumer<u32>>(self, consumer: C) -> C::Result {
 //!         bridge(self, consumer)
 //!     }
-//!     fn with_producer<CB: ProducerCallback<u64>>(self, callback: CB) -> CB::Output {
+//!     fn with_producer<CB: ProducerCallback<u32>>(self, callback: CB) -> CB::Output {
 //!         callback.callback(SquaresProducer(self.0))
 //!     }
 //! }
 //!
-//! struct SquaresProducer(std::ops::Range<u64>);
+//! struct SquaresProducer(std::ops::Range<u32>);
 //!
 //! impl Producer for SquaresProducer {
-//!     type Item = u64;
-//!     type IntoIter = std::iter::Map<std::ops::Range<u64>, fn(u64) -> u64>;
+//!     type Item = u32;
+//!     type IntoIter = std::iter::Map<std::ops::Range<u32>, fn(u32) -> u32>;
 //!     fn into_iter(self) -> Self::IntoIter {
 //!         self.0.map(|x| x * x)
 //!     }
 //!     fn split_at(self, index: usize) -> (Self, Self) {
-//!         let mid = self.0.start + index as u64;
+//!         let mid = self.0.start + index as u32;
 //!         (SquaresProducer(self.0.start..mid), SquaresProducer(mid..self.0.end))
 //!     }
 //! }
 //!
-//! let v: Vec<u64> = Squares(0..5).collect();
+//! let v: Vec<u32> = Squares(0..5).collect();
 //! assert_eq!(v, [0, 1, 4, 9, 16]);
 //! assert_eq!(Squares(0..1000).filter(|x| x % 2 == 1).count(), 500);
 //! ```
