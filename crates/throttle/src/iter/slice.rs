@@ -491,9 +491,13 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort();
     /// assert_eq!(v, [1, 2, 3, 4, 5]);
     /// ```
+    #[track_caller]
     fn par_sort(&mut self)
     where
-        T: Ord;
+        T: Ord,
+    {
+        super::sort::par_sort(self.as_parallel_slice_mut(), &T::cmp, true);
+    }
 
     /// Sorts the slice in parallel and stably with a comparator.
     ///
@@ -508,9 +512,13 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort_by(|a, b| b.cmp(a));
     /// assert_eq!(v, [5, 4, 3, 2, 1]);
     /// ```
+    #[track_caller]
     fn par_sort_by<F>(&mut self, compare: F)
     where
-        F: Fn(&T, &T) -> std::cmp::Ordering + Sync;
+        F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
+    {
+        super::sort::par_sort(self.as_parallel_slice_mut(), &compare, true);
+    }
 
     /// Sorts the slice in parallel and stably by a key.
     ///
@@ -521,10 +529,33 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort_by_key(|p| p.0);
     /// assert_eq!(v, [(1, 'b'), (1, 'd'), (2, 'a'), (2, 'c')]);
     /// ```
-    fn par_sort_by_key<K, F>(&mut self, key: F)
+    #[track_caller]
+    fn par_sort_by_key<K, F>(&mut self, f: F)
     where
         K: Ord,
-        F: Fn(&T) -> K + Sync;
+        F: Fn(&T) -> K + Sync,
+    {
+        let compare = |a: &T, b: &T| f(a).cmp(&f(b));
+        super::sort::par_sort(self.as_parallel_slice_mut(), &compare, true);
+    }
+
+    /// Sorts the slice in parallel and stably by a key that is computed once per item (in
+    /// parallel) and kept: for keys that cost more than a comparison.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let mut v = vec!["ccc", "a", "bb", "aaa"];
+    /// v.par_sort_by_cached_key(|s| s.len());
+    /// assert_eq!(v, ["a", "bb", "ccc", "aaa"]);
+    /// ```
+    fn par_sort_by_cached_key<K, F>(&mut self, f: F)
+    where
+        F: Fn(&T) -> K + Sync,
+        K: Ord + Send,
+    {
+        super::sort::par_sort_by_cached_key(self.as_parallel_slice_mut(), &f);
+    }
 
     /// Sorts the slice in parallel; equal items may be reordered.
     ///
@@ -535,9 +566,13 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort_unstable();
     /// assert!(v.windows(2).all(|w| w[0] <= w[1]));
     /// ```
+    #[track_caller]
     fn par_sort_unstable(&mut self)
     where
-        T: Ord;
+        T: Ord,
+    {
+        super::sort::par_sort(self.as_parallel_slice_mut(), &T::cmp, false);
+    }
 
     /// Sorts the slice in parallel with a comparator; equal items may be reordered.
     ///
@@ -548,9 +583,13 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort_unstable_by(|a: &f64, b| a.total_cmp(b));
     /// assert_eq!(v, [-2.0, 0.25, 1.5]);
     /// ```
+    #[track_caller]
     fn par_sort_unstable_by<F>(&mut self, compare: F)
     where
-        F: Fn(&T, &T) -> std::cmp::Ordering + Sync;
+        F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
+    {
+        super::sort::par_sort(self.as_parallel_slice_mut(), &compare, false);
+    }
 
     /// Sorts the slice in parallel by a key; equal keys may be reordered.
     ///
@@ -561,65 +600,20 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort_unstable_by_key(|x| x.abs());
     /// assert_eq!(v, [1, -2, -3]);
     /// ```
-    fn par_sort_unstable_by_key<K, F>(&mut self, key: F)
+    #[track_caller]
+    fn par_sort_unstable_by_key<K, F>(&mut self, f: F)
     where
         K: Ord,
-        F: Fn(&T) -> K + Sync;
+        F: Fn(&T) -> K + Sync,
+    {
+        let compare = |a: &T, b: &T| f(a).cmp(&f(b));
+        super::sort::par_sort(self.as_parallel_slice_mut(), &compare, false);
+    }
 }
 
 impl<T: Send> ParallelSliceMut<T> for [T] {
     fn as_parallel_slice_mut(&mut self) -> &mut [T] {
         self
-    }
-
-    #[track_caller]
-    fn par_sort(&mut self)
-    where
-        T: Ord,
-    {
-        super::sort::par_sort(self, &T::cmp, true);
-    }
-
-    #[track_caller]
-    fn par_sort_by<F>(&mut self, compare: F)
-    where
-        F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
-    {
-        super::sort::par_sort(self, &compare, true);
-    }
-
-    #[track_caller]
-    fn par_sort_by_key<K, F>(&mut self, key: F)
-    where
-        K: Ord,
-        F: Fn(&T) -> K + Sync,
-    {
-        super::sort::par_sort(self, &|a: &T, b: &T| key(a).cmp(&key(b)), true);
-    }
-
-    #[track_caller]
-    fn par_sort_unstable(&mut self)
-    where
-        T: Ord,
-    {
-        super::sort::par_sort(self, &T::cmp, false);
-    }
-
-    #[track_caller]
-    fn par_sort_unstable_by<F>(&mut self, compare: F)
-    where
-        F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
-    {
-        super::sort::par_sort(self, &compare, false);
-    }
-
-    #[track_caller]
-    fn par_sort_unstable_by_key<K, F>(&mut self, key: F)
-    where
-        K: Ord,
-        F: Fn(&T) -> K + Sync,
-    {
-        super::sort::par_sort(self, &|a: &T, b: &T| key(a).cmp(&key(b)), false);
     }
 }
 
