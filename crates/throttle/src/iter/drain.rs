@@ -70,12 +70,13 @@ pub trait ParallelDrainRange<Idx = usize> {
     fn par_drain<R: RangeBounds<Idx>>(self, range: R) -> Self::Iter;
 }
 
-impl<T: Send> ParallelDrainRange<usize> for &mut VecDeque<T> {
-    type Iter = vec_deque::Drain<T>;
+impl<'a, T: Send> ParallelDrainRange<usize> for &'a mut VecDeque<T> {
+    type Iter = vec_deque::Drain<'a, T>;
     type Item = T;
-    fn par_drain<R: RangeBounds<usize>>(self, range: R) -> vec_deque::Drain<T> {
+    fn par_drain<R: RangeBounds<usize>>(self, range: R) -> vec_deque::Drain<'a, T> {
         vec_deque::Drain {
             inner: VecIter::new(self.drain(range).collect()),
+            marker: std::marker::PhantomData,
         }
     }
 }
@@ -117,32 +118,37 @@ pub trait ParallelDrainFull {
     fn par_drain(self) -> Self::Iter;
 }
 
-impl<T: Send> ParallelDrainFull for &mut BinaryHeap<T> {
-    type Iter = binary_heap::Drain<T>;
+impl<'a, T: Send> ParallelDrainFull for &'a mut BinaryHeap<T> {
+    type Iter = binary_heap::Drain<'a, T>;
     type Item = T;
-    fn par_drain(self) -> binary_heap::Drain<T> {
+    fn par_drain(self) -> binary_heap::Drain<'a, T> {
         binary_heap::Drain {
             inner: VecIter::new(self.drain().collect()),
+            marker: std::marker::PhantomData,
         }
     }
 }
 
-impl<K: Send + Eq + Hash, V: Send, S: BuildHasher> ParallelDrainFull for &mut HashMap<K, V, S> {
-    type Iter = hash_map::Drain<K, V>;
+impl<'a, K: Send + Eq + Hash, V: Send, S: BuildHasher> ParallelDrainFull
+    for &'a mut HashMap<K, V, S>
+{
+    type Iter = hash_map::Drain<'a, K, V>;
     type Item = (K, V);
-    fn par_drain(self) -> hash_map::Drain<K, V> {
+    fn par_drain(self) -> hash_map::Drain<'a, K, V> {
         hash_map::Drain {
             inner: VecIter::new(self.drain().collect()),
+            marker: std::marker::PhantomData,
         }
     }
 }
 
-impl<T: Send + Eq + Hash, S: BuildHasher> ParallelDrainFull for &mut HashSet<T, S> {
-    type Iter = hash_set::Drain<T>;
+impl<'a, T: Send + Eq + Hash, S: BuildHasher> ParallelDrainFull for &'a mut HashSet<T, S> {
+    type Iter = hash_set::Drain<'a, T>;
     type Item = T;
-    fn par_drain(self) -> hash_set::Drain<T> {
+    fn par_drain(self) -> hash_set::Drain<'a, T> {
         hash_set::Drain {
             inner: VecIter::new(self.drain().collect()),
+            marker: std::marker::PhantomData,
         }
     }
 }

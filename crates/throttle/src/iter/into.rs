@@ -85,6 +85,31 @@ impl<'a, T: Send, const N: usize> IntoParallelIterator for &'a mut [T; N] {
     }
 }
 
+/// A boxed slice moves its items out as a `Vec` does.
+impl<T: Send> IntoParallelIterator for Box<[T]> {
+    type Iter = super::vec::IntoIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> Self::Iter {
+        super::vec::IntoIter::new(self.into_vec())
+    }
+}
+
+impl<'a, T: Sync> IntoParallelIterator for &'a Box<[T]> {
+    type Iter = SliceIter<'a, T>;
+    type Item = &'a T;
+    fn into_par_iter(self) -> SliceIter<'a, T> {
+        SliceIter::new(self)
+    }
+}
+
+impl<'a, T: Send> IntoParallelIterator for &'a mut Box<[T]> {
+    type Iter = SliceIterMut<'a, T>;
+    type Item = &'a mut T;
+    fn into_par_iter(self) -> SliceIterMut<'a, T> {
+        SliceIterMut::new(self)
+    }
+}
+
 /// `par_iter()`: a parallel iterator over `&T` for anything whose reference is
 /// [`IntoParallelIterator`] (slices, arrays, `Vec`s).
 ///

@@ -3,9 +3,8 @@
 
 use super::plumbing::Producer;
 pub use super::slice_ext::{
-    ArrayWindows, ChunkBy, ChunkByMut, ChunkBySeq, ChunksExact, ChunksExactMut, RChunks,
-    RChunksExact, RChunksExactMut, RChunksMut, Split, SplitInclusive, SplitInclusiveMut,
-    SplitInclusiveMutSeq, SplitInclusiveSeq, SplitMut, SplitMutSeq, SplitSeq,
+    ArrayWindows, ChunkBy, ChunkByMut, ChunksExact, ChunksExactMut, RChunks, RChunksExact,
+    RChunksExactMut, RChunksMut, Split, SplitInclusive, SplitInclusiveMut, SplitMut,
 };
 
 /// A parallel iterator over `&T`; from `par_iter()` on a slice, array or `Vec`.

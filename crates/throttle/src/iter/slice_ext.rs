@@ -293,7 +293,7 @@ macro_rules! split_by {
         }
 
         /// The sequential iterator of a predicate split's leaf.
-        pub struct $seq<'a, T, P> {
+        pub(crate) struct $seq<'a, T, P> {
             rest: Option<$slice>,
             pred: Arc<P>,
         }
@@ -423,7 +423,7 @@ macro_rules! chunk_by {
 }
 
 /// The sequential iterator of a `chunk_by` leaf.
-pub struct ChunkBySeq<S, P> {
+pub(crate) struct ChunkBySeq<S, P> {
     rest: S,
     pred: Arc<P>,
 }

@@ -125,7 +125,7 @@ pub struct CharIndices<'a> {
 
 /// The sequential iterator of a [`CharIndices`] leaf.
 #[derive(Debug)]
-pub struct CharIndicesSeq<'a> {
+pub(crate) struct CharIndicesSeq<'a> {
     iter: std::str::CharIndices<'a>,
     offset: usize,
 }
@@ -176,7 +176,7 @@ enum Kind {
 /// The sequential iterator of the split family: the parts that follow the separators of one
 /// piece (and the first part, for the piece at byte 0).
 #[derive(Debug)]
-pub struct SplitSeq<'a, P> {
+pub(crate) struct SplitSeq<'a, P> {
     s: &'a str,
     pat: P,
     kind: Kind,
@@ -317,7 +317,7 @@ pub struct Lines<'a> {
 }
 
 /// The sequential iterator of a [`Lines`] leaf.
-pub type LinesSeq<'a> = std::iter::Map<SplitSeq<'a, fn(char) -> bool>, fn(&str) -> &str>;
+pub(crate) type LinesSeq<'a> = std::iter::Map<SplitSeq<'a, fn(char) -> bool>, fn(&str) -> &str>;
 
 str_producer!(Lines['a] &'a str, LinesSeq<'a>, |self| SplitSeq::new(
     self.piece,
@@ -327,7 +327,8 @@ str_producer!(Lines['a] &'a str, LinesSeq<'a>, |self| SplitSeq::new(
 .map(strip_line as fn(&str) -> &str));
 
 /// The sequential iterator of the whitespace splits.
-pub type WhitespaceSeq<'a> = std::iter::Filter<SplitSeq<'a, fn(char) -> bool>, fn(&&str) -> bool>;
+pub(crate) type WhitespaceSeq<'a> =
+    std::iter::Filter<SplitSeq<'a, fn(char) -> bool>, fn(&&str) -> bool>;
 
 /// The non-empty parts of a string between Unicode whitespace; from
 /// [`ParallelString::par_split_whitespace`].
@@ -360,7 +361,7 @@ str_producer!(SplitAsciiWhitespace['a] &'a str, WhitespaceSeq<'a>, |self| SplitS
 /// The sequential iterator of [`Matches`] and [`MatchIndices`]: the matching chars that
 /// start in one piece, with their positions.
 #[derive(Debug)]
-pub struct MatchSeq<'a, P> {
+pub(crate) struct MatchSeq<'a, P> {
     iter: std::str::CharIndices<'a>,
     offset: usize,
     s: &'a str,
