@@ -9,7 +9,8 @@
 # tests passed and failed. Nothing it copies is committed (it all lives under target/).
 #
 # src/iter/test.rs is rayon's unit-test module: it is ported by path substitution only
-# (`use super::*` -> `use rayon::iter::*`, `crate::` -> `rayon::`). rayon-core's unit tests
+# (`use super::*` -> `use rayon::iter::*` plus the private imports of rayon's `src/iter/mod.rs`
+# that `super::*` also sees, such as `plumbing::*`; `crate::` -> `rayon::`). rayon-core's unit tests
 # (src/*/test.rs) run too, as unit_* rows (see below).
 #
 # Exit status: 1 if a file listed in EXPECTED_PASS fails to compile, has a failing test or
@@ -45,11 +46,14 @@ EXPECTED_PASS=(
   rayon/intersperse
   rayon/iter_panic
   rayon/named-threads
+  rayon/octillion
   rayon/issue671
   rayon/issue671-unzip
   rayon/par_bridge_recursion
+  rayon/producer_split_at
   rayon/sort-panic-safe
   rayon/str
+  rayon/iter_test
 )
 # Not expected: rayon-core/unit_scope's four mixed_*_order tests check the order in which a
 # thread waiting for an inner scope runs an *outer* scope's spawns; throttle's isolated helping
@@ -188,7 +192,15 @@ rand_xorshift = \"0.4\"" \
 rayon-core = { path = \"$ROOT/compat/rayon-core\" }" \
   "${rayon_files[@]}"
 cp "$RAYON_SRC"/tests/*.rs "$WORK/rayon/tests/"
-sed -e 's/^use super::\*;/use rayon::iter::*;/' -e 's/\bcrate::/rayon::/g' \
+# `use super::*` in rayon's iter test module also sees the private imports of
+# `src/iter/mod.rs` (`plumbing::*`, `LinkedList`, ...): the port spells out those imports (the
+# ones that name a public path; `self::private::Try` does not).
+# They go in a module that is glob-imported, so that the file's own imports still win over
+# them, as they win over `super::*`.
+private_uses=$(grep -E '^use (self|std)::' "$RAYON_SRC/src/iter/mod.rs" | grep -v 'private' |
+  sed -e 's/^use self::/pub use rayon::iter::/' -e 's/^use std::/pub use std::/' | tr '\n' ' ')
+sed -e "s/^use super::\*;/use rayon::iter::*; use iter_mod_imports::*; mod iter_mod_imports { ${private_uses//\//\\/}}/" \
+  -e 's/\bcrate::/rayon::/g' \
   "$RAYON_SRC/src/iter/test.rs" > "$WORK/rayon/tests/iter_test.rs"
 
 # --- 3. Build and run each file on its own ------------------------------------------------

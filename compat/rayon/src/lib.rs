@@ -8,10 +8,12 @@
 //! rayon-core = { path = "…/compat/rayon-core" }
 //! ```
 //!
-//! The modules below re-export throttle's own modules of the same names. rayon's plumbing
-//! traits (`rayon::iter::plumbing`'s `Producer`/`Consumer`/...) are not throttle's yet: code
-//! that implements them fails to compile and says which path is missing. See `docs/rayon.md`
-//! in the repository.
+//! The modules below re-export throttle's own modules of the same names. throttle's parallel
+//! iterator traits are rayon 1.12's, plumbing included (`rayon::iter::plumbing`'s `Producer`,
+//! `Consumer`, `Folder`, `Reducer`, `UnindexedConsumer`, `UnindexedProducer`,
+//! `ProducerCallback` and the `bridge` functions), so a crate that implements parallel
+//! iterators for its own types against rayon compiles and runs here unchanged. See
+//! `docs/rayon.md` in the repository.
 
 #![forbid(unsafe_code)]
 

@@ -11,8 +11,11 @@
 //! the iterator layer decides this). An iterator's call site is the user's line that calls the
 //! consumer: `#[track_caller]` runs from the consumer methods of `ParallelIterator`,
 //! `IndexedParallelIterator`, `FromParallelIterator::from_par_iter` and
-//! `ParallelExtend::par_extend` down to `iter::plumbing::bridge_len`; a path that loses it
-//! (the location is then inside `src/iter/`) is not remembered. Its serial way drives the same
+//! `ParallelExtend::par_extend` to the function that drives the consumer, which notes the site
+//! beside the run (`iter::runtime::at_site`) for the run's outermost bridge
+//! (`iter::plumbing::engine::drive`) to take; a path that loses it (the location is then inside
+//! `src/iter/`) is not remembered, nor is a run of a third-party `UnindexedProducer`, whose
+//! length is unknown. Its serial way drives the same
 //! consumer as a single leaf (no split), so results and order are the sequential ones; its
 //! cost is measured per unit of the producer's length, as `for_range`'s per index. A sort's
 //! call site is the line that calls the `ParallelSliceMut` sort method (`#[track_caller]` down

@@ -944,7 +944,7 @@ impl Pool {
     }
 
     /// [`remembered`](Pool::remembered) for a call site taken by the caller (the parallel
-    /// iterators' consumers, `iter/plumbing.rs`).
+    /// iterators' consumers, `iter/plumbing/engine.rs`).
     pub(crate) fn remembered_at<R>(
         &self,
         site: &'static std::panic::Location<'static>,

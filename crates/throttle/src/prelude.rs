@@ -9,9 +9,10 @@
 //! assert_eq!(doubled, [2, 4, 6, 8]);
 //! ```
 
+pub use crate::iter::slice::{ParallelSlice, ParallelSliceMut};
 pub use crate::iter::str::ParallelString;
 pub use crate::iter::{
     FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,
-    IntoParallelRefMutIterator, ParallelExtend, ParallelIterator, ParallelSlice, ParallelSliceMut,
+    IntoParallelRefMutIterator, ParallelExtend, ParallelIterator,
 };
 pub use crate::iter::{ParallelBridge, ParallelDrainFull, ParallelDrainRange};

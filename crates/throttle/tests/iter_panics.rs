@@ -189,7 +189,9 @@ fn panics_reach_the_caller_without_leaks_or_double_drops() {
 /// exposing uninitialised slots, and drops what was written.
 #[test]
 fn a_broken_length_promise_panics_cleanly() {
-    use throttle::iter::plumbing::{IndexedProducer, Producer};
+    use throttle::iter::plumbing::{
+        bridge, Consumer, Producer, ProducerCallback, UnindexedConsumer,
+    };
 
     struct Liar {
         counts: Arc<Counts>,
@@ -197,10 +199,7 @@ fn a_broken_length_promise_panics_cleanly() {
     }
     impl Producer for Liar {
         type Item = Tracked;
-        type IntoSeq = std::vec::IntoIter<Tracked>;
-        fn base_len(&self) -> usize {
-            (self.range.end - self.range.start) as usize
-        }
+        type IntoIter = std::vec::IntoIter<Tracked>;
         fn split_at(self, i: usize) -> (Self, Self) {
             let mid = self.range.start + i as u64;
             (
@@ -214,7 +213,7 @@ fn a_broken_length_promise_panics_cleanly() {
                 },
             )
         }
-        fn into_seq(self) -> Self::IntoSeq {
+        fn into_iter(self) -> Self::IntoIter {
             // Yields one item too few on the piece that holds 777, and one too many elsewhere.
             let mut v: Vec<Tracked> = self
                 .range
@@ -227,11 +226,27 @@ fn a_broken_length_promise_panics_cleanly() {
             }
             v.into_iter()
         }
-        fn exact_len(&self) -> Option<usize> {
-            Some(self.base_len())
+    }
+    impl ParallelIterator for Liar {
+        type Item = Tracked;
+        fn drive_unindexed<C: UnindexedConsumer<Tracked>>(self, consumer: C) -> C::Result {
+            bridge(self, consumer)
+        }
+        fn opt_len(&self) -> Option<usize> {
+            Some(self.len())
         }
     }
-    impl IndexedProducer for Liar {}
+    impl IndexedParallelIterator for Liar {
+        fn len(&self) -> usize {
+            (self.range.end - self.range.start) as usize
+        }
+        fn drive<C: Consumer<Tracked>>(self, consumer: C) -> C::Result {
+            bridge(self, consumer)
+        }
+        fn with_producer<CB: ProducerCallback<Tracked>>(self, callback: CB) -> CB::Output {
+            callback.callback(self)
+        }
+    }
 
     let pool = Pool::new(2).unwrap();
     let counts = Arc::new(Counts::default());
@@ -243,7 +258,7 @@ fn a_broken_length_promise_panics_cleanly() {
         pool.install(|| liar.collect::<Vec<Tracked>>())
     }))
     .unwrap_err();
-    assert!(message(e).contains("fewer items"));
+    assert!(message(e).contains("exact-length parallel iterator"));
     balanced(&counts);
     still_works(&pool);
 }

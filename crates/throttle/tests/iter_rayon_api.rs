@@ -373,7 +373,7 @@ proptest! {
 #[test]
 fn either_runs_the_side_it_holds() {
     let v: Vec<u32> = (0..10).collect();
-    let pick = |left: bool| -> Either<throttle::iter::IntoIter<u32>, throttle::range::Iter<u32>> {
+    let pick = |left: bool| -> Either<throttle::vec::IntoIter<u32>, throttle::range::Iter<u32>> {
         if left {
             Either::Left(v.clone().into_par_iter())
         } else {
@@ -417,4 +417,36 @@ fn skipped_items_still_run_their_adapters() {
         .skip(600)
         .count();
     assert_eq!((n, seen.into_inner()), (400, 1000));
+}
+
+/// rayon's `ParallelSliceMut` has one required method: a type of the user's that provides only
+/// `as_parallel_slice_mut` gets every sort, `par_sort_by_cached_key` included (a stable sort
+/// that computes each key once).
+#[test]
+fn slice_traits_need_only_the_slice() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use throttle::slice::ParallelSliceMut;
+
+    struct Deck(Vec<(u32, u32)>);
+    impl ParallelSliceMut<(u32, u32)> for Deck {
+        fn as_parallel_slice_mut(&mut self) -> &mut [(u32, u32)] {
+            &mut self.0
+        }
+    }
+
+    let cards: Vec<(u32, u32)> = (0..10_000u32).map(|i| ((i * 7919) % 13, i)).collect();
+    let mut want = cards.clone();
+    want.sort_by_key(|c| c.0);
+    let calls = AtomicUsize::new(0);
+    let mut deck = Deck(cards);
+    pool().install(|| {
+        deck.par_sort_by_cached_key(|c| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            c.0
+        })
+    });
+    assert_eq!(deck.0, want, "stable, as sort_by_key");
+    assert_eq!(calls.into_inner(), 10_000, "one key per item");
+    deck.par_sort_unstable_by_key(|c| std::cmp::Reverse(c.1));
+    assert!(deck.0.windows(2).all(|w| w[0].1 > w[1].1));
 }

@@ -52,7 +52,7 @@ pub fn run_unstable(settings: &Settings) -> Result<Report> {
         }),
         Case::new("throttle", threads, || {
             measure("throttle", input, want, |v| {
-                pool.install(|| throttle::iter::ParallelSliceMut::par_sort_unstable(v))
+                pool.install(|| throttle::slice::ParallelSliceMut::par_sort_unstable(v))
             })
         }),
         Case::new("rayon", threads, || {
@@ -99,7 +99,7 @@ pub fn run_stable(settings: &Settings) -> Result<Report> {
         }),
         Case::new("throttle", threads, || {
             measure("throttle", input, want, |v| {
-                pool.install(|| throttle::iter::ParallelSliceMut::par_sort_by_key(v, |p| p.0))
+                pool.install(|| throttle::slice::ParallelSliceMut::par_sort_by_key(v, |p| p.0))
             })
         }),
         Case::new("rayon", threads, || {

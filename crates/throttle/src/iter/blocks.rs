@@ -1,182 +1,141 @@
-//! Adapters that shape the pieces of a run rather than the items: `with_max_len`,
-//! `by_exponential_blocks`, `by_uniform_blocks`; and `positions`.
+//! `by_exponential_blocks` and `by_uniform_blocks`: the items run in blocks one after another,
+//! each block a parallel run of its own, until the consumer is full. A short-circuiting consumer
+//! (`find_first`, `any`, ...) then never starts the blocks after the one where it stopped.
 
-use super::plumbing::{IndexedProducer, Producer};
-use std::sync::Arc;
+use super::plumbing::{
+    bridge_producer_consumer, Consumer, Folder, Producer, ProducerCallback, Reducer,
+    UnindexedConsumer,
+};
+use super::{IndexedParallelIterator, ParallelIterator};
 
-/// Keeps pieces at most `max` long; see
-/// [`IndexedParallelIterator::with_max_len`](super::IndexedParallelIterator::with_max_len).
-#[derive(Debug, Clone)]
-pub struct MaxLen<P> {
-    pub(crate) base: P,
-    pub(crate) max: usize,
-}
-
-impl<P: Producer> Producer for MaxLen<P> {
-    type Item = P::Item;
-    type IntoSeq = P::IntoSeq;
-    fn base_len(&self) -> usize {
-        self.base.base_len()
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(index);
-        let max = self.max;
-        (MaxLen { base: l, max }, MaxLen { base: r, max })
-    }
-    fn into_seq(self) -> Self::IntoSeq {
-        self.base.into_seq()
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len().min(self.max.max(1))
-    }
-    fn stopped(&self) -> bool {
-        self.base.stopped()
-    }
-    fn exact_len(&self) -> Option<usize> {
-        self.base.exact_len()
-    }
-}
-
-impl<P: IndexedProducer> IndexedProducer for MaxLen<P> {}
-
-/// The same items in the same order, from
-/// [`by_exponential_blocks`](super::IndexedParallelIterator::by_exponential_blocks) and
-/// [`by_uniform_blocks`](super::IndexedParallelIterator::by_uniform_blocks).
+/// Runs the items in blocks that double in size; see
+/// [`IndexedParallelIterator::by_exponential_blocks`].
 ///
-/// rayon runs such an iterator one block after another, so that a short-circuiting consumer
-/// (`find_first`, `any`, ...) stops without having started the later blocks. throttle's runs
-/// already work front first (pieces are claimed in order, and a found item stops every piece
-/// after it), so a block here bounds only how long a piece may be: uniform blocks of `size`
-/// keep pieces at most `size` long; exponential blocks leave the pieces as they are.
+/// # Examples
+/// ```
+/// use throttle::prelude::*;
+/// let hit = (0..1_000_000u32).into_par_iter().by_exponential_blocks().find_first(|&x| x > 10);
+/// assert_eq!(hit, Some(11));
+/// ```
 #[derive(Debug, Clone)]
-pub struct Blocks<P> {
-    base: P,
-    max: usize,
+#[must_use = "iterator adaptors are lazy and do nothing unless consumed"]
+pub struct ExponentialBlocks<I> {
+    base: I,
 }
 
-/// [`Blocks`] from [`by_exponential_blocks`](super::IndexedParallelIterator::by_exponential_blocks).
-pub type ExponentialBlocks<P> = Blocks<P>;
-/// [`Blocks`] from [`by_uniform_blocks`](super::IndexedParallelIterator::by_uniform_blocks).
-pub type UniformBlocks<P> = Blocks<P>;
-
-impl<P> Blocks<P> {
-    pub(crate) fn new(base: P, max: usize) -> Self {
-        Blocks { base, max }
+impl<I> ExponentialBlocks<I> {
+    pub(super) fn new(base: I) -> Self {
+        ExponentialBlocks { base }
     }
 }
 
-impl<P: Producer> Producer for Blocks<P> {
-    type Item = P::Item;
-    type IntoSeq = P::IntoSeq;
-    fn base_len(&self) -> usize {
-        self.base.base_len()
+impl<I: IndexedParallelIterator> ParallelIterator for ExponentialBlocks<I> {
+    type Item = I::Item;
+
+    fn drive_unindexed<C: UnindexedConsumer<I::Item>>(self, consumer: C) -> C::Result {
+        let first = crate::current_num_threads();
+        let sizes = std::iter::successors(Some(first), |&n| Some(n.saturating_mul(2)));
+        run_blocks(self.base, consumer, sizes)
     }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(index);
-        let max = self.max;
-        (Blocks { base: l, max }, Blocks { base: r, max })
-    }
-    fn into_seq(self) -> Self::IntoSeq {
-        self.base.into_seq()
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len().min(self.max)
-    }
-    fn stopped(&self) -> bool {
-        self.base.stopped()
-    }
-    fn exact_len(&self) -> Option<usize> {
-        self.base.exact_len()
+
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.base.len())
     }
 }
 
-impl<P: IndexedProducer> IndexedProducer for Blocks<P> {}
-
-/// The indices of the items that satisfy a predicate; see
-/// [`IndexedParallelIterator::positions`](super::IndexedParallelIterator::positions).
-pub struct Positions<P, F> {
-    base: P,
-    offset: usize,
-    f: Arc<F>,
+/// Runs the items in blocks of one size; see [`IndexedParallelIterator::by_uniform_blocks`].
+///
+/// # Examples
+/// ```
+/// use throttle::prelude::*;
+/// let v: Vec<u32> = (0..10u32).into_par_iter().by_uniform_blocks(3).collect();
+/// assert_eq!(v, (0..10).collect::<Vec<_>>());
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "iterator adaptors are lazy and do nothing unless consumed"]
+pub struct UniformBlocks<I> {
+    base: I,
+    block_size: usize,
 }
 
-clone_debug!(Positions [P] [F] { base, offset } { f });
-
-impl<P, F> Positions<P, F> {
-    pub(crate) fn new(base: P, f: F) -> Self {
-        Positions {
-            base,
-            offset: 0,
-            f: Arc::new(f),
-        }
+impl<I> UniformBlocks<I> {
+    pub(super) fn new(base: I, block_size: usize) -> Self {
+        UniformBlocks { base, block_size }
     }
 }
 
-impl<P, F> Producer for Positions<P, F>
+impl<I: IndexedParallelIterator> ParallelIterator for UniformBlocks<I> {
+    type Item = I::Item;
+
+    fn drive_unindexed<C: UnindexedConsumer<I::Item>>(self, consumer: C) -> C::Result {
+        let sizes = std::iter::repeat(self.block_size);
+        run_blocks(self.base, consumer, sizes)
+    }
+
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.base.len())
+    }
+}
+
+/// Runs `base` into `consumer` block by block, block `k` holding `sizes`' `k`-th number of
+/// items (the last what is left).
+fn run_blocks<I, C, S>(base: I, consumer: C, sizes: S) -> C::Result
 where
-    P: IndexedProducer,
-    F: Fn(P::Item) -> bool + Sync + Send,
+    I: IndexedParallelIterator,
+    C: UnindexedConsumer<I::Item>,
+    S: Iterator<Item = usize>,
 {
-    type Item = usize;
-    type IntoSeq = PositionsSeq<P::IntoSeq, F>;
-    fn base_len(&self) -> usize {
-        self.base.base_len()
+    /// Cuts the base's producer into blocks and runs them in turn.
+    struct Callback<C, S> {
+        consumer: C,
+        sizes: S,
+        len: usize,
     }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(index);
-        let left = Positions {
-            base: l,
-            offset: self.offset,
-            f: self.f.clone(),
-        };
-        let right = Positions {
-            base: r,
-            offset: self.offset + index,
-            f: self.f,
-        };
-        (left, right)
-    }
-    fn into_seq(self) -> Self::IntoSeq {
-        PositionsSeq {
-            iter: self.base.into_seq(),
-            next: self.offset,
-            f: self.f,
-        }
-    }
-    fn min_len(&self) -> usize {
-        self.base.min_len()
-    }
-    fn max_len(&self) -> usize {
-        self.base.max_len()
-    }
-    fn stopped(&self) -> bool {
-        self.base.stopped()
-    }
-}
 
-/// The sequential iterator of a [`Positions`] leaf.
-pub struct PositionsSeq<I, F> {
-    iter: I,
-    next: usize,
-    f: Arc<F>,
-}
+    impl<T, C, S> ProducerCallback<T> for Callback<C, S>
+    where
+        C: Consumer<T>,
+        S: Iterator<Item = usize>,
+    {
+        type Output = C::Result;
 
-impl<I: Iterator, F: Fn(I::Item) -> bool> Iterator for PositionsSeq<I, F> {
-    type Item = usize;
-    fn next(&mut self) -> Option<usize> {
-        loop {
-            let x = self.iter.next()?;
-            let i = self.next;
-            self.next += 1;
-            if (self.f)(x) {
-                return Some(i);
+        fn callback<P: Producer<Item = T>>(self, producer: P) -> C::Result {
+            let Callback {
+                mut consumer,
+                mut sizes,
+                mut len,
+            } = self;
+            let mut producer = Some(producer);
+            // The blocks' results so far, and the reducer that joins them to the next.
+            let mut done: Option<(C::Result, C::Reducer)> = None;
+            loop {
+                let size = sizes.next().unwrap_or(len).max(1).min(len);
+                let whole = producer.take().expect("a producer per block");
+                if len == 0 || consumer.full() {
+                    let rest = consumer.into_folder().complete();
+                    return match done {
+                        Some((acc, reducer)) => reducer.reduce(acc, rest),
+                        None => rest,
+                    };
+                }
+                let (block, tail) = whole.split_at(size);
+                let (block_consumer, tail_consumer, reducer) = consumer.split_at(size);
+                let r = bridge_producer_consumer(size, block, block_consumer);
+                done = Some(match done {
+                    None => (r, reducer),
+                    Some((acc, previous)) => (previous.reduce(acc, r), reducer),
+                });
+                producer = Some(tail);
+                consumer = tail_consumer;
+                len -= size;
             }
         }
     }
+
+    let len = base.len();
+    base.with_producer(Callback {
+        consumer,
+        sizes,
+        len,
+    })
 }

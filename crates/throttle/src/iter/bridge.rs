@@ -8,7 +8,8 @@
 //! same bridge) never waits for the lock it holds: such a nested piece stops at once and leaves
 //! the items to the others.
 
-use super::plumbing::Producer;
+use super::plumbing::engine::Pieces;
+use super::plumbing::Folder;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -108,17 +109,15 @@ impl<I> IterBridge<I> {
     }
 }
 
-impl<I> Producer for IterBridge<I>
+units_iterator!(impl[I: Iterator<Item: Send> + Send] IterBridge<I> => I::Item, where [],
+    units: |it| it.len);
+
+impl<I> Pieces for IterBridge<I>
 where
     I: Iterator + Send,
     I::Item: Send,
 {
     type Item = I::Item;
-    type IntoSeq = BridgeSeq<I>;
-    /// Unknown: as many units as a `usize` counts.
-    fn base_len(&self) -> usize {
-        self.len
-    }
     fn split_at(mut self, index: usize) -> (Self, Self) {
         let source = self.source();
         let index = index.min(self.len);
@@ -134,11 +133,11 @@ where
         };
         (left, right)
     }
-    fn into_seq(mut self) -> BridgeSeq<I> {
-        BridgeSeq {
+    fn fold_with<F: Folder<I::Item>>(mut self, folder: F) -> F {
+        folder.consume_iter(BridgeSeq {
             source: self.source(),
             left: self.len,
-        }
+        })
     }
     fn stopped(&self) -> bool {
         self.source.as_ref().is_some_and(|s| {
@@ -147,8 +146,8 @@ where
     }
 }
 
-/// The sequential iterator of an [`IterBridge`] leaf: pulls at most its units' worth.
-pub struct BridgeSeq<I> {
+/// The sequential iterator of an [`IterBridge`] piece: pulls at most its units' worth.
+struct BridgeSeq<I> {
     source: Arc<Source<I>>,
     left: usize,
 }

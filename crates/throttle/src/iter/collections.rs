@@ -7,7 +7,7 @@
 //! calling thread, as rayon does, and that `Vec` is split. All are exact-length iterators.
 
 use super::chain::Chain;
-use super::slice::{SliceIter, SliceIterMut};
+use super::slice::{Iter as SliceIter, IterMut as SliceIterMut};
 use super::vec::IntoIter as VecIter;
 use super::IntoParallelIterator;
 
@@ -38,10 +38,13 @@ pub mod binary_heap {
         /// References to the items of a `BinaryHeap`.
         Iter['a, T] => VecIter<&'a T>, &'a T, [T: Sync + 'a]
     );
-    delegate!(
-        /// The items drained from a `BinaryHeap`; from `par_drain()`.
-        Drain[T] => VecIter<T>, T, [T: Send]
-    );
+    /// The items drained from a `BinaryHeap`; from `par_drain()`.
+    #[derive(Debug)]
+    pub struct Drain<'a, T> {
+        pub(crate) inner: VecIter<T>,
+        pub(crate) marker: std::marker::PhantomData<&'a mut ()>,
+    }
+    delegate_impls!(Drain['a, T] => VecIter<T>, T, [T: Send]);
     impl<T: Send> IntoParallelIterator for BinaryHeap<T> {
         type Iter = IntoIter<T>;
         type Item = T;
@@ -114,10 +117,13 @@ pub mod hash_map {
         pub(crate) inner: VecIter<(&'a K, &'a mut V)>,
     }
     delegate_impls!(IterMut['a, K, V] => VecIter<(&'a K, &'a mut V)>, (&'a K, &'a mut V), [K: Sync + 'a, V: Send + 'a]);
-    delegate!(
-        /// The entries drained from a `HashMap`; from `par_drain()`.
-        Drain[K, V] => VecIter<(K, V)>, (K, V), [K: Send, V: Send]
-    );
+    /// The entries drained from a `HashMap`; from `par_drain()`.
+    #[derive(Debug)]
+    pub struct Drain<'a, K, V> {
+        pub(crate) inner: VecIter<(K, V)>,
+        pub(crate) marker: std::marker::PhantomData<&'a mut ()>,
+    }
+    delegate_impls!(Drain['a, K, V] => VecIter<(K, V)>, (K, V), [K: Send, V: Send]);
     via_vec!([K: Send, V: Send, S] HashMap<K, V, S> => IntoIter<K, V>, (K, V), []);
     via_vec!(['a, K: Sync + 'a, V: Sync + 'a, S] &'a HashMap<K, V, S> => Iter<'a, K, V>, (&'a K, &'a V), []);
     via_vec!(['a, K: Sync + 'a, V: Send + 'a, S] &'a mut HashMap<K, V, S> => IterMut<'a, K, V>, (&'a K, &'a mut V), []);
@@ -136,10 +142,13 @@ pub mod hash_set {
         /// References to the items of a `HashSet`.
         Iter['a, T] => VecIter<&'a T>, &'a T, [T: Sync + 'a]
     );
-    delegate!(
-        /// The items drained from a `HashSet`; from `par_drain()`.
-        Drain[T] => VecIter<T>, T, [T: Send]
-    );
+    /// The items drained from a `HashSet`; from `par_drain()`.
+    #[derive(Debug)]
+    pub struct Drain<'a, T> {
+        pub(crate) inner: VecIter<T>,
+        pub(crate) marker: std::marker::PhantomData<&'a mut ()>,
+    }
+    delegate_impls!(Drain['a, T] => VecIter<T>, T, [T: Send]);
     via_vec!([T: Send, S] HashSet<T, S> => IntoIter<T>, T, []);
     via_vec!(['a, T: Sync + 'a, S] &'a HashSet<T, S> => Iter<'a, T>, &'a T, []);
 }
@@ -188,10 +197,13 @@ pub mod vec_deque {
         pub(crate) inner: Chain<SliceIterMut<'a, T>, SliceIterMut<'a, T>>,
     }
     delegate_impls!(IterMut['a, T] => Chain<SliceIterMut<'a, T>, SliceIterMut<'a, T>>, &'a mut T, [T: Send + 'a]);
-    delegate!(
-        /// The items drained from a `VecDeque`; from `par_drain(range)`.
-        Drain[T] => VecIter<T>, T, [T: Send]
-    );
+    /// The items drained from a `VecDeque`; from `par_drain(range)`.
+    #[derive(Debug)]
+    pub struct Drain<'a, T> {
+        pub(crate) inner: VecIter<T>,
+        pub(crate) marker: std::marker::PhantomData<&'a mut ()>,
+    }
+    delegate_impls!(Drain['a, T] => VecIter<T>, T, [T: Send]);
     impl<T: Send> IntoParallelIterator for VecDeque<T> {
         type Iter = IntoIter<T>;
         type Item = T;
@@ -207,10 +219,7 @@ pub mod vec_deque {
         fn into_par_iter(self) -> Iter<'a, T> {
             let (a, b) = self.as_slices();
             Iter {
-                inner: Chain {
-                    a: SliceIter { slice: a },
-                    b: SliceIter { slice: b },
-                },
+                inner: Chain::new(SliceIter::new(a), SliceIter::new(b)),
             }
         }
     }
@@ -220,10 +229,7 @@ pub mod vec_deque {
         fn into_par_iter(self) -> IterMut<'a, T> {
             let (a, b) = self.as_mut_slices();
             IterMut {
-                inner: Chain {
-                    a: SliceIterMut { slice: a },
-                    b: SliceIterMut { slice: b },
-                },
+                inner: Chain::new(SliceIterMut::new(a), SliceIterMut::new(b)),
             }
         }
     }

@@ -1,8 +1,9 @@
-//! A macro for parallel iterator types that wrap another producer (rayon's names for
-//! iterators that throttle builds from its own): every producer method forwards to `inner`.
+//! A macro for parallel iterator types that wrap another (rayon's names for iterators that
+//! throttle builds from its own): every method forwards to `inner`.
 
-/// `delegate!(Name[generics] => Inner, Item, bounds)`: a struct `Name` holding `inner: Inner`,
-/// a `Producer` that forwards to it, and an `IndexedProducer` impl.
+/// `delegate!(Name[generics] => Inner, Item, [bounds])`: a struct `Name` holding
+/// `inner: Inner`, and `ParallelIterator` and `IndexedParallelIterator` impls that forward to
+/// it.
 macro_rules! delegate {
     ($(#[$m:meta])* $name:ident [$($g:tt)*] => $inner:ty, $item:ty, [$($bounds:tt)*]) => {
         $(#[$m])*
@@ -18,33 +19,39 @@ macro_rules! delegate {
 /// The impls of [`delegate!`] alone, for a struct declared by hand.
 macro_rules! delegate_impls {
     ($name:ident [$($g:tt)*] => $inner:ty, $item:ty, [$($bounds:tt)*]) => {
-        impl<$($g)*> $crate::iter::plumbing::Producer for $name<$($g)*> where $($bounds)* {
+        impl<$($g)*> $crate::iter::ParallelIterator for $name<$($g)*> where $($bounds)* {
             type Item = $item;
-            type IntoSeq = <$inner as $crate::iter::plumbing::Producer>::IntoSeq;
-            fn base_len(&self) -> usize {
-                self.inner.base_len()
+
+            fn drive_unindexed<C>(self, consumer: C) -> C::Result
+            where
+                C: $crate::iter::plumbing::UnindexedConsumer<Self::Item>,
+            {
+                self.inner.drive_unindexed(consumer)
             }
-            fn split_at(self, index: usize) -> (Self, Self) {
-                let (l, r) = self.inner.split_at(index);
-                ($name { inner: l }, $name { inner: r })
-            }
-            fn into_seq(self) -> Self::IntoSeq {
-                self.inner.into_seq()
-            }
-            fn min_len(&self) -> usize {
-                self.inner.min_len()
-            }
-            fn max_len(&self) -> usize {
-                self.inner.max_len()
-            }
-            fn stopped(&self) -> bool {
-                self.inner.stopped()
-            }
-            fn exact_len(&self) -> Option<usize> {
-                self.inner.exact_len()
+
+            fn opt_len(&self) -> Option<usize> {
+                self.inner.opt_len()
             }
         }
 
-        impl<$($g)*> $crate::iter::plumbing::IndexedProducer for $name<$($g)*> where $($bounds)* {}
+        impl<$($g)*> $crate::iter::IndexedParallelIterator for $name<$($g)*> where $($bounds)* {
+            fn drive<C>(self, consumer: C) -> C::Result
+            where
+                C: $crate::iter::plumbing::Consumer<Self::Item>,
+            {
+                self.inner.drive(consumer)
+            }
+
+            fn len(&self) -> usize {
+                self.inner.len()
+            }
+
+            fn with_producer<CB>(self, callback: CB) -> CB::Output
+            where
+                CB: $crate::iter::plumbing::ProducerCallback<Self::Item>,
+            {
+                self.inner.with_producer(callback)
+            }
+        }
     };
 }

@@ -1,23 +1,51 @@
 //! `par_drain`: taking the items out of a collection, as a parallel iterator.
 //!
-//! The items are taken out on the calling thread when `par_drain` is called (the collection
-//! is changed at once, whether or not the iterator runs) and then split as a `Vec`.
+//! A `Vec`'s drain (in `vec.rs`) and a `String`'s run in place and close the gap when dropped.
+//! The other collections' items are taken out on the calling thread when `par_drain` is called
+//! (the collection is changed at once, whether or not the iterator runs) and then split as a
+//! `Vec`.
 
 use super::collections::{binary_heap, hash_map, hash_set, vec_deque};
-use super::vec::IntoIter as VecIter;
+use super::plumbing::UnindexedConsumer;
+use super::str::ParallelString;
+use super::vec::{checked_range, IntoIter as VecIter};
+use super::ParallelIterator;
 use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasher, Hash};
-use std::ops::RangeBounds;
+use std::ops::{Range, RangeBounds};
 
-delegate!(
-    /// The items drained from a `Vec`; from [`ParallelDrainRange::par_drain`].
-    Drain[T] => VecIter<T>, T, [T: Send]
-);
+/// The chars of a range of a `String`, removed from it; from
+/// [`ParallelDrainRange::par_drain`] on a `&mut String`. The range is removed when the drain
+/// is dropped, whether it ran or not.
+///
+/// # Examples
+/// ```
+/// use throttle::prelude::*;
+/// let mut s = String::from("hello world");
+/// let n = s.par_drain(..6).filter(|c| *c == 'l').count();
+/// assert_eq!((n, s.as_str()), (2, "world"));
+/// ```
+#[derive(Debug)]
+pub struct StringDrain<'a> {
+    string: &'a mut String,
+    range: Range<usize>,
+}
 
-delegate!(
-    /// The chars drained from a `String`; from [`ParallelDrainRange::par_drain`].
-    StringDrain[] => VecIter<char>, char, []
-);
+impl ParallelIterator for StringDrain<'_> {
+    type Item = char;
+
+    fn drive_unindexed<C: UnindexedConsumer<char>>(self, consumer: C) -> C::Result {
+        self.string[self.range.clone()]
+            .par_chars()
+            .drive_unindexed(consumer)
+    }
+}
+
+impl Drop for StringDrain<'_> {
+    fn drop(&mut self) {
+        self.string.drain(self.range.clone());
+    }
+}
 
 /// `par_drain(range)`: removes a range of items from a `Vec`, `VecDeque` or `String` and
 /// iterates over them in parallel, in order.
@@ -35,39 +63,37 @@ delegate!(
 /// ```
 pub trait ParallelDrainRange<Idx = usize> {
     /// The parallel iterator.
-    type Iter: super::ParallelIterator<Item = Self::Item>;
+    type Iter: ParallelIterator<Item = Self::Item>;
     /// Its items.
     type Item: Send;
     /// Removes the items of `range` and iterates over them.
     fn par_drain<R: RangeBounds<Idx>>(self, range: R) -> Self::Iter;
 }
 
-impl<T: Send> ParallelDrainRange<usize> for &mut Vec<T> {
-    type Iter = Drain<T>;
+impl<'a, T: Send> ParallelDrainRange<usize> for &'a mut VecDeque<T> {
+    type Iter = vec_deque::Drain<'a, T>;
     type Item = T;
-    fn par_drain<R: RangeBounds<usize>>(self, range: R) -> Drain<T> {
-        Drain {
-            inner: VecIter::new(self.drain(range).collect()),
-        }
-    }
-}
-
-impl<T: Send> ParallelDrainRange<usize> for &mut VecDeque<T> {
-    type Iter = vec_deque::Drain<T>;
-    type Item = T;
-    fn par_drain<R: RangeBounds<usize>>(self, range: R) -> vec_deque::Drain<T> {
+    fn par_drain<R: RangeBounds<usize>>(self, range: R) -> vec_deque::Drain<'a, T> {
         vec_deque::Drain {
             inner: VecIter::new(self.drain(range).collect()),
+            marker: std::marker::PhantomData,
         }
     }
 }
 
-impl ParallelDrainRange<usize> for &mut String {
-    type Iter = StringDrain;
+impl<'a> ParallelDrainRange<usize> for &'a mut String {
+    type Iter = StringDrain<'a>;
     type Item = char;
-    fn par_drain<R: RangeBounds<usize>>(self, range: R) -> StringDrain {
+    #[track_caller]
+    fn par_drain<R: RangeBounds<usize>>(self, range: R) -> StringDrain<'a> {
+        let range = checked_range(range, self.len());
+        assert!(
+            self.is_char_boundary(range.start) && self.is_char_boundary(range.end),
+            "par_drain: range {range:?} is not on char boundaries"
+        );
         StringDrain {
-            inner: VecIter::new(self.drain(range).collect()),
+            string: self,
+            range,
         }
     }
 }
@@ -85,39 +111,44 @@ impl ParallelDrainRange<usize> for &mut String {
 /// ```
 pub trait ParallelDrainFull {
     /// The parallel iterator.
-    type Iter: super::ParallelIterator<Item = Self::Item>;
+    type Iter: ParallelIterator<Item = Self::Item>;
     /// Its items.
     type Item: Send;
     /// Removes all items and iterates over them.
     fn par_drain(self) -> Self::Iter;
 }
 
-impl<T: Send> ParallelDrainFull for &mut BinaryHeap<T> {
-    type Iter = binary_heap::Drain<T>;
+impl<'a, T: Send> ParallelDrainFull for &'a mut BinaryHeap<T> {
+    type Iter = binary_heap::Drain<'a, T>;
     type Item = T;
-    fn par_drain(self) -> binary_heap::Drain<T> {
+    fn par_drain(self) -> binary_heap::Drain<'a, T> {
         binary_heap::Drain {
             inner: VecIter::new(self.drain().collect()),
+            marker: std::marker::PhantomData,
         }
     }
 }
 
-impl<K: Send + Eq + Hash, V: Send, S: BuildHasher> ParallelDrainFull for &mut HashMap<K, V, S> {
-    type Iter = hash_map::Drain<K, V>;
+impl<'a, K: Send + Eq + Hash, V: Send, S: BuildHasher> ParallelDrainFull
+    for &'a mut HashMap<K, V, S>
+{
+    type Iter = hash_map::Drain<'a, K, V>;
     type Item = (K, V);
-    fn par_drain(self) -> hash_map::Drain<K, V> {
+    fn par_drain(self) -> hash_map::Drain<'a, K, V> {
         hash_map::Drain {
             inner: VecIter::new(self.drain().collect()),
+            marker: std::marker::PhantomData,
         }
     }
 }
 
-impl<T: Send + Eq + Hash, S: BuildHasher> ParallelDrainFull for &mut HashSet<T, S> {
-    type Iter = hash_set::Drain<T>;
+impl<'a, T: Send + Eq + Hash, S: BuildHasher> ParallelDrainFull for &'a mut HashSet<T, S> {
+    type Iter = hash_set::Drain<'a, T>;
     type Item = T;
-    fn par_drain(self) -> hash_set::Drain<T> {
+    fn par_drain(self) -> hash_set::Drain<'a, T> {
         hash_set::Drain {
             inner: VecIter::new(self.drain().collect()),
+            marker: std::marker::PhantomData,
         }
     }
 }

@@ -1,7 +1,6 @@
 //! Turning collections into parallel iterators: `into_par_iter`, `par_iter`, `par_iter_mut`.
 
-use super::slice::{SliceIter, SliceIterMut};
-use super::vec::IntoIter;
+use super::slice::{Iter as SliceIter, IterMut as SliceIterMut};
 use super::ParallelIterator;
 
 /// Something that can become a [`ParallelIterator`]: every parallel iterator, `Vec`s and arrays
@@ -42,7 +41,7 @@ impl<'a, T: Sync> IntoParallelIterator for &'a [T] {
     type Iter = SliceIter<'a, T>;
     type Item = &'a T;
     fn into_par_iter(self) -> SliceIter<'a, T> {
-        SliceIter { slice: self }
+        SliceIter::new(self)
     }
 }
 
@@ -50,7 +49,7 @@ impl<'a, T: Sync> IntoParallelIterator for &'a Vec<T> {
     type Iter = SliceIter<'a, T>;
     type Item = &'a T;
     fn into_par_iter(self) -> SliceIter<'a, T> {
-        SliceIter { slice: self }
+        SliceIter::new(self)
     }
 }
 
@@ -58,7 +57,7 @@ impl<'a, T: Sync, const N: usize> IntoParallelIterator for &'a [T; N] {
     type Iter = SliceIter<'a, T>;
     type Item = &'a T;
     fn into_par_iter(self) -> SliceIter<'a, T> {
-        SliceIter { slice: self }
+        SliceIter::new(self)
     }
 }
 
@@ -66,7 +65,7 @@ impl<'a, T: Send> IntoParallelIterator for &'a mut [T] {
     type Iter = SliceIterMut<'a, T>;
     type Item = &'a mut T;
     fn into_par_iter(self) -> SliceIterMut<'a, T> {
-        SliceIterMut { slice: self }
+        SliceIterMut::new(self)
     }
 }
 
@@ -74,7 +73,7 @@ impl<'a, T: Send> IntoParallelIterator for &'a mut Vec<T> {
     type Iter = SliceIterMut<'a, T>;
     type Item = &'a mut T;
     fn into_par_iter(self) -> SliceIterMut<'a, T> {
-        SliceIterMut { slice: self }
+        SliceIterMut::new(self)
     }
 }
 
@@ -82,23 +81,32 @@ impl<'a, T: Send, const N: usize> IntoParallelIterator for &'a mut [T; N] {
     type Iter = SliceIterMut<'a, T>;
     type Item = &'a mut T;
     fn into_par_iter(self) -> SliceIterMut<'a, T> {
-        SliceIterMut { slice: self }
+        SliceIterMut::new(self)
     }
 }
 
-impl<T: Send> IntoParallelIterator for Vec<T> {
-    type Iter = IntoIter<T>;
+/// A boxed slice moves its items out as a `Vec` does.
+impl<T: Send> IntoParallelIterator for Box<[T]> {
+    type Iter = super::vec::IntoIter<T>;
     type Item = T;
-    fn into_par_iter(self) -> IntoIter<T> {
-        IntoIter::new(self)
+    fn into_par_iter(self) -> Self::Iter {
+        super::vec::IntoIter::new(self.into_vec())
     }
 }
 
-impl<T: Send, const N: usize> IntoParallelIterator for [T; N] {
-    type Iter = IntoIter<T>;
-    type Item = T;
-    fn into_par_iter(self) -> IntoIter<T> {
-        IntoIter::new(Vec::from(self))
+impl<'a, T: Sync> IntoParallelIterator for &'a Box<[T]> {
+    type Iter = SliceIter<'a, T>;
+    type Item = &'a T;
+    fn into_par_iter(self) -> SliceIter<'a, T> {
+        SliceIter::new(self)
+    }
+}
+
+impl<'a, T: Send> IntoParallelIterator for &'a mut Box<[T]> {
+    type Iter = SliceIterMut<'a, T>;
+    type Item = &'a mut T;
+    fn into_par_iter(self) -> SliceIterMut<'a, T> {
+        SliceIterMut::new(self)
     }
 }
 

@@ -4,13 +4,15 @@
 //! integer ranges get `par_iter()`, `par_iter_mut()`, `into_par_iter()`, `par_chunks(n)`,
 //! `par_chunks_mut(n)`, `par_windows(n)` and the `par_sort` family, and the iterators get
 //! rayon's adapters (`map`, `filter`, `enumerate`, `zip`, `fold`, ...) and consumers (`sum`,
-//! `collect`, `reduce`, `find_first`, ...). Porting a rayon program means changing its `use`
-//! lines.
+//! `collect`, `reduce`, `find_first`, ...). The traits are rayon 1.12's, plumbing included, so
+//! porting a rayon program means changing its `use` lines, and a type that implements rayon's
+//! traits for itself (ndarray's arrays, say) works here too.
 //!
 //! Work runs on the current pool (inside [`Pool::install`](crate::Pool::install) or a pool's
 //! task) or else on the global pool, under that pool's live concurrency limit. Splitting is
-//! adaptive (see [`plumbing`]); [`ParallelIterator::with_min_len`] keeps pieces from getting
-//! shorter than a given length. Items are split in order and results combine in order, so
+//! adaptive (see [`plumbing`]);
+//! [`IndexedParallelIterator::with_min_len`] keeps pieces from getting shorter than a given
+//! length. Items are split in order and results combine in order, so
 //! `collect` keeps the order and `find_first` finds the first. A panic in any closure reaches the
 //! caller after the other pieces stopped, and items not consumed are dropped, none twice.
 //!
@@ -49,47 +51,30 @@
 //! assert!(v.windows(2).all(|w| w[0] <= w[1]));
 //! ```
 
-/// Implements `Clone` and `Debug` for an adapter whose closures sit in `Arc`s, without asking
-/// the closures for either: a clone shares them, and `Debug` shows the other fields.
-/// Usage: `clone_debug!(Name [cloned generics] [closure generics] { shown } { closures })`.
-macro_rules! clone_debug {
-    ($name:ident [$($c:ident),*] [$($u:ident),*] { $($shown:ident),* } { $($hidden:ident),* }) => {
-        impl<$($c: Clone,)* $($u,)*> Clone for $name<$($c,)* $($u,)*> {
-            fn clone(&self) -> Self {
-                $name {
-                    $($shown: self.$shown.clone(),)*
-                    $($hidden: self.$hidden.clone(),)*
-                }
-            }
-        }
-
-        impl<$($c: std::fmt::Debug,)* $($u,)*> std::fmt::Debug for $name<$($c,)* $($u,)*> {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.debug_struct(stringify!($name))
-                    $(.field(stringify!($shown), &self.$shown))*
-                    .finish_non_exhaustive()
-            }
-        }
-    };
-}
-
+#[macro_use]
+pub(crate) mod adapt;
 #[macro_use]
 mod delegate;
 
-mod adapters;
+mod array_impl;
 mod blocks;
 mod bridge;
 mod chain;
-mod claim;
+mod chunks;
 mod collect;
 pub mod collections;
 mod consumers;
 mod drain;
-mod extend;
+mod either;
+mod filter;
+mod find;
+mod flat_map;
+mod fold;
 mod indexed;
 mod indexed_adapters;
 mod interleave;
 mod into;
+mod map;
 mod multizip;
 pub mod option;
 mod par_iter;
@@ -104,62 +89,43 @@ mod sources;
 mod stop;
 pub mod str;
 mod try_ops;
+mod try_reduce;
 pub mod vec;
-mod with;
-mod write;
+mod zip;
 
-pub use adapters::{
-    Cloned, Copied, Filter, FilterMap, FilterMapSeq, FilterSeq, FlatMap, FlatMapIter,
-    FlatMapIterSeq, FlatMapSeq, Fold, Inspect, InspectSeq, Map, MapInit, MapInitSeq, MapSeq,
-    MinLen,
-};
-pub use blocks::{Blocks, ExponentialBlocks, MaxLen, Positions, PositionsSeq, UniformBlocks};
-pub use bridge::{BridgeSeq, IterBridge, ParallelBridge};
+pub use ::either::Either;
+pub use blocks::{ExponentialBlocks, UniformBlocks};
+pub use bridge::{IterBridge, ParallelBridge};
 pub use chain::Chain;
-pub use multizip::{MultiZip, MultiZipSeq};
+pub use chunks::{Chunks, FoldChunks, FoldChunksWith};
+pub use collect::{FromParallelIterator, ParallelExtend};
+pub use drain::{ParallelDrainFull, ParallelDrainRange};
+pub use filter::{Filter, FilterMap, FlatMapIter, FlattenIter, Positions};
+pub use flat_map::{FlatMap, Flatten};
+pub use fold::{Fold, FoldWith, TryFold, TryFoldWith};
+pub use indexed::IndexedParallelIterator;
+pub use indexed_adapters::{Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take};
+pub use interleave::{Interleave, InterleaveShortest, Intersperse};
+pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
+pub use map::{Cloned, Copied, Inspect, Map, MapInit, MapWith, Update};
+pub use multizip::MultiZip;
+pub use par_iter::ParallelIterator;
+#[allow(deprecated)]
+pub use sources::repeatn;
+pub use sources::{
+    empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, Empty,
+    Once, Repeat, RepeatN, Split, WalkTree, WalkTreePostfix, WalkTreePrefix,
+};
+pub use stop::{PanicFuse, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
+pub use try_ops::Try;
+pub use zip::{Zip, ZipEq};
 
 /// `String`'s parallel iterators (rayon's `rayon::string`).
 pub mod string {
     pub use super::drain::StringDrain as Drain;
 }
 
-/// Arrays' parallel iterators (rayon's `rayon::array`): `[T; N]::into_par_iter()` moves the
-/// items out through a `Vec`'s iterator.
+/// Arrays' parallel iterators (rayon's `rayon::array`).
 pub mod array {
-    pub use super::vec::IntoIter;
+    pub use super::array_impl::IntoIter;
 }
-pub use drain::{Drain, ParallelDrainFull, ParallelDrainRange, StringDrain};
-pub use either::Either;
-pub use interleave::{Interleave, InterleaveSeq, InterleaveShortest, Intersperse, IntersperseSeq};
-#[allow(deprecated)]
-pub use sources::repeatn;
-pub use sources::{
-    empty, once, repeat, repeat_n, split, walk_tree, walk_tree_postfix, walk_tree_prefix, Empty,
-    Once, Repeat, RepeatN, RepeatNSeq, Split, WalkTree, WalkTreePostfix, WalkTreePrefix,
-};
-pub use stop::{
-    PanicFuse, PanicFuseSeq, SkipAny, SkipAnySeq, SkipAnyWhile, SkipAnyWhileSeq, TakeAny,
-    TakeAnySeq, TakeAnyWhile, TakeAnyWhileSeq, WhileSome, WhileSomeSeq,
-};
-pub use with::{
-    ByClone, ByIdentity, ChunkStart, FoldChunks, FoldChunksBy, FoldChunksSeq, FoldChunksWith,
-    FoldWith, MapWith, TryFold, TryFoldWith, Update, UpdateSeq,
-};
-
-/// Flattens items that are parallel iterables; see [`ParallelIterator::flatten`].
-pub type Flatten<P> =
-    FlatMap<P, fn(<P as plumbing::Producer>::Item) -> <P as plumbing::Producer>::Item>;
-/// Flattens items that are sequential iterables; see [`ParallelIterator::flatten_iter`].
-pub type FlattenIter<P> =
-    FlatMapIter<P, fn(<P as plumbing::Producer>::Item) -> <P as plumbing::Producer>::Item>;
-pub use collect::FromParallelIterator;
-pub use extend::ParallelExtend;
-pub use indexed::{IndexedParallelIterator, ZipEq};
-pub use indexed_adapters::{Enumerate, ItemChunks, ItemChunksSeq, Rev, StepBy, Zip};
-pub use into::{IntoParallelIterator, IntoParallelRefIterator, IntoParallelRefMutIterator};
-pub use par_iter::ParallelIterator;
-pub use slice::{
-    Chunks, ChunksMut, ParallelSlice, ParallelSliceMut, SliceIter, SliceIterMut, Windows,
-};
-pub use try_ops::Try;
-pub use vec::{IntoIter, IntoSeq};

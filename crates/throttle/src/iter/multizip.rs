@@ -1,8 +1,8 @@
-//! Tuples of exact-length parallel iterators zipped together: `(a, b, c).into_par_iter()`
-//! yields `(a_i, b_i, c_i)` (up to 12 members), stopping at the shortest.
+//! Tuples of indexed parallel iterators zipped together: `(a, b, c).into_par_iter()` yields
+//! `(a_i, b_i, c_i)` (up to 12 members), stopping at the shortest. It runs as the members
+//! chained through [`zip`](super::IndexedParallelIterator::zip), the nested pairs flattened.
 
-use super::plumbing::{IndexedProducer, Producer};
-use super::{IndexedParallelIterator, IntoParallelIterator};
+use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// The members of a tuple zipped together; from `(a, b, ...).into_par_iter()`.
 ///
@@ -14,89 +14,121 @@ use super::{IndexedParallelIterator, IntoParallelIterator};
 /// assert_eq!(v, [111, 222]);
 /// ```
 #[derive(Debug, Clone)]
+#[must_use = "iterator adaptors are lazy and do nothing unless consumed"]
 pub struct MultiZip<T> {
     tuple: T,
 }
 
-/// The sequential iterator of a [`MultiZip`] leaf.
-#[derive(Debug)]
-pub struct MultiZipSeq<T> {
-    tuple: T,
+/// The pattern of the nested pairs that zipping the members makes: `((a, b), c)`.
+macro_rules! nested_pattern {
+    ($acc:tt ;) => { $acc };
+    ($acc:tt ; $x:ident $($rest:ident)*) => { nested_pattern!(($acc, $x) ; $($rest)*) };
+}
+
+/// The members zipped and flattened, as one indexed iterator.
+macro_rules! zipped {
+    ($self:ident, $a:ident 0 $(, $x:ident $i:tt)*) => {
+        $self.tuple.0 $(.zip($self.tuple.$i))*
+            .map(|nested_pattern!($a ; $($x)*)| ($a, $($x,)*))
+    };
 }
 
 macro_rules! multizip {
-    ($(($($t:ident $i:tt),+))+) => {$(
-        impl<$($t: IntoParallelIterator),+> IntoParallelIterator for ($($t,)+)
+    ($(($A:ident $a:ident 0 $(, $T:ident $t:ident $i:tt)*))+) => {$(
+        impl<$A, $($T),*> IntoParallelIterator for ($A, $($T,)*)
         where
-            $($t::Iter: IndexedParallelIterator,)+
+            $A: IntoParallelIterator<Iter: IndexedParallelIterator>,
+            $($T: IntoParallelIterator<Iter: IndexedParallelIterator>,)*
         {
-            type Iter = MultiZip<($($t::Iter,)+)>;
-            type Item = ($($t::Item,)+);
+            type Iter = MultiZip<($A::Iter, $($T::Iter,)*)>;
+            type Item = ($A::Item, $($T::Item,)*);
             fn into_par_iter(self) -> Self::Iter {
-                MultiZip { tuple: ($(self.$i.into_par_iter(),)+) }
+                MultiZip { tuple: (self.0.into_par_iter(), $(self.$i.into_par_iter(),)*) }
             }
         }
 
-        impl<$($t: IndexedProducer),+> Producer for MultiZip<($($t,)+)> {
-            type Item = ($($t::Item,)+);
-            type IntoSeq = MultiZipSeq<($($t::IntoSeq,)+)>;
-            fn base_len(&self) -> usize {
-                let mut n = usize::MAX;
-                $(n = n.min(self.tuple.$i.base_len());)+
-                n
-            }
-            fn split_at(self, index: usize) -> (Self, Self) {
-                let parts = ($(self.tuple.$i.split_at(index),)+);
-                (
-                    MultiZip { tuple: ($(parts.$i.0,)+) },
-                    MultiZip { tuple: ($(parts.$i.1,)+) },
-                )
-            }
-            fn into_seq(self) -> Self::IntoSeq {
-                MultiZipSeq { tuple: ($(self.tuple.$i.into_seq(),)+) }
-            }
-            fn min_len(&self) -> usize {
-                let mut n = 1;
-                $(n = n.max(self.tuple.$i.min_len());)+
-                n
-            }
-            fn max_len(&self) -> usize {
-                let mut n = usize::MAX;
-                $(n = n.min(self.tuple.$i.max_len());)+
-                n
-            }
-            fn stopped(&self) -> bool {
-                false $(|| self.tuple.$i.stopped())+
-            }
-            fn exact_len(&self) -> Option<usize> {
-                let mut n = usize::MAX;
-                $(n = n.min(self.tuple.$i.exact_len()?);)+
-                Some(n)
+        impl<'a, $A, $($T),*> IntoParallelIterator for &'a ($A, $($T,)*)
+        where
+            &'a $A: IntoParallelIterator<Iter: IndexedParallelIterator>,
+            $(&'a $T: IntoParallelIterator<Iter: IndexedParallelIterator>,)*
+        {
+            type Iter = MultiZip<(<&'a $A as IntoParallelIterator>::Iter, $(<&'a $T as IntoParallelIterator>::Iter,)*)>;
+            type Item = (<&'a $A as IntoParallelIterator>::Item, $(<&'a $T as IntoParallelIterator>::Item,)*);
+            fn into_par_iter(self) -> Self::Iter {
+                MultiZip { tuple: ((&self.0).into_par_iter(), $((&self.$i).into_par_iter(),)*) }
             }
         }
 
-        impl<$($t: IndexedProducer),+> IndexedProducer for MultiZip<($($t,)+)> {}
+        impl<'a, $A, $($T),*> IntoParallelIterator for &'a mut ($A, $($T,)*)
+        where
+            &'a mut $A: IntoParallelIterator<Iter: IndexedParallelIterator>,
+            $(&'a mut $T: IntoParallelIterator<Iter: IndexedParallelIterator>,)*
+        {
+            type Iter = MultiZip<(<&'a mut $A as IntoParallelIterator>::Iter, $(<&'a mut $T as IntoParallelIterator>::Iter,)*)>;
+            type Item = (<&'a mut $A as IntoParallelIterator>::Item, $(<&'a mut $T as IntoParallelIterator>::Item,)*);
+            fn into_par_iter(self) -> Self::Iter {
+                MultiZip { tuple: ((&mut self.0).into_par_iter(), $((&mut self.$i).into_par_iter(),)*) }
+            }
+        }
 
-        impl<$($t: Iterator),+> Iterator for MultiZipSeq<($($t,)+)> {
-            type Item = ($($t::Item,)+);
-            fn next(&mut self) -> Option<Self::Item> {
-                Some(($(self.tuple.$i.next()?,)+))
+        impl<$A, $($T),*> ParallelIterator for MultiZip<($A, $($T,)*)>
+        where
+            $A: IndexedParallelIterator,
+            $($T: IndexedParallelIterator,)*
+        {
+            type Item = ($A::Item, $($T::Item,)*);
+
+            fn drive_unindexed<CONS>(self, consumer: CONS) -> CONS::Result
+            where
+                CONS: super::plumbing::UnindexedConsumer<Self::Item>,
+            {
+                zipped!(self, $a 0 $(, $t $i)*).drive_unindexed(consumer)
+            }
+
+            fn opt_len(&self) -> Option<usize> {
+                Some(self.len())
+            }
+        }
+
+        impl<$A, $($T),*> IndexedParallelIterator for MultiZip<($A, $($T,)*)>
+        where
+            $A: IndexedParallelIterator,
+            $($T: IndexedParallelIterator,)*
+        {
+            fn drive<CONS>(self, consumer: CONS) -> CONS::Result
+            where
+                CONS: super::plumbing::Consumer<Self::Item>,
+            {
+                zipped!(self, $a 0 $(, $t $i)*).drive(consumer)
+            }
+
+            fn len(&self) -> usize {
+                let n = self.tuple.0.len();
+                $(let n = n.min(self.tuple.$i.len());)*
+                n
+            }
+
+            fn with_producer<CB>(self, callback: CB) -> CB::Output
+            where
+                CB: super::plumbing::ProducerCallback<Self::Item>,
+            {
+                zipped!(self, $a 0 $(, $t $i)*).with_producer(callback)
             }
         }
     )+};
 }
 
 multizip! {
-    (A 0)
-    (A 0, B 1)
-    (A 0, B 1, C 2)
-    (A 0, B 1, C 2, D 3)
-    (A 0, B 1, C 2, D 3, E 4)
-    (A 0, B 1, C 2, D 3, E 4, F 5)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
+    (A a 0)
+    (A a 0, B b 1)
+    (A a 0, B b 1, C c 2)
+    (A a 0, B b 1, C c 2, D d 3)
+    (A a 0, B b 1, C c 2, D d 3, E e 4)
+    (A a 0, B b 1, C c 2, D d 3, E e 4, F f 5)
+    (A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6)
+    (A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7)
+    (A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8)
+    (A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9)
+    (A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10)
+    (A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11)
 }

@@ -1,7 +1,7 @@
 //! `Option` and `Result` as parallel iterators of zero or one item (the modules
 //! `throttle::option` and `throttle::result`, rayon's `rayon::option` and `rayon::result`).
 
-use super::plumbing::{IndexedProducer, Producer};
+use super::plumbing::Producer;
 use super::IntoParallelIterator;
 
 /// The item of an `Option` (none or one), moved out; from `Some(x).into_par_iter()`.
@@ -19,12 +19,17 @@ pub struct IntoIter<T> {
     pub(crate) opt: Option<T>,
 }
 
+impl<T> IntoIter<T> {
+    pub(crate) fn new(opt: Option<T>) -> Self {
+        IntoIter { opt }
+    }
+}
+
+producer_iterator!(impl[T: Send] IntoIter<T> => T, where [], len: |it| usize::from(it.opt.is_some()));
+
 impl<T: Send> Producer for IntoIter<T> {
     type Item = T;
-    type IntoSeq = std::option::IntoIter<T>;
-    fn base_len(&self) -> usize {
-        usize::from(self.opt.is_some())
-    }
+    type IntoIter = std::option::IntoIter<T>;
     fn split_at(self, index: usize) -> (Self, Self) {
         if index == 0 {
             (IntoIter { opt: None }, self)
@@ -32,15 +37,10 @@ impl<T: Send> Producer for IntoIter<T> {
             (self, IntoIter { opt: None })
         }
     }
-    fn into_seq(self) -> Self::IntoSeq {
+    fn into_iter(self) -> Self::IntoIter {
         self.opt.into_iter()
     }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.base_len())
-    }
 }
-
-impl<T: Send> IndexedProducer for IntoIter<T> {}
 
 delegate!(
     /// A reference to the item of an `Option` (or `Result`'s `Ok`); from `par_iter()`.

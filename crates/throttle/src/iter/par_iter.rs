@@ -1,30 +1,20 @@
-//! [`ParallelIterator`]: the adapters and consumers every parallel iterator has.
+//! [`ParallelIterator`]: rayon's trait of every parallel iterator, its adapters and consumers.
 
-use super::adapters::{
-    Cloned, Copied, Filter, FilterMap, FlatMap, FlatMapIter, Fold, Inspect, Map, MapInit, MinLen,
-};
-use super::chain::Chain;
-use super::collect::collect_chunks;
-use super::collect::FromParallelIterator;
-use super::consumers::{concat, FindMapLast, PartitionMapChunks};
-use super::consumers::{
-    Count, Extreme, FindMapAny, FindMapFirst, ForEach, PartitionChunks, Product, Reduce,
-    ReduceWith, Sum, UnzipChunks,
-};
-use super::extend::ParallelExtend;
-use super::interleave::Intersperse;
-use super::plumbing::{bridge, Producer};
-use super::stop::{PanicFuse, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
+use super::collect;
+use super::consumers;
+use super::find::{self, Mode};
+use super::plumbing::UnindexedConsumer;
 use super::try_ops::Try;
-use super::with::{FoldWith, MapWith, TryFold, TryFoldWith, Update};
-use super::Flatten;
-use super::IntoParallelIterator;
-use either::Either;
+use super::try_reduce;
+use super::{
+    Chain, Cloned, Copied, Either, Filter, FilterMap, FlatMap, FlatMapIter, Flatten, FlattenIter,
+    Fold, FoldWith, FromParallelIterator, Inspect, Intersperse, IntoParallelIterator, Map, MapInit,
+    MapWith, PanicFuse, ParallelExtend, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, TryFold,
+    TryFoldWith, Update, WhileSome,
+};
 use std::cmp::Ordering;
 use std::collections::LinkedList;
-use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::Arc;
+use std::iter::{Product, Sum};
 
 /// A parallel iterator: a source of items that splits itself between the threads of the current
 /// pool (or the global pool), with rayon's adapters and consumers.
@@ -34,7 +24,8 @@ use std::sync::Arc;
 /// hence their `Sync + Send` bounds. A panic in a closure is resumed on the caller after the
 /// other pieces stopped; items not yet consumed are dropped.
 ///
-/// Every [`Producer`] is a parallel iterator (this trait is implemented for them all).
+/// Implementing it for a type of your own takes [`drive_unindexed`](Self::drive_unindexed)
+/// (and, for an exact length, [`opt_len`](Self::opt_len)); see [`plumbing`](super::plumbing).
 ///
 /// # Examples
 /// ```
@@ -43,7 +34,10 @@ use std::sync::Arc;
 /// let odd_squares: u64 = v.par_iter().filter(|&&x| x % 2 == 1).map(|&x| x * x).sum();
 /// assert_eq!(odd_squares, 166_650);
 /// ```
-pub trait ParallelIterator: Producer<Item: Send> {
+pub trait ParallelIterator: Sized + Send {
+    /// The items.
+    type Item: Send;
+
     /// Calls `f` on every item.
     ///
     /// # Examples
@@ -55,11 +49,32 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// assert_eq!(total.into_inner(), 4950);
     /// ```
     #[track_caller]
-    fn for_each<F>(self, f: F)
+    fn for_each<OP>(self, op: OP)
     where
-        F: Fn(Self::Item) + Sync + Send,
+        OP: Fn(Self::Item) + Sync + Send,
     {
-        bridge(self, &ForEach(&f))
+        consumers::for_each(self, &op)
+    }
+
+    /// Calls `op` on every item with a clone of `init` per piece of work.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::mpsc::channel;
+    /// use throttle::prelude::*;
+    /// let (tx, rx) = channel();
+    /// (0..5u32).into_par_iter().for_each_with(tx, |tx, x| tx.send(x).unwrap());
+    /// let mut got: Vec<u32> = rx.iter().collect();
+    /// got.sort();
+    /// assert_eq!(got, [0, 1, 2, 3, 4]);
+    /// ```
+    #[track_caller]
+    fn for_each_with<OP, T>(self, init: T, op: OP)
+    where
+        OP: Fn(&mut T, Self::Item) + Sync + Send,
+        T: Send + Clone,
+    {
+        self.map_with(init, op).for_each(drop)
     }
 
     /// Calls `f` on every item with a state made by `init`, once per piece of work (not once per
@@ -77,12 +92,86 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// assert_eq!(out, ["0", "1", "2", "3"]);
     /// ```
     #[track_caller]
-    fn for_each_init<INIT, S, F>(self, init: INIT, f: F)
+    fn for_each_init<OP, INIT, T>(self, init: INIT, op: OP)
     where
-        INIT: Fn() -> S + Sync + Send,
-        F: Fn(&mut S, Self::Item) + Sync + Send,
+        OP: Fn(&mut T, Self::Item) + Sync + Send,
+        INIT: Fn() -> T + Sync + Send,
     {
-        self.map_init(init, f).for_each(|()| ())
+        self.map_init(init, op).for_each(drop)
+    }
+
+    /// Calls `f` on every item until one returns an error (`Err`, or `None`): then some
+    /// error is returned (not necessarily the first in order), and the pieces still running
+    /// stop early. `Ok(())` / `Some(())` if every call succeeded.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v = [1, 2, 3, 0, 5];
+    /// let r = v.par_iter().try_for_each(|&x| if x > 0 { Ok(()) } else { Err("zero") });
+    /// assert_eq!(r, Err("zero"));
+    /// let o = v[..3].par_iter().try_for_each(|&x| (x > 0).then_some(()));
+    /// assert_eq!(o, Some(()));
+    /// ```
+    #[track_caller]
+    fn try_for_each<OP, R>(self, op: OP) -> R
+    where
+        OP: Fn(Self::Item) -> R + Sync + Send,
+        R: Try<Output = ()> + Send,
+    {
+        self.map(op).try_reduce(|| (), |(), ()| R::from_output(()))
+    }
+
+    /// [`try_for_each`](ParallelIterator::try_for_each) with a clone of `init` per piece.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let r = (0..100u32).into_par_iter()
+    ///     .try_for_each_with(7u32, |seven, x| if x != *seven { Ok(()) } else { Err(x) });
+    /// assert_eq!(r, Err(7));
+    /// ```
+    #[track_caller]
+    fn try_for_each_with<OP, T, R>(self, init: T, op: OP) -> R
+    where
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        T: Send + Clone,
+        R: Try<Output = ()> + Send,
+    {
+        self.map_with(init, op)
+            .try_reduce(|| (), |(), ()| R::from_output(()))
+    }
+
+    /// [`try_for_each`](ParallelIterator::try_for_each) with a state made by `init` per piece.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let r = (0..100u32).into_par_iter()
+    ///     .try_for_each_init(String::new, |buf, x| { buf.clear(); buf.push('x'); (x < 200).then_some(()) });
+    /// assert_eq!(r, Some(()));
+    /// ```
+    #[track_caller]
+    fn try_for_each_init<OP, INIT, T, R>(self, init: INIT, op: OP) -> R
+    where
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        INIT: Fn() -> T + Sync + Send,
+        R: Try<Output = ()> + Send,
+    {
+        self.map_init(init, op)
+            .try_reduce(|| (), |(), ()| R::from_output(()))
+    }
+
+    /// The number of items.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert_eq!((0..1000u32).into_par_iter().filter(|x| x % 3 == 0).count(), 334);
+    /// ```
+    #[track_caller]
+    fn count(self) -> usize {
+        self.map(|_| 1usize).sum()
     }
 
     /// Maps every item with `f`.
@@ -93,15 +182,29 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let v: Vec<String> = (0..3u8).into_par_iter().map(|i| i.to_string()).collect();
     /// assert_eq!(v, ["0", "1", "2"]);
     /// ```
-    fn map<F, R>(self, f: F) -> Map<Self, F>
+    fn map<F, R>(self, map_op: F) -> Map<Self, F>
     where
         F: Fn(Self::Item) -> R + Sync + Send,
         R: Send,
     {
-        Map {
-            base: self,
-            f: Arc::new(f),
-        }
+        Map::new(self, map_op)
+    }
+
+    /// Maps every item with `f` and a clone of `init` per piece of work.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (0..4u32).into_par_iter().map_with(10u32, |ten, x| x + *ten).collect();
+    /// assert_eq!(v, [10, 11, 12, 13]);
+    /// ```
+    fn map_with<F, T, R>(self, init: T, map_op: F) -> MapWith<Self, T, F>
+    where
+        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        T: Send + Clone,
+        R: Send,
+    {
+        MapWith::new(self, init, map_op)
     }
 
     /// Maps every item with `f` and a state made by `init` once per piece of work.
@@ -118,17 +221,46 @@ pub trait ParallelIterator: Producer<Item: Send> {
     ///     .collect();
     /// assert_eq!(v, [1, 2]);
     /// ```
-    fn map_init<INIT, S, F, R>(self, init: INIT, f: F) -> MapInit<Self, INIT, F>
+    fn map_init<F, INIT, T, R>(self, init: INIT, map_op: F) -> MapInit<Self, INIT, F>
     where
-        INIT: Fn() -> S + Sync + Send,
-        F: Fn(&mut S, Self::Item) -> R + Sync + Send,
+        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        INIT: Fn() -> T + Sync + Send,
         R: Send,
     {
-        MapInit {
-            base: self,
-            init: Arc::new(init),
-            f: Arc::new(f),
-        }
+        MapInit::new(self, init, map_op)
+    }
+
+    /// Clones the items of an iterator over `&T`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v = vec![String::from("a")];
+    /// let w: Vec<String> = v.par_iter().cloned().collect();
+    /// assert_eq!(v, w);
+    /// ```
+    fn cloned<'a, T>(self) -> Cloned<Self>
+    where
+        T: 'a + Clone + Send,
+        Self: ParallelIterator<Item = &'a T>,
+    {
+        Cloned::new(self)
+    }
+
+    /// Copies the items of an iterator over `&T`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u8> = [1u8, 2].par_iter().copied().collect();
+    /// assert_eq!(v, [1, 2]);
+    /// ```
+    fn copied<'a, T>(self) -> Copied<Self>
+    where
+        T: 'a + Copy + Send,
+        Self: ParallelIterator<Item = &'a T>,
+    {
+        Copied::new(self)
     }
 
     /// Calls `f` on a reference to every item as it passes.
@@ -143,14 +275,26 @@ pub trait ParallelIterator: Producer<Item: Send> {
     ///     .count();
     /// assert_eq!((n, seen.into_inner()), (10, 10));
     /// ```
-    fn inspect<F>(self, f: F) -> Inspect<Self, F>
+    fn inspect<OP>(self, inspect_op: OP) -> Inspect<Self, OP>
     where
-        F: Fn(&Self::Item) + Sync + Send,
+        OP: Fn(&Self::Item) + Sync + Send,
     {
-        Inspect {
-            base: self,
-            f: Arc::new(f),
-        }
+        Inspect::new(self, inspect_op)
+    }
+
+    /// Changes every item in place with `f` as it passes.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<Vec<u8>> = (0..3u8).into_par_iter().map(|i| vec![i]).update(|v| v.push(9)).collect();
+    /// assert_eq!(v, [vec![0, 9], vec![1, 9], vec![2, 9]]);
+    /// ```
+    fn update<F>(self, update_op: F) -> Update<Self, F>
+    where
+        F: Fn(&mut Self::Item) + Sync + Send,
+    {
+        Update::new(self, update_op)
     }
 
     /// Keeps the items for which `predicate` is true.
@@ -161,14 +305,11 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let evens: Vec<u32> = (0..10u32).into_par_iter().filter(|x| x % 2 == 0).collect();
     /// assert_eq!(evens, [0, 2, 4, 6, 8]);
     /// ```
-    fn filter<F>(self, predicate: F) -> Filter<Self, F>
+    fn filter<P>(self, filter_op: P) -> Filter<Self, P>
     where
-        F: Fn(&Self::Item) -> bool + Sync + Send,
+        P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        Filter {
-            base: self,
-            f: Arc::new(predicate),
-        }
+        Filter::new(self, filter_op)
     }
 
     /// Maps every item to an `Option` and keeps the `Some` values.
@@ -179,15 +320,30 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let n: Vec<i32> = ["1", "x", "3"].par_iter().filter_map(|s| s.parse().ok()).collect();
     /// assert_eq!(n, [1, 3]);
     /// ```
-    fn filter_map<F, R>(self, f: F) -> FilterMap<Self, F>
+    fn filter_map<P, R>(self, filter_op: P) -> FilterMap<Self, P>
     where
-        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        P: Fn(Self::Item) -> Option<R> + Sync + Send,
         R: Send,
     {
-        FilterMap {
-            base: self,
-            f: Arc::new(f),
-        }
+        FilterMap::new(self, filter_op)
+    }
+
+    /// Maps every item to a parallel iterator (a `Vec`, a range, a `par_iter()`, ...) and yields
+    /// their items in order. The inner iterators are parallel runs of their own, nested in the
+    /// outer one's, so one long inner iterator is split too.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = (1..4u32).into_par_iter().flat_map(|i| (0..i).into_par_iter()).collect();
+    /// assert_eq!(v, [0, 0, 1, 0, 1, 2]);
+    /// ```
+    fn flat_map<F, PI>(self, map_op: F) -> FlatMap<Self, F>
+    where
+        F: Fn(Self::Item) -> PI + Sync + Send,
+        PI: IntoParallelIterator,
+    {
+        FlatMap::new(self, map_op)
     }
 
     /// Maps every item to a sequential iterator and yields their items in order.
@@ -198,36 +354,27 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let v: Vec<u32> = (1..4u32).into_par_iter().flat_map_iter(|i| 0..i).collect();
     /// assert_eq!(v, [0, 0, 1, 0, 1, 2]);
     /// ```
-    fn flat_map_iter<F, U>(self, f: F) -> FlatMapIter<Self, F>
+    fn flat_map_iter<F, SI>(self, map_op: F) -> FlatMapIter<Self, F>
     where
-        F: Fn(Self::Item) -> U + Sync + Send,
-        U: IntoIterator,
-        U::Item: Send,
+        F: Fn(Self::Item) -> SI + Sync + Send,
+        SI: IntoIterator<Item: Send>,
     {
-        FlatMapIter {
-            base: self,
-            f: Arc::new(f),
-        }
+        FlatMapIter::new(self, map_op)
     }
 
-    /// Maps every item to a parallel iterator (a `Vec`, a range, a `par_iter()`, ...) and yields
-    /// their items in order. The outer iterator is split; each inner one runs sequentially.
+    /// Flattens items that are parallel iterables (`Vec`s, ranges, ...), in order.
     ///
     /// # Examples
     /// ```
     /// use throttle::prelude::*;
-    /// let v: Vec<u32> = (1..4u32).into_par_iter().flat_map(|i| (0..i).into_par_iter()).collect();
-    /// assert_eq!(v, [0, 0, 1, 0, 1, 2]);
+    /// let v: Vec<u8> = vec![vec![1u8], vec![], vec![2, 3]].into_par_iter().flatten().collect();
+    /// assert_eq!(v, [1, 2, 3]);
     /// ```
-    fn flat_map<F, U>(self, f: F) -> FlatMap<Self, F>
+    fn flatten(self) -> Flatten<Self>
     where
-        F: Fn(Self::Item) -> U + Sync + Send,
-        U: IntoParallelIterator,
+        Self::Item: IntoParallelIterator,
     {
-        FlatMap {
-            base: self,
-            f: Arc::new(f),
-        }
+        Flatten::new(self)
     }
 
     /// Flattens items that are sequential iterables (`Vec`s, `Option`s, ...), in order.
@@ -238,67 +385,103 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// let v: Vec<u8> = vec![vec![1u8], vec![], vec![2, 3]].into_par_iter().flatten_iter().collect();
     /// assert_eq!(v, [1, 2, 3]);
     /// ```
-    #[allow(clippy::type_complexity)]
-    fn flatten_iter(self) -> FlatMapIter<Self, fn(Self::Item) -> Self::Item>
+    fn flatten_iter(self) -> FlattenIter<Self>
     where
-        Self::Item: IntoIterator,
-        <Self::Item as IntoIterator>::Item: Send,
+        Self::Item: IntoIterator<Item: Send>,
     {
-        FlatMapIter {
-            base: self,
-            f: Arc::new(std::convert::identity),
-        }
+        FlattenIter::new(self)
     }
 
-    /// The items of `self`, then those of `other`.
+    /// Combines all items with `op`, starting each piece from `identity()`. `op` must be
+    /// associative, and `identity()` its neutral element; items combine in order.
     ///
     /// # Examples
     /// ```
     /// use throttle::prelude::*;
-    /// let v: Vec<u32> = (0..2u32).into_par_iter().chain(vec![7u32, 8]).collect();
-    /// assert_eq!(v, [0, 1, 7, 8]);
+    /// let s = ["a", "b", "c"].par_iter()
+    ///     .map(|s| s.to_string())
+    ///     .reduce(String::new, |a, b| a + &b);
+    /// assert_eq!(s, "abc");
     /// ```
-    fn chain<C>(self, other: C) -> Chain<Self, C::Iter>
+    #[track_caller]
+    fn reduce<OP, ID>(self, identity: ID, op: OP) -> Self::Item
     where
-        C: IntoParallelIterator<Item = Self::Item>,
+        OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
+        ID: Fn() -> Self::Item + Sync + Send,
     {
-        Chain {
-            a: self,
-            b: other.into_par_iter(),
-        }
+        consumers::reduce(self, &identity, &op)
     }
 
-    /// Copies the items of an iterator over `&T`.
+    /// Combines all items with an associative `op`; `None` if there are none.
     ///
     /// # Examples
     /// ```
     /// use throttle::prelude::*;
-    /// let v: Vec<u8> = [1u8, 2].par_iter().copied().collect();
-    /// assert_eq!(v, [1, 2]);
+    /// assert_eq!((1..5u32).into_par_iter().reduce_with(|a, b| a * b), Some(24));
+    /// assert_eq!((0..0u32).into_par_iter().reduce_with(|a, b| a * b), None);
     /// ```
-    fn copied<'a, T>(self) -> Copied<Self>
+    #[track_caller]
+    fn reduce_with<OP>(self, op: OP) -> Option<Self::Item>
     where
-        T: 'a + Copy + Send + Sync,
-        Self: ParallelIterator<Item = &'a T>,
+        OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
     {
-        Copied { base: self }
+        self.fold(
+            || None,
+            |acc, x| {
+                Some(match acc {
+                    Some(a) => op(a, x),
+                    None => x,
+                })
+            },
+        )
+        .reduce(
+            || None,
+            |a, b| match (a, b) {
+                (Some(a), Some(b)) => Some(op(a, b)),
+                (a, b) => a.or(b),
+            },
+        )
     }
 
-    /// Clones the items of an iterator over `&T`.
+    /// Reduces items that are `Result`s (or `Option`s) with `op` on their values, as
+    /// [`reduce`](ParallelIterator::reduce) does: `identity()` is `op`'s neutral value. Once an
+    /// item or an `op` call fails, every piece stops soon after; the result is the first
+    /// failure in item order among those met.
     ///
     /// # Examples
     /// ```
     /// use throttle::prelude::*;
-    /// let v = vec![String::from("a")];
-    /// let w: Vec<String> = v.par_iter().cloned().collect();
-    /// assert_eq!(v, w);
+    /// let ok: Result<u32, String> = (1..5u32).into_par_iter().map(Ok).try_reduce(|| 0, |a, b| Ok(a + b));
+    /// assert_eq!(ok, Ok(10));
+    /// let checked: Option<u8> = [200u8, 50, 10].par_iter().map(|&x| Some(x)).try_reduce(|| 0, |a, b| a.checked_add(b));
+    /// assert_eq!(checked, None);
     /// ```
-    fn cloned<'a, T>(self) -> Cloned<Self>
+    #[track_caller]
+    fn try_reduce<T, OP, ID>(self, identity: ID, op: OP) -> Self::Item
     where
-        T: 'a + Clone + Send + Sync,
-        Self: ParallelIterator<Item = &'a T>,
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+        ID: Fn() -> T + Sync + Send,
+        Self::Item: Try<Output = T>,
     {
-        Cloned { base: self }
+        try_reduce::try_reduce(self, &identity, &op)
+    }
+
+    /// Reduces `Result`s (or `Option`s) with `op` on their values; `None` if there are no
+    /// items, else the first error met or `Some` of the reduced value.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let r = (1..5u32).into_par_iter().map(Ok::<u32, ()>).try_reduce_with(|a, b| Ok(a + b));
+    /// assert_eq!(r, Some(Ok(10)));
+    /// ```
+    #[track_caller]
+    fn try_reduce_with<T, OP>(self, op: OP) -> Option<Self::Item>
+    where
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+        Self::Item: Try<Output = T>,
+    {
+        try_reduce::try_reduce_with(self, &op)
     }
 
     /// Folds each piece of work into one accumulator, starting from `identity()`; yields the
@@ -316,72 +499,68 @@ pub trait ParallelIterator: Producer<Item: Send> {
     ///     });
     /// assert_eq!(hist[b'o' as usize], 2);
     /// ```
-    fn fold<T, ID, F>(self, identity: ID, f: F) -> Fold<Self, ID, F>
+    fn fold<T, ID, F>(self, identity: ID, fold_op: F) -> Fold<Self, ID, F>
     where
-        ID: Fn() -> T + Sync + Send,
         F: Fn(T, Self::Item) -> T + Sync + Send,
+        ID: Fn() -> T + Sync + Send,
         T: Send,
     {
-        Fold {
-            base: self,
-            identity: Arc::new(identity),
-            f: Arc::new(f),
-        }
+        Fold::new(self, identity, fold_op)
     }
 
-    /// Never splits the work into pieces shorter than `min` (in units of the source: items of
-    /// a slice or range): a way to keep tiny items together when each costs next to nothing.
+    /// Folds each piece of work into a clone of `init`; yields one accumulator per piece.
     ///
     /// # Examples
     /// ```
     /// use throttle::prelude::*;
-    /// let s: u64 = (0..10_000u64).into_par_iter().with_min_len(1000).sum();
-    /// assert_eq!(s, 49_995_000);
+    /// let total: u32 = (0..100u32).into_par_iter().fold_with(0u32, |a, x| a + x).sum();
+    /// assert_eq!(total, 4950);
     /// ```
-    fn with_min_len(self, min: usize) -> MinLen<Self> {
-        MinLen { base: self, min }
-    }
-
-    /// Combines all items with `op`, starting each piece from `identity()`. `op` must be
-    /// associative, and `identity()` its neutral element; items combine in order.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let s = ["a", "b", "c"].par_iter()
-    ///     .map(|s| s.to_string())
-    ///     .reduce(String::new, |a, b| a + &b);
-    /// assert_eq!(s, "abc");
-    /// ```
-    #[track_caller]
-    fn reduce<ID, OP>(self, identity: ID, op: OP) -> Self::Item
+    fn fold_with<F, T>(self, init: T, fold_op: F) -> FoldWith<Self, T, F>
     where
-        ID: Fn() -> Self::Item + Sync + Send,
-        OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+        T: Send + Clone,
     {
-        bridge(
-            self,
-            &Reduce {
-                identity: &identity,
-                op: &op,
-            },
-        )
+        FoldWith::new(self, init, fold_op)
     }
 
-    /// Combines all items with an associative `op`; `None` if there are none.
+    /// Folds each piece with a fallible `f`, starting from `identity()`: one `Result` (or
+    /// `Option`) per piece, the first failure of the piece if it had one.
     ///
     /// # Examples
     /// ```
     /// use throttle::prelude::*;
-    /// assert_eq!((1..5u32).into_par_iter().reduce_with(|a, b| a * b), Some(24));
-    /// assert_eq!((0..0u32).into_par_iter().reduce_with(|a, b| a * b), None);
+    /// let r: Result<u32, String> = (0..100u32).into_par_iter()
+    ///     .try_fold(|| 0u32, |a, x| a.checked_add(x).ok_or("overflow".to_string()))
+    ///     .try_reduce(|| 0, |a, b| Ok(a + b));
+    /// assert_eq!(r, Ok(4950));
     /// ```
-    #[track_caller]
-    fn reduce_with<OP>(self, op: OP) -> Option<Self::Item>
+    fn try_fold<T, R, ID, F>(self, identity: ID, fold_op: F) -> TryFold<Self, R, ID, F>
     where
-        OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        ID: Fn() -> T + Sync + Send,
+        R: Try<Output = T> + Send,
     {
-        bridge(self, &ReduceWith(&op))
+        TryFold::new(self, identity, fold_op)
+    }
+
+    /// [`try_fold`](ParallelIterator::try_fold) starting each piece from a clone of `init`.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let r: Option<u8> = (0..10u8).into_par_iter()
+    ///     .try_fold_with(0u8, |a, x| a.checked_add(x))
+    ///     .try_reduce(|| 0, |a, b| a.checked_add(b));
+    /// assert_eq!(r, Some(45));
+    /// ```
+    fn try_fold_with<F, T, R>(self, init: T, fold_op: F) -> TryFoldWith<Self, R, F>
+    where
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        R: Try<Output = T> + Send,
+        T: Clone + Send,
+    {
+        TryFoldWith::new(self, init, fold_op)
     }
 
     /// The sum of the items. Floating-point sums may differ from the sequential sum in the last
@@ -396,9 +575,9 @@ pub trait ParallelIterator: Producer<Item: Send> {
     #[track_caller]
     fn sum<S>(self) -> S
     where
-        S: Send + std::iter::Sum<Self::Item> + std::iter::Sum<S>,
+        S: Send + Sum<Self::Item> + Sum<S>,
     {
-        bridge(self, &Sum(PhantomData))
+        consumers::sum(self)
     }
 
     /// The product of the items.
@@ -411,21 +590,9 @@ pub trait ParallelIterator: Producer<Item: Send> {
     #[track_caller]
     fn product<P>(self) -> P
     where
-        P: Send + std::iter::Product<Self::Item> + std::iter::Product<P>,
+        P: Send + Product<Self::Item> + Product<P>,
     {
-        bridge(self, &Product(PhantomData))
-    }
-
-    /// The number of items.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// assert_eq!((0..1000u32).into_par_iter().filter(|x| x % 3 == 0).count(), 334);
-    /// ```
-    #[track_caller]
-    fn count(self) -> usize {
-        bridge(self, &Count)
+        consumers::product(self)
     }
 
     /// The least item (the first of equal ones); `None` if there are none.
@@ -440,7 +607,49 @@ pub trait ParallelIterator: Producer<Item: Send> {
     where
         Self::Item: Ord,
     {
-        self.min_by(Ord::cmp)
+        self.reduce_with(std::cmp::min)
+    }
+
+    /// The least item by `compare` (the first of equal ones).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let m = [2.5f64, -1.0, 3.0].par_iter().min_by(|a, b| a.total_cmp(b));
+    /// assert_eq!(m, Some(&-1.0));
+    /// ```
+    #[track_caller]
+    fn min_by<F>(self, f: F) -> Option<Self::Item>
+    where
+        F: Sync + Send + Fn(&Self::Item, &Self::Item) -> Ordering,
+    {
+        self.reduce_with(|a, b| match f(&a, &b) {
+            Ordering::Greater => b,
+            _ => a,
+        })
+    }
+
+    /// The item with the least key (the first of equal ones).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let w = ["ccc", "a", "bb"].par_iter().min_by_key(|s| s.len());
+    /// assert_eq!(w, Some(&"a"));
+    /// ```
+    #[track_caller]
+    fn min_by_key<K, F>(self, f: F) -> Option<Self::Item>
+    where
+        K: Ord + Send,
+        F: Sync + Send + Fn(&Self::Item) -> K,
+    {
+        let (_, x) = self
+            .map(|x| (f(&x), x))
+            .reduce_with(|a, b| match a.0.cmp(&b.0) {
+                Ordering::Greater => b,
+                _ => a,
+            })?;
+        Some(x)
     }
 
     /// The greatest item (the last of equal ones); `None` if there are none.
@@ -455,29 +664,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
     where
         Self::Item: Ord,
     {
-        self.max_by(Ord::cmp)
-    }
-
-    /// The least item by `compare` (the first of equal ones).
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let m = [2.5f64, -1.0, 3.0].par_iter().min_by(|a, b| a.total_cmp(b));
-    /// assert_eq!(m, Some(&-1.0));
-    /// ```
-    #[track_caller]
-    fn min_by<F>(self, compare: F) -> Option<Self::Item>
-    where
-        F: Fn(&Self::Item, &Self::Item) -> Ordering + Sync + Send,
-    {
-        bridge(
-            self,
-            &Extreme {
-                compare: &compare,
-                max: false,
-            },
-        )
+        self.reduce_with(std::cmp::max)
     }
 
     /// The greatest item by `compare` (the last of equal ones).
@@ -489,34 +676,14 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// assert_eq!(m, Some(&3.0));
     /// ```
     #[track_caller]
-    fn max_by<F>(self, compare: F) -> Option<Self::Item>
+    fn max_by<F>(self, f: F) -> Option<Self::Item>
     where
-        F: Fn(&Self::Item, &Self::Item) -> Ordering + Sync + Send,
+        F: Sync + Send + Fn(&Self::Item, &Self::Item) -> Ordering,
     {
-        bridge(
-            self,
-            &Extreme {
-                compare: &compare,
-                max: true,
-            },
-        )
-    }
-
-    /// The item with the least key (the first of equal ones).
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let w = ["ccc", "a", "bb"].par_iter().min_by_key(|s| s.len());
-    /// assert_eq!(w, Some(&"a"));
-    /// ```
-    #[track_caller]
-    fn min_by_key<K, F>(self, key: F) -> Option<Self::Item>
-    where
-        K: Ord,
-        F: Fn(&Self::Item) -> K + Sync + Send,
-    {
-        self.min_by(|a, b| key(a).cmp(&key(b)))
+        self.reduce_with(|a, b| match f(&a, &b) {
+            Ordering::Greater => a,
+            _ => b,
+        })
     }
 
     /// The item with the greatest key (the last of equal ones).
@@ -528,43 +695,33 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// assert_eq!(w, Some(&"ccc"));
     /// ```
     #[track_caller]
-    fn max_by_key<K, F>(self, key: F) -> Option<Self::Item>
+    fn max_by_key<K, F>(self, f: F) -> Option<Self::Item>
     where
-        K: Ord,
-        F: Fn(&Self::Item) -> K + Sync + Send,
+        K: Ord + Send,
+        F: Sync + Send + Fn(&Self::Item) -> K,
     {
-        self.max_by(|a, b| key(a).cmp(&key(b)))
+        let (_, x) = self
+            .map(|x| (f(&x), x))
+            .reduce_with(|a, b| match a.0.cmp(&b.0) {
+                Ordering::Greater => a,
+                _ => b,
+            })?;
+        Some(x)
     }
 
-    /// True if `predicate` holds for some item; stops early once one is found.
+    /// The items of `self`, then those of `other`.
     ///
     /// # Examples
     /// ```
     /// use throttle::prelude::*;
-    /// assert!((0..1000u32).into_par_iter().any(|x| x == 777));
+    /// let v: Vec<u32> = (0..2u32).into_par_iter().chain(vec![7u32, 8]).collect();
+    /// assert_eq!(v, [0, 1, 7, 8]);
     /// ```
-    #[track_caller]
-    fn any<F>(self, predicate: F) -> bool
+    fn chain<C>(self, chain: C) -> Chain<Self, C::Iter>
     where
-        F: Fn(Self::Item) -> bool + Sync + Send,
+        C: IntoParallelIterator<Item = Self::Item>,
     {
-        self.find_map_any(|x| predicate(x).then_some(())).is_some()
-    }
-
-    /// True if `predicate` holds for every item; stops early once one fails.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// assert!((0..1000u32).into_par_iter().all(|x| x < 1000));
-    /// ```
-    #[track_caller]
-    fn all<F>(self, predicate: F) -> bool
-    where
-        F: Fn(Self::Item) -> bool + Sync + Send,
-    {
-        self.find_map_any(|x| (!predicate(x)).then_some(()))
-            .is_none()
+        Chain::new(self, chain.into_par_iter())
     }
 
     /// Some item for which `predicate` holds (not necessarily the first); stops early.
@@ -576,11 +733,11 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// assert!(matches!(hit, Some(x) if x % 100 == 99));
     /// ```
     #[track_caller]
-    fn find_any<F>(self, predicate: F) -> Option<Self::Item>
+    fn find_any<P>(self, predicate: P) -> Option<Self::Item>
     where
-        F: Fn(&Self::Item) -> bool + Sync + Send,
+        P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        self.find_map_any(|x| if predicate(&x) { Some(x) } else { None })
+        find::find(self, &predicate, Mode::Any)
     }
 
     /// The first item for which `predicate` holds; pieces after a found item stop early.
@@ -592,11 +749,26 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// assert_eq!(hit, Some(99));
     /// ```
     #[track_caller]
-    fn find_first<F>(self, predicate: F) -> Option<Self::Item>
+    fn find_first<P>(self, predicate: P) -> Option<Self::Item>
     where
-        F: Fn(&Self::Item) -> bool + Sync + Send,
+        P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        self.find_map_first(|x| if predicate(&x) { Some(x) } else { None })
+        find::find(self, &predicate, Mode::First)
+    }
+
+    /// The last item for which `predicate` holds; pieces before a found item stop early.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert_eq!((0..1000u32).into_par_iter().find_last(|x| x % 100 == 1), Some(901));
+    /// ```
+    #[track_caller]
+    fn find_last<P>(self, predicate: P) -> Option<Self::Item>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        find::find(self, &predicate, Mode::Last)
     }
 
     /// Some `Some` value of `f` (not necessarily the first); stops early.
@@ -608,18 +780,12 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// assert_eq!(n, Some(7));
     /// ```
     #[track_caller]
-    fn find_map_any<F, R>(self, f: F) -> Option<R>
+    fn find_map_any<P, R>(self, predicate: P) -> Option<R>
     where
-        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        P: Fn(Self::Item) -> Option<R> + Sync + Send,
         R: Send,
     {
-        bridge(
-            self,
-            &FindMapAny {
-                f: &f,
-                found: AtomicBool::new(false),
-            },
-        )
+        self.filter_map(predicate).find_any(|_| true)
     }
 
     /// The first `Some` value of `f`, in item order.
@@ -631,98 +797,114 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// assert_eq!(n, Some(7));
     /// ```
     #[track_caller]
-    fn find_map_first<F, R>(self, f: F) -> Option<R>
+    fn find_map_first<P, R>(self, predicate: P) -> Option<R>
     where
-        F: Fn(Self::Item) -> Option<R> + Sync + Send,
+        P: Fn(Self::Item) -> Option<R> + Sync + Send,
         R: Send,
     {
-        bridge(
-            self,
-            &FindMapFirst {
-                f: &f,
-                best: AtomicUsize::new(usize::MAX),
-            },
-        )
+        self.filter_map(predicate).find_first(|_| true)
     }
 
-    /// Calls `f` on every item until one returns an error (`Err`, or `None`): then some
-    /// error is returned (not necessarily the first in order), and the pieces still running
-    /// stop early. `Ok(())` / `Some(())` if every call succeeded.
+    /// The last `Some` value of `f`, in item order.
     ///
     /// # Examples
     /// ```
     /// use throttle::prelude::*;
-    /// let v = [1, 2, 3, 0, 5];
-    /// let r = v.par_iter().try_for_each(|&x| if x > 0 { Ok(()) } else { Err("zero") });
-    /// assert_eq!(r, Err("zero"));
-    /// let o = v[..3].par_iter().try_for_each(|&x| (x > 0).then_some(()));
-    /// assert_eq!(o, Some(()));
+    /// let n = ["x", "7", "8", "y"].par_iter().find_map_last(|s| s.parse::<u8>().ok());
+    /// assert_eq!(n, Some(8));
     /// ```
     #[track_caller]
-    fn try_for_each<F, R>(self, f: F) -> R
+    fn find_map_last<P, R>(self, predicate: P) -> Option<R>
     where
-        F: Fn(Self::Item) -> R + Sync + Send,
-        R: Try<Output = ()> + Send,
-        R::Residual: Send,
+        P: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
     {
-        let stop = self.find_map_any(|x| match f(x).branch() {
-            std::ops::ControlFlow::Continue(()) => None,
-            std::ops::ControlFlow::Break(residual) => Some(residual),
-        });
-        match stop {
-            Some(residual) => R::from_residual(residual),
-            None => R::from_output(()),
-        }
+        self.filter_map(predicate).find_last(|_| true)
     }
 
-    /// Reduces items that are `Result`s (or `Option`s) with `op` on their values, as
-    /// [`reduce`](ParallelIterator::reduce) does: `identity()` is `op`'s neutral value. Returns
-    /// the first error met in item order of those seen; once an item or an `op` call fails,
-    /// the remaining `op` calls are skipped (the remaining items are still visited).
+    /// Some item for which `predicate` holds: the same as
+    /// [`find_any`](ParallelIterator::find_any) (rayon's older name).
     ///
     /// # Examples
     /// ```
     /// use throttle::prelude::*;
-    /// let ok: Result<u32, String> = (1..5u32).into_par_iter().map(Ok).try_reduce(|| 0, |a, b| Ok(a + b));
-    /// assert_eq!(ok, Ok(10));
-    /// let checked: Option<u8> = [200u8, 50, 10].par_iter().map(|&x| Some(x)).try_reduce(|| 0, |a, b| a.checked_add(b));
-    /// assert_eq!(checked, None);
+    /// #[allow(deprecated)]
+    /// let hit = (0..10u32).into_par_iter().find(|&x| x == 3);
+    /// assert_eq!(hit, Some(3));
+    /// ```
+    #[deprecated(note = "parallel `find` does not search in order -- use `find_any`, \
+                         `find_first`, or `find_last`")]
+    #[track_caller]
+    fn find<P>(self, predicate: P) -> Option<Self::Item>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        self.find_any(predicate)
+    }
+
+    /// True if `predicate` holds for some item; stops early once one is found.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!((0..1000u32).into_par_iter().any(|x| x == 777));
     /// ```
     #[track_caller]
-    fn try_reduce<T, ID, OP>(self, identity: ID, op: OP) -> Self::Item
+    fn any<P>(self, predicate: P) -> bool
     where
-        Self::Item: Try<Output = T>,
-        <Self::Item as Try>::Residual: Send,
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.map(predicate).find_any(|&hit| hit).is_some()
+    }
+
+    /// True if `predicate` holds for every item; stops early once one fails.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// assert!((0..1000u32).into_par_iter().all(|x| x < 1000));
+    /// ```
+    #[track_caller]
+    fn all<P>(self, predicate: P) -> bool
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.map(predicate).find_any(|&ok| !ok).is_none()
+    }
+
+    /// The `Some` values, stopping once a `None` is seen. Pieces running at that moment stop
+    /// at their next item, so values after the `None` may be kept and values before it may be
+    /// missed, as in rayon; which pieces those are depends on timing.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let v: Vec<u32> = vec![Some(1), Some(2)].into_par_iter().while_some().collect();
+    /// assert_eq!(v, [1, 2]);
+    /// let none: Vec<u32> = vec![None, None].into_par_iter().while_some().collect();
+    /// assert!(none.is_empty());
+    /// ```
+    fn while_some<T>(self) -> WhileSome<Self>
+    where
+        Self: ParallelIterator<Item = Option<T>>,
         T: Send,
-        ID: Fn() -> T + Sync + Send,
-        OP: Fn(T, T) -> Self::Item + Sync + Send,
     {
-        use std::ops::ControlFlow::{Break, Continue};
-        let failed = AtomicBool::new(false);
-        let flow = self.map(Try::branch).reduce(
-            || Continue(identity()),
-            |a, b| match (a, b) {
-                (Continue(a), Continue(b)) => {
-                    if failed.load(std::sync::atomic::Ordering::Relaxed) {
-                        // Some other piece failed: its error wins whatever we compute.
-                        return Continue(a);
-                    }
-                    let r = op(a, b).branch();
-                    if r.is_break() {
-                        failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    r
-                }
-                (Break(r), _) | (_, Break(r)) => {
-                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                    Break(r)
-                }
-            },
-        );
-        match flow {
-            Continue(t) => Try::from_output(t),
-            Break(r) => Try::from_residual(r),
-        }
+        WhileSome::new(self)
+    }
+
+    /// Once a closure panicked in one piece, the other pieces stop at their next item (the
+    /// panic still reaches the caller).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let r = std::panic::catch_unwind(|| {
+    ///     (0..10_000u32).into_par_iter().panic_fuse().for_each(|x| assert!(x != 42));
+    /// });
+    /// assert!(r.is_err());
+    /// ```
+    fn panic_fuse(self) -> PanicFuse<Self> {
+        PanicFuse::new(self)
     }
 
     /// Collects the items, in order, into a collection: see [`FromParallelIterator`].
@@ -762,11 +944,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
         A: Send,
         B: Send,
     {
-        let (la, lb) = bridge(self, &UnzipChunks);
-        let (mut a, mut b) = (FromA::default(), FromB::default());
-        a.par_extend(concat(la));
-        b.par_extend(concat(lb));
-        (a, b)
+        collect::unzip(self)
     }
 
     /// Splits the items into those for which `predicate` holds and the others, in order.
@@ -784,11 +962,13 @@ pub trait ParallelIterator: Producer<Item: Send> {
         B: Default + Send + ParallelExtend<Self::Item>,
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        let (la, lb) = bridge(self, &PartitionChunks(&predicate));
-        let (mut a, mut b) = (A::default(), B::default());
-        a.par_extend(concat(la));
-        b.par_extend(concat(lb));
-        (a, b)
+        collect::partition(self.map(|x| {
+            if predicate(&x) {
+                Either::Left(x)
+            } else {
+                Either::Right(x)
+            }
+        }))
     }
 
     /// Maps every item to [`Either`] and collects the `Left`s and the `Right`s apart, in order.
@@ -810,330 +990,7 @@ pub trait ParallelIterator: Producer<Item: Send> {
         L: Send,
         R: Send,
     {
-        let (la, lb) = bridge(self, &PartitionMapChunks(&predicate));
-        let (mut a, mut b) = (A::default(), B::default());
-        a.par_extend(concat(la));
-        b.par_extend(concat(lb));
-        (a, b)
-    }
-
-    /// Calls `op` on every item with a clone of `init` per piece of work.
-    ///
-    /// # Examples
-    /// ```
-    /// use std::sync::mpsc::channel;
-    /// use throttle::prelude::*;
-    /// let (tx, rx) = channel();
-    /// (0..5u32).into_par_iter().for_each_with(tx, |tx, x| tx.send(x).unwrap());
-    /// let mut got: Vec<u32> = rx.iter().collect();
-    /// got.sort();
-    /// assert_eq!(got, [0, 1, 2, 3, 4]);
-    /// ```
-    #[track_caller]
-    fn for_each_with<OP, T>(self, init: T, op: OP)
-    where
-        OP: Fn(&mut T, Self::Item) + Sync + Send,
-        T: Send + Clone,
-    {
-        self.map_with(init, op).for_each(|()| ())
-    }
-
-    /// [`try_for_each`](ParallelIterator::try_for_each) with a clone of `init` per piece.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let r = (0..100u32).into_par_iter()
-    ///     .try_for_each_with(7u32, |seven, x| if x != *seven { Ok(()) } else { Err(x) });
-    /// assert_eq!(r, Err(7));
-    /// ```
-    #[track_caller]
-    fn try_for_each_with<OP, T, R>(self, init: T, op: OP) -> R
-    where
-        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
-        T: Send + Clone,
-        R: Try<Output = ()> + Send,
-        R::Residual: Send,
-    {
-        self.map_with(init, op).try_for_each(|r| r)
-    }
-
-    /// [`try_for_each`](ParallelIterator::try_for_each) with a state made by `init` per piece.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let r = (0..100u32).into_par_iter()
-    ///     .try_for_each_init(String::new, |buf, x| { buf.clear(); buf.push('x'); (x < 200).then_some(()) });
-    /// assert_eq!(r, Some(()));
-    /// ```
-    #[track_caller]
-    fn try_for_each_init<OP, INIT, T, R>(self, init: INIT, op: OP) -> R
-    where
-        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
-        INIT: Fn() -> T + Sync + Send,
-        R: Try<Output = ()> + Send,
-        R::Residual: Send,
-    {
-        self.map_init(init, op).try_for_each(|r| r)
-    }
-
-    /// Maps every item with `f` and a clone of `init` per piece of work.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let v: Vec<u32> = (0..4u32).into_par_iter().map_with(10u32, |ten, x| x + *ten).collect();
-    /// assert_eq!(v, [10, 11, 12, 13]);
-    /// ```
-    fn map_with<F, T, R>(self, init: T, f: F) -> MapWith<Self, T, F>
-    where
-        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
-        T: Send + Clone,
-        R: Send,
-    {
-        MapWith {
-            base: self,
-            item: init,
-            f: Arc::new(f),
-        }
-    }
-
-    /// Changes every item in place with `f` as it passes.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let v: Vec<Vec<u8>> = (0..3u8).into_par_iter().map(|i| vec![i]).update(|v| v.push(9)).collect();
-    /// assert_eq!(v, [vec![0, 9], vec![1, 9], vec![2, 9]]);
-    /// ```
-    fn update<F>(self, f: F) -> Update<Self, F>
-    where
-        F: Fn(&mut Self::Item) + Sync + Send,
-    {
-        Update {
-            base: self,
-            f: Arc::new(f),
-        }
-    }
-
-    /// Flattens items that are parallel iterables (`Vec`s, ranges, ...), in order.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let v: Vec<u8> = vec![vec![1u8], vec![], vec![2, 3]].into_par_iter().flatten().collect();
-    /// assert_eq!(v, [1, 2, 3]);
-    /// ```
-    fn flatten(self) -> Flatten<Self>
-    where
-        Self::Item: IntoParallelIterator,
-    {
-        FlatMap {
-            base: self,
-            f: Arc::new(std::convert::identity),
-        }
-    }
-
-    /// Reduces `Result`s (or `Option`s) with `op` on their values; `None` if there are no
-    /// items, else the first error met or `Some` of the reduced value.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let r = (1..5u32).into_par_iter().map(Ok::<u32, ()>).try_reduce_with(|a, b| Ok(a + b));
-    /// assert_eq!(r, Some(Ok(10)));
-    /// ```
-    #[track_caller]
-    fn try_reduce_with<T, OP>(self, op: OP) -> Option<Self::Item>
-    where
-        OP: Fn(T, T) -> Self::Item + Sync + Send,
-        Self::Item: Try<Output = T>,
-        <Self::Item as Try>::Residual: Send,
-        T: Send,
-    {
-        use std::ops::ControlFlow::{Break, Continue};
-        let failed = AtomicBool::new(false);
-        let flow = self.map(Try::branch).reduce_with(|a, b| match (a, b) {
-            (Continue(a), Continue(b)) => {
-                if failed.load(std::sync::atomic::Ordering::Relaxed) {
-                    // Some other piece failed: its error wins whatever we compute.
-                    return Continue(a);
-                }
-                let r = op(a, b).branch();
-                if r.is_break() {
-                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                r
-            }
-            (Break(r), _) | (_, Break(r)) => {
-                failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                Break(r)
-            }
-        })?;
-        Some(match flow {
-            Continue(t) => Try::from_output(t),
-            Break(r) => Try::from_residual(r),
-        })
-    }
-
-    /// Folds each piece of work into a clone of `init`; yields one accumulator per piece.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let total: u32 = (0..100u32).into_par_iter().fold_with(0u32, |a, x| a + x).sum();
-    /// assert_eq!(total, 4950);
-    /// ```
-    fn fold_with<F, T>(self, init: T, f: F) -> FoldWith<Self, T, F>
-    where
-        F: Fn(T, Self::Item) -> T + Sync + Send,
-        T: Send + Clone,
-    {
-        FoldWith {
-            base: self,
-            item: init,
-            f: Arc::new(f),
-        }
-    }
-
-    /// Folds each piece with a fallible `f`, starting from `identity()`: one `Result` (or
-    /// `Option`) per piece, the first failure of the piece if it had one.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let r: Result<u32, String> = (0..100u32).into_par_iter()
-    ///     .try_fold(|| 0u32, |a, x| a.checked_add(x).ok_or("overflow".to_string()))
-    ///     .try_reduce(|| 0, |a, b| Ok(a + b));
-    /// assert_eq!(r, Ok(4950));
-    /// ```
-    fn try_fold<T, R, ID, F>(self, identity: ID, f: F) -> TryFold<Self, ID, F>
-    where
-        F: Fn(T, Self::Item) -> R + Sync + Send,
-        ID: Fn() -> T + Sync + Send,
-        R: Try<Output = T> + Send,
-    {
-        TryFold {
-            base: self,
-            identity: Arc::new(identity),
-            f: Arc::new(f),
-        }
-    }
-
-    /// [`try_fold`](ParallelIterator::try_fold) starting each piece from a clone of `init`.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let r: Option<u8> = (0..10u8).into_par_iter()
-    ///     .try_fold_with(0u8, |a, x| a.checked_add(x))
-    ///     .try_reduce(|| 0, |a, b| a.checked_add(b));
-    /// assert_eq!(r, Some(45));
-    /// ```
-    fn try_fold_with<F, T, R>(self, init: T, f: F) -> TryFoldWith<Self, T, F>
-    where
-        F: Fn(T, Self::Item) -> R + Sync + Send,
-        R: Try<Output = T> + Send,
-        T: Clone + Send,
-    {
-        TryFoldWith {
-            base: self,
-            item: init,
-            f: Arc::new(f),
-        }
-    }
-
-    /// The last item for which `predicate` holds; pieces before a found item stop early.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// assert_eq!((0..1000u32).into_par_iter().find_last(|x| x % 100 == 1), Some(901));
-    /// ```
-    #[track_caller]
-    fn find_last<F>(self, predicate: F) -> Option<Self::Item>
-    where
-        F: Fn(&Self::Item) -> bool + Sync + Send,
-    {
-        self.find_map_last(|x| if predicate(&x) { Some(x) } else { None })
-    }
-
-    /// The last `Some` value of `f`, in item order.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let n = ["x", "7", "8", "y"].par_iter().find_map_last(|s| s.parse::<u8>().ok());
-    /// assert_eq!(n, Some(8));
-    /// ```
-    #[track_caller]
-    fn find_map_last<F, R>(self, f: F) -> Option<R>
-    where
-        F: Fn(Self::Item) -> Option<R> + Sync + Send,
-        R: Send,
-    {
-        bridge(
-            self,
-            &FindMapLast {
-                f: &f,
-                best: AtomicUsize::new(0),
-            },
-        )
-    }
-
-    /// Some item for which `predicate` holds: the same as
-    /// [`find_any`](ParallelIterator::find_any) (rayon's older name).
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// #[allow(deprecated)]
-    /// let hit = (0..10u32).into_par_iter().find(|&x| x == 3);
-    /// assert_eq!(hit, Some(3));
-    /// ```
-    #[deprecated(note = "use `find_any`, `find_first` or `find_last`")]
-    #[track_caller]
-    fn find<F>(self, predicate: F) -> Option<Self::Item>
-    where
-        F: Fn(&Self::Item) -> bool + Sync + Send,
-    {
-        self.find_any(predicate)
-    }
-
-    /// The `Some` values, stopping once a `None` is seen. Pieces running at that moment stop
-    /// at their next item, so values after the `None` may be kept and values before it may be
-    /// missed, as in rayon; which pieces those are depends on timing.
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let v: Vec<u32> = vec![Some(1), Some(2)].into_par_iter().while_some().collect();
-    /// assert_eq!(v, [1, 2]);
-    /// let none: Vec<u32> = vec![None, None].into_par_iter().while_some().collect();
-    /// assert!(none.is_empty());
-    /// ```
-    fn while_some<T>(self) -> WhileSome<Self>
-    where
-        Self: ParallelIterator<Item = Option<T>>,
-        T: Send,
-    {
-        WhileSome::new(self)
-    }
-
-    /// Once a closure panicked in one piece, the other pieces stop at their next item (the
-    /// panic still reaches the caller).
-    ///
-    /// # Examples
-    /// ```
-    /// use throttle::prelude::*;
-    /// let r = std::panic::catch_unwind(|| {
-    ///     (0..10_000u32).into_par_iter().panic_fuse().for_each(|x| assert!(x != 42));
-    /// });
-    /// assert!(r.is_err());
-    /// ```
-    fn panic_fuse(self) -> PanicFuse<Self> {
-        PanicFuse::new(self)
+        collect::partition(self.map(predicate))
     }
 
     /// A separator between every two items, in order.
@@ -1218,10 +1075,35 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// ```
     #[track_caller]
     fn collect_vec_list(self) -> LinkedList<Vec<Self::Item>> {
-        collect_chunks(self)
+        collect::vec_list(self)
     }
 
-    /// The number of items, if known without running (for exact-length iterators).
+    /// Drives the iterator into `consumer`: the one method an implementation must write (see
+    /// [`plumbing`](super::plumbing)). Adapters wrap the consumer and pass it to their base;
+    /// sources hand it to a bridge. Called by the consumer methods; call it yourself only with
+    /// a consumer of your own.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::iter::plumbing::*;
+    /// use throttle::prelude::*;
+    ///
+    /// /// The even numbers of a range, as a parallel iterator of its own.
+    /// struct Evens(std::ops::Range<u32>);
+    /// impl ParallelIterator for Evens {
+    ///     type Item = u32;
+    ///     fn drive_unindexed<C: UnindexedConsumer<u32>>(self, consumer: C) -> C::Result {
+    ///         self.0.into_par_iter().filter(|x| x % 2 == 0).drive_unindexed(consumer)
+    ///     }
+    /// }
+    /// assert_eq!(Evens(0..10).sum::<u32>(), 20);
+    /// ```
+    fn drive_unindexed<C>(self, consumer: C) -> C::Result
+    where
+        C: UnindexedConsumer<Self::Item>;
+
+    /// The number of items, if known without running it (for exact-length iterators), else
+    /// `None` (the default).
     ///
     /// # Examples
     /// ```
@@ -1230,8 +1112,6 @@ pub trait ParallelIterator: Producer<Item: Send> {
     /// assert_eq!((0..10u32).into_par_iter().filter(|x| x % 2 == 0).opt_len(), None);
     /// ```
     fn opt_len(&self) -> Option<usize> {
-        self.exact_len()
+        None
     }
 }
-
-impl<P: Producer<Item: Send>> ParallelIterator for P {}

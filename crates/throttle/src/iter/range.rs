@@ -2,14 +2,16 @@
 //! for `char` (the module `throttle::range`, rayon's `rayon::range`).
 //!
 //! One generic `IntoParallelIterator` impl covers all `Range<T>` (the per-type work is in the
-//! producer impls), so an unsuffixed literal range such as `(0..1000).into_par_iter()` infers
+//! iterator impls), so an unsuffixed literal range such as `(0..1000).into_par_iter()` infers
 //! its integer type as `i32` the way a sequential `0..1000` does.
 //!
-//! Ranges of 128-bit integers may hold more than `usize::MAX` values; their pieces are measured
-//! in units of `len / usize::MAX` values, and they are not indexed (as in rayon).
+//! Ranges of up to 64-bit integers and of `char`s are indexed. Ranges of 128-bit integers are
+//! not (as in rayon): one that holds at most `usize::MAX` values runs as an indexed one, a
+//! longer one runs in units of `len / usize::MAX` values (throttle's engine splits units).
 
-use super::plumbing::{IndexedProducer, Producer};
-use super::IntoParallelIterator;
+use super::plumbing::engine::{self, ByUnits, Pieces};
+use super::plumbing::{bridge, Consumer, Folder, Producer, ProducerCallback, UnindexedConsumer};
+use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 use std::ops::Range;
 
 /// A parallel iterator over a `Range`; from `(a..b).into_par_iter()` with integer or `char`
@@ -28,120 +30,244 @@ use std::ops::Range;
 /// only on 32-bit targets).
 #[derive(Debug, Clone)]
 pub struct Iter<T> {
-    pub(crate) range: Range<T>,
-    /// 128-bit ranges once split: the units this piece has (`None`: as many as its values,
-    /// saturated at `usize::MAX`), so that pieces' units add up to their whole's.
-    pub(crate) units: Option<usize>,
+    range: Range<T>,
 }
 
 impl<T> IntoParallelIterator for Range<T>
 where
-    Iter<T>: Producer,
-    <Iter<T> as Producer>::Item: Send,
+    Iter<T>: ParallelIterator,
 {
     type Iter = Iter<T>;
-    type Item = <Iter<T> as Producer>::Item;
+    type Item = <Iter<T> as ParallelIterator>::Item;
     fn into_par_iter(self) -> Iter<T> {
-        Iter {
-            range: self,
-            units: None,
-        }
+        Iter { range: self }
     }
 }
 
-macro_rules! range_producer {
+impl<T> Iter<T> {
+    pub(crate) fn new(range: Range<T>) -> Self {
+        Iter { range }
+    }
+}
+
+/// A `Range` whose length is exact in its type (`std`'s ranges of 64-bit integers and of
+/// `char`s do not say so): the sequential iterator of a range's piece. Everything else is the
+/// range's own, so its internal iteration stays as fast.
+#[derive(Debug, Clone)]
+pub(crate) struct ExactRange<T>(pub(crate) Range<T>);
+
+/// The producer of an indexed range.
+pub(crate) struct RangeProducer<T>(pub(crate) Range<T>);
+
+/// A range's length, as its type counts it.
+pub(crate) trait RangeLen: Sized {
+    fn range_len(range: &Range<Self>) -> usize;
+}
+
+macro_rules! exact_range {
     ($($t:ty),*) => {$(
-        impl Producer for Iter<$t> {
+        impl Iterator for ExactRange<$t> {
             type Item = $t;
-            type IntoSeq = Range<$t>;
-            fn base_len(&self) -> usize {
-                if self.range.start >= self.range.end {
+            #[inline]
+            fn next(&mut self) -> Option<$t> {
+                self.0.next()
+            }
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                let n = <$t as RangeLen>::range_len(&self.0);
+                (n, Some(n))
+            }
+            #[inline]
+            fn fold<B, G: FnMut(B, $t) -> B>(self, init: B, g: G) -> B {
+                self.0.fold(init, g)
+            }
+        }
+
+        impl DoubleEndedIterator for ExactRange<$t> {
+            #[inline]
+            fn next_back(&mut self) -> Option<$t> {
+                self.0.next_back()
+            }
+            #[inline]
+            fn rfold<B, G: FnMut(B, $t) -> B>(self, init: B, g: G) -> B {
+                self.0.rfold(init, g)
+            }
+        }
+
+        impl ExactSizeIterator for ExactRange<$t> {}
+
+        impl Producer for RangeProducer<$t> {
+            type Item = $t;
+            type IntoIter = ExactRange<$t>;
+            fn into_iter(self) -> ExactRange<$t> {
+                ExactRange(self.0)
+            }
+            fn split_at(self, index: usize) -> (Self, Self) {
+                let mid = <$t as Advance>::advance(self.0.start, index);
+                (RangeProducer(self.0.start..mid), RangeProducer(mid..self.0.end))
+            }
+        }
+    )*};
+}
+
+/// Integer ranges: the length, and the value `n` steps after `start`.
+macro_rules! integer_len {
+    ($($t:ty),*) => {$(
+        impl RangeLen for $t {
+            fn range_len(range: &Range<$t>) -> usize {
+                if range.start >= range.end {
                     return 0;
                 }
-                let len = self.range.end.abs_diff(self.range.start);
-                usize::try_from(len).unwrap_or_else(|_| {
-                    panic!("range {:?} is longer than usize::MAX", self.range)
-                })
-            }
-            fn split_at(self, index: usize) -> (Self, Self) {
-                // `index <= base_len`, so `start + index` lies within the range.
-                let mid = self.range.start.wrapping_add(index as $t);
-                (
-                    Iter { range: self.range.start..mid, units: None },
-                    Iter { range: mid..self.range.end, units: None },
-                )
-            }
-            fn into_seq(self) -> Range<$t> {
-                self.range
-            }
-            fn exact_len(&self) -> Option<usize> {
-                Some(self.base_len())
+                usize::try_from(range.end.abs_diff(range.start))
+                    .unwrap_or_else(|_| panic!("range {range:?} is longer than usize::MAX"))
             }
         }
 
-        impl IndexedProducer for Iter<$t> {}
+        impl Advance for $t {
+            fn advance(start: $t, n: usize) -> $t {
+                // `n <= len`, so `start + n` lies within the range.
+                start.wrapping_add(n as $t)
+            }
+        }
     )*};
 }
 
-range_producer!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+/// The value `n` steps after `start`.
+pub(crate) trait Advance: Sized {
+    fn advance(start: Self, n: usize) -> Self;
+}
 
-macro_rules! wide_range_producer {
+integer_len!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
+exact_range!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, char);
+
+/// Indexed ranges: a range of at most `usize::MAX` values, its own producer.
+macro_rules! indexed_range {
     ($($t:ty),*) => {$(
-        impl Producer for Iter<$t> {
+        impl ParallelIterator for Iter<$t> {
             type Item = $t;
-            type IntoSeq = Range<$t>;
-            fn base_len(&self) -> usize {
-                self.units.unwrap_or_else(|| wide_units(wide_len(&self.range)))
+            fn drive_unindexed<C: UnindexedConsumer<$t>>(self, consumer: C) -> C::Result {
+                bridge(self, consumer)
             }
-            fn split_at(self, index: usize) -> (Self, Self) {
-                let len = wide_len(&self.range);
-                let units = self.base_len();
-                let index = index.min(units);
-                let values = wide_values(len, units, index);
-                // `values <= len`, so `start + values` lies within the range.
-                let mid = self.range.start.wrapping_add(values as $t);
-                (
-                    Iter { range: self.range.start..mid, units: Some(index) },
-                    Iter { range: mid..self.range.end, units: Some(units - index) },
-                )
+            fn opt_len(&self) -> Option<usize> {
+                Some(self.len())
             }
-            fn into_seq(self) -> Range<$t> {
-                self.range
+        }
+
+        impl IndexedParallelIterator for Iter<$t> {
+            fn drive<C: Consumer<$t>>(self, consumer: C) -> C::Result {
+                bridge(self, consumer)
             }
-            fn exact_len(&self) -> Option<usize> {
-                usize::try_from(wide_len(&self.range)).ok().filter(|&n| n == self.base_len())
+            fn len(&self) -> usize {
+                <$t as RangeLen>::range_len(&self.range)
+            }
+            fn with_producer<CB: ProducerCallback<$t>>(self, callback: CB) -> CB::Output {
+                callback.callback(RangeProducer(self.range))
             }
         }
     )*};
 }
 
-wide_range_producer!(u128, i128);
+indexed_range!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize, char);
 
-/// The number of values in a 128-bit range.
-fn wide_len<T: Ord + Copy + WideDiff>(range: &Range<T>) -> u128 {
-    if range.start >= range.end {
-        0
-    } else {
-        T::diff(range.end, range.start)
+/// 128-bit ranges: indexed runs when they fit, unit runs when they do not.
+macro_rules! wide_range {
+    ($($t:ty),*) => {$(
+        impl ParallelIterator for Iter<$t> {
+            type Item = $t;
+            fn drive_unindexed<C: UnindexedConsumer<$t>>(self, consumer: C) -> C::Result {
+                let len = wide_len(&self.range);
+                match usize::try_from(len) {
+                    Ok(n) => super::plumbing::bridge_producer_consumer(n, RangeProducer(self.range), consumer),
+                    Err(_) => {
+                        let units = wide_units(len);
+                        let pieces = WidePieces { range: self.range, units };
+                        engine::drive(pieces, units, ByUnits(consumer))
+                    }
+                }
+            }
+            fn opt_len(&self) -> Option<usize> {
+                usize::try_from(wide_len(&self.range)).ok()
+            }
+        }
+
+        impl WideRange for $t {
+            fn wide_len(range: &Range<$t>) -> u128 {
+                if range.start >= range.end {
+                    0
+                } else {
+                    range.end.abs_diff(range.start) as u128
+                }
+            }
+            fn add(start: $t, n: u128) -> $t {
+                start.wrapping_add(n as $t)
+            }
+        }
+    )*};
+}
+
+wide_range!(u128, i128);
+
+/// A 128-bit integer type's range arithmetic, in `u128`.
+pub(crate) trait WideRange: Copy + Send {
+    fn wide_len(range: &Range<Self>) -> u128;
+    fn add(start: Self, n: u128) -> Self;
+}
+
+fn wide_len<T: WideRange>(range: &Range<T>) -> u128 {
+    T::wide_len(range)
+}
+
+/// A 128-bit range longer than `usize::MAX` as the engine splits it: `units` units, each
+/// about `len / units` values.
+pub(crate) struct WidePieces<T> {
+    range: Range<T>,
+    units: usize,
+}
+
+impl<T: WideRange> Pieces for WidePieces<T>
+where
+    Range<T>: Iterator<Item = T>,
+{
+    type Item = T;
+
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let len = T::wide_len(&self.range);
+        let index = index.min(self.units);
+        let mid = T::add(self.range.start, wide_values(len, self.units, index));
+        (
+            WidePieces {
+                range: self.range.start..mid,
+                units: index,
+            },
+            WidePieces {
+                range: mid..self.range.end,
+                units: self.units - index,
+            },
+        )
+    }
+
+    /// In runs of [`WIDE_RUN`] values with a look at the folder between them: a unit here is
+    /// some 10^7 values or more, so a folder that stops early (a search that another piece
+    /// won) must not wait for a filter to reject a whole unit before it is asked.
+    fn fold_with<F: Folder<T>>(self, mut folder: F) -> F {
+        let mut start = self.range.start;
+        let mut left = T::wide_len(&self.range);
+        while left > 0 {
+            let n = left.min(WIDE_RUN);
+            let stop = T::add(start, n);
+            folder = folder.consume_iter(start..stop);
+            if folder.full() {
+                break;
+            }
+            start = stop;
+            left -= n;
+        }
+        folder
     }
 }
 
-/// `a - b` for `a > b`, as a `u128`.
-trait WideDiff {
-    fn diff(a: Self, b: Self) -> u128;
-}
-
-impl WideDiff for u128 {
-    fn diff(a: u128, b: u128) -> u128 {
-        a - b
-    }
-}
-
-impl WideDiff for i128 {
-    fn diff(a: i128, b: i128) -> u128 {
-        a.abs_diff(b)
-    }
-}
+/// Values a wide piece hands its folder between two looks at whether it is full: about 50 µs
+/// of a cheap filter over `u128`s (~1 ns a value), so a lost search ends that soon after.
+const WIDE_RUN: u128 = 1 << 16;
 
 /// Units of a range of `len` values: the values themselves when they fit a `usize`.
 pub(crate) fn wide_units(len: u128) -> usize {
@@ -187,35 +313,18 @@ pub(crate) fn char_after(lo: u32, index: usize) -> u32 {
     }
 }
 
-impl Producer for Iter<char> {
-    type Item = char;
-    type IntoSeq = Range<char>;
-    fn base_len(&self) -> usize {
-        chars_between(self.range.start as u32, self.range.end as u32)
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let mid = char_after(self.range.start as u32, index).min(self.range.end as u32);
-        let mid = char::from_u32(mid).expect("a split of a char range lands on a char");
-        (
-            Iter {
-                range: self.range.start..mid,
-                units: None,
-            },
-            Iter {
-                range: mid..self.range.end,
-                units: None,
-            },
-        )
-    }
-    fn into_seq(self) -> Range<char> {
-        self.range
-    }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.base_len())
+impl RangeLen for char {
+    fn range_len(range: &Range<char>) -> usize {
+        chars_between(range.start as u32, range.end as u32)
     }
 }
 
-impl IndexedProducer for Iter<char> {}
+impl Advance for char {
+    fn advance(start: char, n: usize) -> char {
+        let mid = char_after(start as u32, n);
+        char::from_u32(mid).expect("a split of a char range lands on a char")
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -223,14 +332,10 @@ mod tests {
 
     #[test]
     fn char_units_skip_the_surrogate_gap() {
-        let all = Iter {
-            range: '\0'..char::MAX,
-            units: None,
-        };
-        assert_eq!(all.base_len(), ('\0'..char::MAX).count());
-        let (l, r) = all.split_at(0xD800);
-        assert_eq!(l.range.end, '\u{E000}');
-        assert_eq!(r.range.start, '\u{E000}');
+        let all = '\0'..char::MAX;
+        assert_eq!(char::range_len(&all), ('\0'..char::MAX).count());
+        let mid = char::advance('\0', 0xD800);
+        assert_eq!(mid, '\u{E000}');
     }
 
     #[test]

@@ -13,11 +13,50 @@
 //! - [`remembered`]: [`in_pool`] for a data-parallel call (an iterator's consumer, a sort) that
 //!   consults its call site's memory in auto mode ("if any at all", `src/callsite.rs`) and may
 //!   run on the calling thread alone instead.
+//! - [`at_site`] / [`take_site`]: a consumer method (`sum`, `collect`, ...) notes the user's
+//!   line that called it for the run it starts; the run's outermost bridge takes it. The
+//!   consumer travels down through adapters (and third-party `drive_unindexed`s) that cannot
+//!   carry `#[track_caller]`, so the site goes beside it, in a thread-local of the calling
+//!   thread (the bridge is reached on that thread before the run enters a pool).
 
 use crate::callsite::Way;
 use crate::join::join_in;
 use crate::worker::Participant;
+use std::cell::Cell;
 use std::panic::Location;
+
+thread_local! {
+    /// The call site of the consumer method whose run has not yet reached its bridge.
+    static SITE: Cell<Option<&'static Location<'static>>> = const { Cell::new(None) };
+}
+
+/// Runs `drive` (a consumer method's body, which drives the iterator into its consumer) with
+/// `site` noted as its call site, for [`take_site`]. The note is cleared afterwards, also if
+/// `drive` never reached a bridge.
+pub(crate) fn at_site<R>(site: &'static Location<'static>, drive: impl FnOnce() -> R) -> R {
+    /// Clears the note when the drive is over (also on unwinding).
+    struct Clear(Option<&'static Location<'static>>);
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            SITE.with(|s| s.set(self.0));
+        }
+    }
+    let _clear = Clear(SITE.with(|s| s.replace(Some(site))));
+    drive()
+}
+
+/// [`at_site`] with the caller's location (`#[track_caller]` all the way from the user's line
+/// that called the consumer method).
+#[track_caller]
+pub(crate) fn drive_here<R>(drive: impl FnOnce() -> R) -> R {
+    at_site(Location::caller(), drive)
+}
+
+/// The call site noted by [`at_site`] on this thread, taken (a nested run started later from
+/// inside the run finds none).
+pub(crate) fn take_site() -> Option<&'static Location<'static>> {
+    SITE.with(|s| s.take())
+}
 
 /// Honours a lowered limit, then says whether some thread is hungry while no work is queued.
 /// One relaxed load when nothing is going on; `false` outside any pool.
@@ -92,10 +131,13 @@ pub(crate) fn in_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
 ///
 /// `run(Way::Serial)` must compute what `run(Way::Parallel)` does, sequentially.
 pub(crate) fn remembered<R: Send>(
-    site: &'static Location<'static>,
+    site: Option<&'static Location<'static>>,
     len: usize,
     run: impl FnOnce(Way) -> R + Send,
 ) -> R {
+    let Some(site) = site else {
+        return in_pool(|| run(Way::Parallel));
+    };
     if !in_any_pool()
         && user_site(site)
         && crate::global::with_default(crate::Pool::remembers_call_sites)

@@ -1,11 +1,10 @@
 //! Slices as parallel iterators: `par_iter`, `par_iter_mut`, `par_chunks`, `par_chunks_mut`,
 //! `par_windows`, and the `par_sort` family (in `sort.rs`).
 
-use super::plumbing::{IndexedProducer, Producer};
+use super::plumbing::Producer;
 pub use super::slice_ext::{
-    ArrayWindows, ChunkBy, ChunkByMut, ChunkBySeq, ChunksExact, ChunksExactMut, RChunks,
-    RChunksExact, RChunksExactMut, RChunksMut, Split, SplitInclusive, SplitInclusiveMut,
-    SplitInclusiveMutSeq, SplitInclusiveSeq, SplitMut, SplitMutSeq, SplitSeq,
+    ArrayWindows, ChunkBy, ChunkByMut, ChunksExact, ChunksExactMut, RChunks, RChunksExact,
+    RChunksExactMut, RChunksMut, Split, SplitInclusive, SplitInclusiveMut, SplitMut,
 };
 
 /// A parallel iterator over `&T`; from `par_iter()` on a slice, array or `Vec`.
@@ -14,33 +13,33 @@ pub use super::slice_ext::{
 /// ```
 /// use throttle::prelude::*;
 /// let v = vec![1, 2, 3];
-/// let it: throttle::iter::SliceIter<'_, i32> = v.par_iter();
+/// let it: throttle::slice::Iter<'_, i32> = v.par_iter();
 /// assert_eq!(it.sum::<i32>(), 6);
 /// ```
 #[derive(Debug)]
-pub struct SliceIter<'a, T> {
-    pub(crate) slice: &'a [T],
+pub struct Iter<'a, T> {
+    slice: &'a [T],
 }
 
-impl<'a, T: Sync> Producer for SliceIter<'a, T> {
-    type Item = &'a T;
-    type IntoSeq = std::slice::Iter<'a, T>;
-    fn base_len(&self) -> usize {
-        self.slice.len()
+impl<'a, T> Iter<'a, T> {
+    pub(crate) fn new(slice: &'a [T]) -> Self {
+        Iter { slice }
     }
+}
+
+impl<'a, T: Sync> Producer for Iter<'a, T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
     fn split_at(self, index: usize) -> (Self, Self) {
         let (l, r) = self.slice.split_at(index);
-        (SliceIter { slice: l }, SliceIter { slice: r })
+        (Iter { slice: l }, Iter { slice: r })
     }
-    fn into_seq(self) -> Self::IntoSeq {
+    fn into_iter(self) -> Self::IntoIter {
         self.slice.iter()
-    }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.base_len())
     }
 }
 
-impl<T: Sync> IndexedProducer for SliceIter<'_, T> {}
+producer_iterator!(impl['a, T: Sync + 'a] Iter<'a, T> => &'a T, where [], len: |it| it.slice.len());
 
 /// A parallel iterator over `&mut T`; from `par_iter_mut()` on a slice, array or `Vec`.
 ///
@@ -52,29 +51,29 @@ impl<T: Sync> IndexedProducer for SliceIter<'_, T> {}
 /// assert_eq!(v, [10, 20, 30]);
 /// ```
 #[derive(Debug)]
-pub struct SliceIterMut<'a, T> {
-    pub(crate) slice: &'a mut [T],
+pub struct IterMut<'a, T> {
+    slice: &'a mut [T],
 }
 
-impl<'a, T: Send> Producer for SliceIterMut<'a, T> {
-    type Item = &'a mut T;
-    type IntoSeq = std::slice::IterMut<'a, T>;
-    fn base_len(&self) -> usize {
-        self.slice.len()
+impl<'a, T> IterMut<'a, T> {
+    pub(crate) fn new(slice: &'a mut [T]) -> Self {
+        IterMut { slice }
     }
+}
+
+impl<'a, T: Send> Producer for IterMut<'a, T> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
     fn split_at(self, index: usize) -> (Self, Self) {
         let (l, r) = self.slice.split_at_mut(index);
-        (SliceIterMut { slice: l }, SliceIterMut { slice: r })
+        (IterMut { slice: l }, IterMut { slice: r })
     }
-    fn into_seq(self) -> Self::IntoSeq {
+    fn into_iter(self) -> Self::IntoIter {
         self.slice.iter_mut()
-    }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.base_len())
     }
 }
 
-impl<T: Send> IndexedProducer for SliceIterMut<'_, T> {}
+producer_iterator!(impl['a, T: Send + 'a] IterMut<'a, T> => &'a mut T, where [], len: |it| it.slice.len());
 
 /// A parallel iterator over `&[T]` pieces of a slice; see [`ParallelSlice::par_chunks`].
 #[derive(Debug)]
@@ -83,27 +82,22 @@ pub struct Chunks<'a, T> {
     size: usize,
 }
 
+producer_iterator!(impl['a, T: Sync + 'a] Chunks<'a, T> => &'a [T], where [],
+    len: |it| it.slice.len().div_ceil(it.size));
+
 impl<'a, T: Sync> Producer for Chunks<'a, T> {
     type Item = &'a [T];
-    type IntoSeq = std::slice::Chunks<'a, T>;
-    fn base_len(&self) -> usize {
-        self.slice.len().div_ceil(self.size)
-    }
+    type IntoIter = std::slice::Chunks<'a, T>;
     fn split_at(self, index: usize) -> (Self, Self) {
         let at = (index * self.size).min(self.slice.len());
         let (l, r) = self.slice.split_at(at);
         let size = self.size;
         (Chunks { slice: l, size }, Chunks { slice: r, size })
     }
-    fn into_seq(self) -> Self::IntoSeq {
+    fn into_iter(self) -> Self::IntoIter {
         self.slice.chunks(self.size)
     }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.base_len())
-    }
 }
-
-impl<T: Sync> IndexedProducer for Chunks<'_, T> {}
 
 /// A parallel iterator over `&mut [T]` pieces of a slice; see
 /// [`ParallelSliceMut::par_chunks_mut`].
@@ -113,27 +107,22 @@ pub struct ChunksMut<'a, T> {
     size: usize,
 }
 
+producer_iterator!(impl['a, T: Send + 'a] ChunksMut<'a, T> => &'a mut [T], where [],
+    len: |it| it.slice.len().div_ceil(it.size));
+
 impl<'a, T: Send> Producer for ChunksMut<'a, T> {
     type Item = &'a mut [T];
-    type IntoSeq = std::slice::ChunksMut<'a, T>;
-    fn base_len(&self) -> usize {
-        self.slice.len().div_ceil(self.size)
-    }
+    type IntoIter = std::slice::ChunksMut<'a, T>;
     fn split_at(self, index: usize) -> (Self, Self) {
         let at = (index * self.size).min(self.slice.len());
         let (l, r) = self.slice.split_at_mut(at);
         let size = self.size;
         (ChunksMut { slice: l, size }, ChunksMut { slice: r, size })
     }
-    fn into_seq(self) -> Self::IntoSeq {
+    fn into_iter(self) -> Self::IntoIter {
         self.slice.chunks_mut(self.size)
     }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.base_len())
-    }
 }
-
-impl<T: Send> IndexedProducer for ChunksMut<'_, T> {}
 
 /// A parallel iterator over overlapping windows of a slice; see [`ParallelSlice::par_windows`].
 #[derive(Debug)]
@@ -142,12 +131,12 @@ pub struct Windows<'a, T> {
     size: usize,
 }
 
+producer_iterator!(impl['a, T: Sync + 'a] Windows<'a, T> => &'a [T], where [],
+    len: |it| (it.slice.len() + 1).saturating_sub(it.size));
+
 impl<'a, T: Sync> Producer for Windows<'a, T> {
     type Item = &'a [T];
-    type IntoSeq = std::slice::Windows<'a, T>;
-    fn base_len(&self) -> usize {
-        (self.slice.len() + 1).saturating_sub(self.size)
-    }
+    type IntoIter = std::slice::Windows<'a, T>;
     fn split_at(self, index: usize) -> (Self, Self) {
         // The left piece keeps the `index` windows starting before `index`, which reach up to
         // `index + size - 1`; the right piece starts at window `index`.
@@ -164,15 +153,10 @@ impl<'a, T: Sync> Producer for Windows<'a, T> {
             },
         )
     }
-    fn into_seq(self) -> Self::IntoSeq {
+    fn into_iter(self) -> Self::IntoIter {
         self.slice.windows(self.size)
     }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.base_len())
-    }
 }
-
-impl<T: Sync> IndexedProducer for Windows<'_, T> {}
 
 /// Parallel views of a shared slice (`par_chunks`, `par_windows`); implemented for `[T]`, so
 /// also for arrays and `Vec`s.
@@ -506,9 +490,13 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort();
     /// assert_eq!(v, [1, 2, 3, 4, 5]);
     /// ```
+    #[track_caller]
     fn par_sort(&mut self)
     where
-        T: Ord;
+        T: Ord,
+    {
+        super::sort::par_sort(self.as_parallel_slice_mut(), &T::cmp, true);
+    }
 
     /// Sorts the slice in parallel and stably with a comparator.
     ///
@@ -523,9 +511,13 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort_by(|a, b| b.cmp(a));
     /// assert_eq!(v, [5, 4, 3, 2, 1]);
     /// ```
+    #[track_caller]
     fn par_sort_by<F>(&mut self, compare: F)
     where
-        F: Fn(&T, &T) -> std::cmp::Ordering + Sync;
+        F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
+    {
+        super::sort::par_sort(self.as_parallel_slice_mut(), &compare, true);
+    }
 
     /// Sorts the slice in parallel and stably by a key.
     ///
@@ -536,10 +528,33 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort_by_key(|p| p.0);
     /// assert_eq!(v, [(1, 'b'), (1, 'd'), (2, 'a'), (2, 'c')]);
     /// ```
-    fn par_sort_by_key<K, F>(&mut self, key: F)
+    #[track_caller]
+    fn par_sort_by_key<K, F>(&mut self, f: F)
     where
         K: Ord,
-        F: Fn(&T) -> K + Sync;
+        F: Fn(&T) -> K + Sync,
+    {
+        let compare = |a: &T, b: &T| f(a).cmp(&f(b));
+        super::sort::par_sort(self.as_parallel_slice_mut(), &compare, true);
+    }
+
+    /// Sorts the slice in parallel and stably by a key that is computed once per item (in
+    /// parallel) and kept: for keys that cost more than a comparison.
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::prelude::*;
+    /// let mut v = vec!["ccc", "a", "bb", "aaa"];
+    /// v.par_sort_by_cached_key(|s| s.len());
+    /// assert_eq!(v, ["a", "bb", "ccc", "aaa"]);
+    /// ```
+    fn par_sort_by_cached_key<K, F>(&mut self, f: F)
+    where
+        F: Fn(&T) -> K + Sync,
+        K: Ord + Send,
+    {
+        super::sort::par_sort_by_cached_key(self.as_parallel_slice_mut(), &f);
+    }
 
     /// Sorts the slice in parallel; equal items may be reordered.
     ///
@@ -550,9 +565,13 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort_unstable();
     /// assert!(v.windows(2).all(|w| w[0] <= w[1]));
     /// ```
+    #[track_caller]
     fn par_sort_unstable(&mut self)
     where
-        T: Ord;
+        T: Ord,
+    {
+        super::sort::par_sort(self.as_parallel_slice_mut(), &T::cmp, false);
+    }
 
     /// Sorts the slice in parallel with a comparator; equal items may be reordered.
     ///
@@ -563,9 +582,13 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort_unstable_by(|a: &f64, b| a.total_cmp(b));
     /// assert_eq!(v, [-2.0, 0.25, 1.5]);
     /// ```
+    #[track_caller]
     fn par_sort_unstable_by<F>(&mut self, compare: F)
     where
-        F: Fn(&T, &T) -> std::cmp::Ordering + Sync;
+        F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
+    {
+        super::sort::par_sort(self.as_parallel_slice_mut(), &compare, false);
+    }
 
     /// Sorts the slice in parallel by a key; equal keys may be reordered.
     ///
@@ -576,71 +599,26 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort_unstable_by_key(|x| x.abs());
     /// assert_eq!(v, [1, -2, -3]);
     /// ```
-    fn par_sort_unstable_by_key<K, F>(&mut self, key: F)
+    #[track_caller]
+    fn par_sort_unstable_by_key<K, F>(&mut self, f: F)
     where
         K: Ord,
-        F: Fn(&T) -> K + Sync;
+        F: Fn(&T) -> K + Sync,
+    {
+        let compare = |a: &T, b: &T| f(a).cmp(&f(b));
+        super::sort::par_sort(self.as_parallel_slice_mut(), &compare, false);
+    }
 }
 
 impl<T: Send> ParallelSliceMut<T> for [T] {
     fn as_parallel_slice_mut(&mut self) -> &mut [T] {
         self
     }
-
-    #[track_caller]
-    fn par_sort(&mut self)
-    where
-        T: Ord,
-    {
-        super::sort::par_sort(self, &T::cmp, true);
-    }
-
-    #[track_caller]
-    fn par_sort_by<F>(&mut self, compare: F)
-    where
-        F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
-    {
-        super::sort::par_sort(self, &compare, true);
-    }
-
-    #[track_caller]
-    fn par_sort_by_key<K, F>(&mut self, key: F)
-    where
-        K: Ord,
-        F: Fn(&T) -> K + Sync,
-    {
-        super::sort::par_sort(self, &|a: &T, b: &T| key(a).cmp(&key(b)), true);
-    }
-
-    #[track_caller]
-    fn par_sort_unstable(&mut self)
-    where
-        T: Ord,
-    {
-        super::sort::par_sort(self, &T::cmp, false);
-    }
-
-    #[track_caller]
-    fn par_sort_unstable_by<F>(&mut self, compare: F)
-    where
-        F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
-    {
-        super::sort::par_sort(self, &compare, false);
-    }
-
-    #[track_caller]
-    fn par_sort_unstable_by_key<K, F>(&mut self, key: F)
-    where
-        K: Ord,
-        F: Fn(&T) -> K + Sync,
-    {
-        super::sort::par_sort(self, &|a: &T, b: &T| key(a).cmp(&key(b)), false);
-    }
 }
 
-impl<T> Clone for SliceIter<'_, T> {
+impl<T> Clone for Iter<'_, T> {
     fn clone(&self) -> Self {
-        SliceIter { slice: self.slice }
+        Iter { slice: self.slice }
     }
 }
 
@@ -661,8 +639,3 @@ impl<T> Clone for Windows<'_, T> {
         }
     }
 }
-
-/// rayon's name for [`SliceIter`] (`rayon::slice::Iter`).
-pub type Iter<'a, T> = SliceIter<'a, T>;
-/// rayon's name for [`SliceIterMut`] (`rayon::slice::IterMut`).
-pub type IterMut<'a, T> = SliceIterMut<'a, T>;

@@ -5,7 +5,8 @@
 //! parts, and a split moves its cut forward to the next boundary (so these iterators are not
 //! indexed, and a piece never shares a part with another).
 
-use super::plumbing::{IndexedProducer, Producer};
+use super::plumbing::engine::Pieces;
+use super::plumbing::{Folder, Producer};
 use std::sync::Arc;
 
 /// Generates an exact-chunks producer (from the front or from the back).
@@ -20,12 +21,12 @@ macro_rules! exact_chunks {
             pub(crate) rem: $slice,
         }
 
+        producer_iterator!(impl['a, T: $($bound)* + 'a] $name<'a, T> => $item, where [],
+            len: |it| it.slice.len() / it.size);
+
         impl<'a, T: $($bound)*> Producer for $name<'a, T> {
             type Item = $item;
-            type IntoSeq = std::slice::$seq<'a, T>;
-            fn base_len(&self) -> usize {
-                self.slice.len() / self.size
-            }
+            type IntoIter = std::slice::$seq<'a, T>;
             fn split_at(self, index: usize) -> (Self, Self) {
                 let n = self.slice.len();
                 let at = (index * self.size).min(n);
@@ -40,15 +41,10 @@ macro_rules! exact_chunks {
                     ($name { slice: l, size, rem: rem_l }, $name { slice: r, size, rem: rem_r })
                 }
             }
-            fn into_seq(self) -> Self::IntoSeq {
+            fn into_iter(self) -> Self::IntoIter {
                 self.slice.$method(self.size)
             }
-            fn exact_len(&self) -> Option<usize> {
-                Some(self.base_len())
-            }
         }
-
-        impl<'a, T: $($bound)*> IndexedProducer for $name<'a, T> {}
     };
 }
 
@@ -136,12 +132,12 @@ macro_rules! rchunks {
             pub(crate) size: usize,
         }
 
+        producer_iterator!(impl['a, T: $($bound)* + 'a] $name<'a, T> => $item, where [],
+            len: |it| it.slice.len().div_ceil(it.size));
+
         impl<'a, T: $($bound)*> Producer for $name<'a, T> {
             type Item = $item;
-            type IntoSeq = std::slice::$seq<'a, T>;
-            fn base_len(&self) -> usize {
-                self.slice.len().div_ceil(self.size)
-            }
+            type IntoIter = std::slice::$seq<'a, T>;
             fn split_at(self, index: usize) -> (Self, Self) {
                 let n = self.slice.len();
                 let cut = n.saturating_sub(index * self.size);
@@ -149,15 +145,10 @@ macro_rules! rchunks {
                 let (r, l) = self.slice.$split(cut);
                 ($name { slice: l, size }, $name { slice: r, size })
             }
-            fn into_seq(self) -> Self::IntoSeq {
+            fn into_iter(self) -> Self::IntoIter {
                 self.slice.$method(self.size)
             }
-            fn exact_len(&self) -> Option<usize> {
-                Some(self.base_len())
-            }
         }
-
-        impl<'a, T: $($bound)*> IndexedProducer for $name<'a, T> {}
     };
 }
 
@@ -196,12 +187,12 @@ fn as_array<T, const N: usize>(w: &[T]) -> &[T; N] {
     w.try_into().expect("a window has N items")
 }
 
+producer_iterator!(impl['a, T: Sync + 'a, const N: usize] ArrayWindows<'a, T, N> => &'a [T; N],
+    where [], len: |it| (it.slice.len() + 1).saturating_sub(N));
+
 impl<'a, T: Sync, const N: usize> Producer for ArrayWindows<'a, T, N> {
     type Item = &'a [T; N];
-    type IntoSeq = std::iter::Map<std::slice::Windows<'a, T>, fn(&'a [T]) -> &'a [T; N]>;
-    fn base_len(&self) -> usize {
-        (self.slice.len() + 1).saturating_sub(N)
-    }
+    type IntoIter = std::iter::Map<std::slice::Windows<'a, T>, fn(&'a [T]) -> &'a [T; N]>;
     fn split_at(self, index: usize) -> (Self, Self) {
         let left_end = (index + N - 1).min(self.slice.len());
         (
@@ -213,17 +204,12 @@ impl<'a, T: Sync, const N: usize> Producer for ArrayWindows<'a, T, N> {
             },
         )
     }
-    fn into_seq(self) -> Self::IntoSeq {
+    fn into_iter(self) -> Self::IntoIter {
         self.slice
             .windows(N)
             .map(as_array::<T, N> as fn(&'a [T]) -> &'a [T; N])
     }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.base_len())
-    }
 }
-
-impl<T: Sync, const N: usize> IndexedProducer for ArrayWindows<'_, T, N> {}
 
 /// How the parts of a predicate split end.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -259,12 +245,11 @@ macro_rules! split_by {
             }
         }
 
-        impl<'a, T: $($bound)*, P: Fn(&T) -> bool + Sync + Send> Producer for $name<'a, T, P> {
+        units_iterator!(impl['a, T: $($bound)* + 'a, P: Fn(&T) -> bool + Sync + Send] $name<'a, T, P> => $slice,
+            where [], units: |it| it.slice.len());
+
+        impl<'a, T: $($bound)*, P: Fn(&T) -> bool + Sync + Send> Pieces for $name<'a, T, P> {
             type Item = $slice;
-            type IntoSeq = $seq<'a, T, P>;
-            fn base_len(&self) -> usize {
-                self.slice.len()
-            }
             fn split_at(self, index: usize) -> (Self, Self) {
                 let from = index.min(self.slice.len());
                 let pred = &*self.pred;
@@ -287,7 +272,13 @@ macro_rules! split_by {
                     }
                 }
             }
-            fn into_seq(self) -> Self::IntoSeq {
+            fn fold_with<F: Folder<$slice>>(self, folder: F) -> F {
+                folder.consume_iter(self.into_seq())
+            }
+        }
+
+        impl<'a, T, P> $name<'a, T, P> {
+            fn into_seq(self) -> $seq<'a, T, P> {
                 // An empty piece that does not hold the slice's end has no part of its own.
                 let nothing = self.nothing || (!self.last && self.slice.is_empty());
                 let mut rest = self.slice;
@@ -302,7 +293,7 @@ macro_rules! split_by {
         }
 
         /// The sequential iterator of a predicate split's leaf.
-        pub struct $seq<'a, T, P> {
+        pub(crate) struct $seq<'a, T, P> {
             rest: Option<$slice>,
             pred: Arc<P>,
         }
@@ -400,19 +391,18 @@ macro_rules! chunk_by {
             (from..s.len()).find(|&i| !pred(&s[i - 1], &s[i])).unwrap_or(s.len())
         }
 
-        impl<'a, T: $($bound)*, P: Fn(&T, &T) -> bool + Sync + Send> Producer for $name<'a, T, P> {
+        units_iterator!(impl['a, T: $($bound)* + 'a, P: Fn(&T, &T) -> bool + Sync + Send] $name<'a, T, P> => $slice,
+            where [], units: |it| it.slice.len());
+
+        impl<'a, T: $($bound)*, P: Fn(&T, &T) -> bool + Sync + Send> Pieces for $name<'a, T, P> {
             type Item = $slice;
-            type IntoSeq = ChunkBySeq<$slice, P>;
-            fn base_len(&self) -> usize {
-                self.slice.len()
-            }
             fn split_at(self, index: usize) -> (Self, Self) {
                 let cut = if index == 0 { 0 } else { $seq(&*self.slice, index, &*self.pred) };
                 let (l, r) = self.slice.$split(cut);
                 ($name { slice: l, pred: self.pred.clone() }, $name { slice: r, pred: self.pred })
             }
-            fn into_seq(self) -> Self::IntoSeq {
-                ChunkBySeq { rest: self.slice, pred: self.pred }
+            fn fold_with<F: Folder<$slice>>(self, folder: F) -> F {
+                folder.consume_iter(ChunkBySeq { rest: self.slice, pred: self.pred })
             }
         }
 
@@ -433,7 +423,7 @@ macro_rules! chunk_by {
 }
 
 /// The sequential iterator of a `chunk_by` leaf.
-pub struct ChunkBySeq<S, P> {
+pub(crate) struct ChunkBySeq<S, P> {
     rest: S,
     pred: Arc<P>,
 }

@@ -13,6 +13,10 @@
 //!   merges two sorted runs in one pass. Ties keep the left run's items first, so the sort stays
 //!   stable.
 //!
+//! - By a cached key (`par_sort_by_cached_key`): the keys are computed once, in parallel, with
+//!   each item's index, the pairs sorted unstably (the index breaks ties, so the order is the
+//!   stable one), and the items moved into place by following the permutation's cycles.
+//!
 //! - "If any at all" (auto mode, `src/callsite.rs`): called from outside any pool while the
 //!   global pool is in auto mode, a call site whose sorts are too short to pay for threads
 //!   sorts on the calling thread with the standard sort of the same kind (see [`par_sort`]).
@@ -46,7 +50,7 @@ where
     F: Fn(&T, &T) -> Ordering + Sync,
 {
     let len = v.len();
-    super::runtime::remembered(std::panic::Location::caller(), len, |way| match way {
+    super::runtime::remembered(Some(std::panic::Location::caller()), len, |way| match way {
         Way::Serial => sort_piece(v, compare, stable),
         Way::Parallel => sort_in_pool(v, compare, stable),
     });
@@ -197,6 +201,41 @@ where
         || merge(left, i, compare, piece),
         || merge(right, mid - i, compare, piece),
     );
+}
+
+/// `par_sort_by_cached_key`: computes every item's key once, in parallel, sorts the
+/// `(key, index)` pairs (an unstable sort: the index breaks ties, so the order is the stable
+/// one), and then moves the items into that order in place, one cycle of the permutation at a
+/// time. Not `#[track_caller]`: its two parallel calls would share the caller's line in auto
+/// mode's memory; from here they run in the pool, unremembered.
+pub(crate) fn par_sort_by_cached_key<T, K, F>(v: &mut [T], key: &F)
+where
+    T: Send,
+    K: Ord + Send,
+    F: Fn(&T) -> K + Sync,
+{
+    use super::slice::ParallelSliceMut;
+    use super::{IndexedParallelIterator, IntoParallelRefMutIterator, ParallelIterator};
+    let len = v.len();
+    if len < 2 {
+        return;
+    }
+    let mut keyed: Vec<(K, usize)> = v
+        .par_iter_mut()
+        .enumerate()
+        .map(|(i, x)| (key(&*x), i))
+        .collect();
+    keyed.par_sort_unstable();
+    // `keyed[i].1` is where the item that belongs at `i` is now. Items before `i` are in place;
+    // an item moved away from a place before `i` is found by following where it went.
+    for i in 0..len {
+        let mut from = keyed[i].1;
+        while from < i {
+            from = keyed[from].1;
+        }
+        keyed[i].1 = from;
+        v.swap(i, from);
+    }
 }
 
 #[cfg(test)]

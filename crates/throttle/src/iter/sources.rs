@@ -1,8 +1,10 @@
 //! Parallel iterators made from nothing or from a function: `empty`, `once`, `repeat`,
 //! `repeat_n`, `split`, and the `walk_tree` family.
 
-use super::plumbing::{IndexedProducer, Producer};
+use super::plumbing::engine::Pieces;
+use super::plumbing::{bridge_unindexed, Folder, Producer, UnindexedConsumer, UnindexedProducer};
 use super::vec::IntoIter as VecIter;
+use super::ParallelIterator;
 use std::marker::PhantomData;
 
 /// No items; from [`empty`].
@@ -39,22 +41,16 @@ pub fn empty<T: Send>() -> Empty<T> {
 
 impl<T: Send> Producer for Empty<T> {
     type Item = T;
-    type IntoSeq = std::iter::Empty<T>;
-    fn base_len(&self) -> usize {
-        0
-    }
+    type IntoIter = std::iter::Empty<T>;
     fn split_at(self, _: usize) -> (Self, Self) {
         (empty(), empty())
     }
-    fn into_seq(self) -> Self::IntoSeq {
+    fn into_iter(self) -> Self::IntoIter {
         std::iter::empty()
-    }
-    fn exact_len(&self) -> Option<usize> {
-        Some(0)
     }
 }
 
-impl<T: Send> IndexedProducer for Empty<T> {}
+producer_iterator!(impl[T: Send] Empty<T> => T, where [], len: |_it| 0);
 
 delegate!(
     /// One item; from [`once`].
@@ -71,7 +67,7 @@ delegate!(
 /// ```
 pub fn once<T: Send>(item: T) -> Once<T> {
     Once {
-        inner: super::option::IntoIter { opt: Some(item) },
+        inner: super::option::IntoIter::new(Some(item)),
     }
 }
 
@@ -111,12 +107,11 @@ pub fn repeatn<T: Clone + Send>(item: T, n: usize) -> RepeatN<T> {
     repeat_n(item, n)
 }
 
+producer_iterator!(impl[T: Clone + Send] RepeatN<T> => T, where [], len: |it| it.count);
+
 impl<T: Clone + Send> Producer for RepeatN<T> {
     type Item = T;
-    type IntoSeq = RepeatNSeq<T>;
-    fn base_len(&self) -> usize {
-        self.count
-    }
+    type IntoIter = RepeatNSeq<T>;
     fn split_at(self, index: usize) -> (Self, Self) {
         let index = index.min(self.count);
         let left = RepeatN {
@@ -129,18 +124,13 @@ impl<T: Clone + Send> Producer for RepeatN<T> {
         };
         (left, right)
     }
-    fn into_seq(self) -> Self::IntoSeq {
+    fn into_iter(self) -> Self::IntoIter {
         RepeatNSeq {
             item: self.item,
             count: self.count,
         }
     }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.count)
-    }
 }
-
-impl<T: Clone + Send> IndexedProducer for RepeatN<T> {}
 
 /// The sequential iterator of a [`RepeatN`] leaf: clones, the item itself last.
 #[derive(Debug)]
@@ -197,8 +187,8 @@ pub struct Repeat<T> {
 /// # Examples
 /// ```
 /// use throttle::prelude::*;
-/// let v: Vec<(u32, char)> = (0..3u32).into_par_iter().zip(throttle::iter::repeat('a')).collect();
-/// assert_eq!(v, [(0, 'a'), (1, 'a'), (2, 'a')]);
+/// let v: Vec<(char, u32)> = throttle::iter::repeat('a').zip(0..3u32).collect();
+/// assert_eq!(v, [('a', 0), ('a', 1), ('a', 2)]);
 /// assert_eq!(throttle::iter::repeat(1u8).take_any(5).count(), 5);
 /// ```
 pub fn repeat<T: Clone + Send>(item: T) -> Repeat<T> {
@@ -237,118 +227,179 @@ impl<T: Clone + Send> Repeat<T> {
     }
 }
 
-impl<T: Clone + Send> Producer for Repeat<T> {
+/// Without end: as many units as a `usize` counts, each one clone.
+impl<T: Clone + Send> ParallelIterator for Repeat<T> {
     type Item = T;
-    type IntoSeq = std::iter::Take<std::iter::Repeat<T>>;
-    /// Without end: as many units as a `usize` counts.
-    fn base_len(&self) -> usize {
-        usize::MAX
-    }
-    fn split_at(self, _: usize) -> (Self, Self) {
-        (self.clone(), self)
-    }
-    fn into_seq(self) -> Self::IntoSeq {
-        std::iter::repeat(self.item).take(usize::MAX)
+
+    fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
+        let pieces = RepeatPieces {
+            item: self.item,
+            units: usize::MAX,
+        };
+        super::plumbing::engine::drive(
+            pieces,
+            usize::MAX,
+            super::plumbing::engine::ByUnits(consumer),
+        )
     }
 }
 
-/// `zip` of an endless [`Repeat`] with an exact-length iterator pairs it with as many clones.
-impl<T: Clone + Send> IndexedProducer for Repeat<T> {}
+/// A run of [`Repeat`]: `units` clones.
+struct RepeatPieces<T> {
+    item: T,
+    units: usize,
+}
+
+impl<T: Clone + Send> Pieces for RepeatPieces<T> {
+    type Item = T;
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let index = index.min(self.units);
+        let left = RepeatPieces {
+            item: self.item.clone(),
+            units: index,
+        };
+        (
+            left,
+            RepeatPieces {
+                item: self.item,
+                units: self.units - index,
+            },
+        )
+    }
+    fn fold_with<F: Folder<T>>(self, folder: F) -> F {
+        folder.consume_iter(std::iter::repeat(self.item).take(self.units))
+    }
+}
 
 /// Pieces made by splitting a value with a function; from [`split`].
+#[derive(Clone)]
+#[must_use = "iterator adaptors are lazy and do nothing unless consumed"]
 pub struct Split<D, S> {
-    items: VecIter<D>,
-    splitter: PhantomData<fn() -> S>,
-}
-
-impl<D: Clone, S> Clone for Split<D, S> {
-    fn clone(&self) -> Self {
-        Split {
-            items: self.items.clone(),
-            splitter: PhantomData,
-        }
-    }
+    data: D,
+    splitter: S,
 }
 
 impl<D: std::fmt::Debug, S> std::fmt::Debug for Split<D, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Split").field("items", &self.items).finish()
+        f.debug_struct("Split").field("data", &self.data).finish()
     }
 }
 
 /// A parallel iterator over the pieces that `splitter` cuts `data` into: `splitter(d)` returns
 /// `(a, Some(b))` to cut `d` into `a` and `b`, or `(d, None)` to keep it whole. The pieces come
-/// in order (left before right).
-///
-/// The cutting runs first, in parallel on the current pool (each cut's two halves are cut
-/// further through `join`), and then the pieces are a `Vec` split as usual.
+/// in order (left before right). Cutting is done as the run splits (the two halves of a cut may
+/// run on two threads), as far as the pool needs pieces; a piece that is not cut further is
+/// one item.
 ///
 /// # Examples
 /// ```
 /// use throttle::prelude::*;
-/// let pieces: Vec<std::ops::Range<u32>> = throttle::iter::split(0..100u32, |r| {
+/// let total: usize = throttle::iter::split(0..100u32, |r| {
 ///     if r.len() <= 30 { return (r, None); }
 ///     let mid = r.start + r.len() as u32 / 2;
 ///     (r.start..mid, Some(mid..r.end))
-/// }).collect();
-/// assert!(pieces.iter().all(|r| r.len() <= 30));
-/// assert_eq!(pieces.iter().map(|r| r.len()).sum::<usize>(), 100);
+/// }).map(|r| r.len()).sum();
+/// assert_eq!(total, 100);
 /// ```
 pub fn split<D, S>(data: D, splitter: S) -> Split<D, S>
 where
     D: Send,
     S: Fn(D) -> (D, Option<D>) + Sync,
 {
-    fn cut<D: Send, S: Fn(D) -> (D, Option<D>) + Sync>(d: D, s: &S) -> Vec<D> {
-        match s(d) {
-            (a, None) => vec![a],
-            (a, Some(b)) => {
-                let (mut l, mut r) = crate::join(|| cut(a, s), || cut(b, s));
-                l.append(&mut r);
-                l
-            }
-        }
-    }
-    Split {
-        items: VecIter::new(cut(data, &splitter)),
-        splitter: PhantomData,
+    Split { data, splitter }
+}
+
+impl<D, S> ParallelIterator for Split<D, S>
+where
+    D: Send,
+    S: Fn(D) -> (D, Option<D>) + Sync + Send,
+{
+    type Item = D;
+
+    fn drive_unindexed<C: UnindexedConsumer<D>>(self, consumer: C) -> C::Result {
+        let producer = SplitProducer {
+            data: self.data,
+            splitter: &self.splitter,
+        };
+        bridge_unindexed(producer, consumer)
     }
 }
 
-impl<D: Send, S> Producer for Split<D, S> {
+/// The producer of [`Split`]: a piece of data and the function that cuts it.
+struct SplitProducer<'s, D, S> {
+    data: D,
+    splitter: &'s S,
+}
+
+impl<D, S> UnindexedProducer for SplitProducer<'_, D, S>
+where
+    D: Send,
+    S: Fn(D) -> (D, Option<D>) + Sync,
+{
     type Item = D;
-    type IntoSeq = super::vec::IntoSeq<D>;
-    fn base_len(&self) -> usize {
-        self.items.base_len()
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (l, r) = self.items.split_at(index);
+
+    fn split(self) -> (Self, Option<Self>) {
+        let splitter = self.splitter;
+        let (left, right) = splitter(self.data);
         (
-            Split {
-                items: l,
-                splitter: PhantomData,
+            SplitProducer {
+                data: left,
+                splitter,
             },
-            Split {
-                items: r,
-                splitter: PhantomData,
-            },
+            right.map(|data| SplitProducer { data, splitter }),
         )
     }
-    fn into_seq(self) -> Self::IntoSeq {
-        self.items.into_seq()
+
+    fn fold_with<F: Folder<D>>(self, folder: F) -> F {
+        folder.consume(self.data)
     }
 }
 
-/// The nodes of a tree; from [`walk_tree_prefix`], [`walk_tree_postfix`] and [`walk_tree`].
-pub type WalkTree<T> = VecIter<T>;
-/// The nodes of a tree in prefix order; from [`walk_tree_prefix`].
-pub type WalkTreePrefix<T> = VecIter<T>;
-/// The nodes of a tree in postfix order; from [`walk_tree_postfix`].
-pub type WalkTreePostfix<T> = VecIter<T>;
+/// Implements a tree walk: a struct holding the root and the children function, walked when
+/// the iterator runs.
+macro_rules! walk_type {
+    ($(#[$m:meta])* $name:ident, prefix: $prefix:literal, [$($bound:tt)*]) => {
+        $(#[$m])*
+        #[derive(Debug, Clone)]
+        #[must_use = "iterator adaptors are lazy and do nothing unless consumed"]
+        pub struct $name<S, B> {
+            root: S,
+            children: B,
+        }
 
-/// Visits a tree from `root`: `children(&node)` gives a node's children. Prefix: a node
-/// before its children, children in the order given. The walk runs in parallel (the subtrees
-/// of a node through `join`), then the nodes, in that order, are a `Vec` split as usual.
+        impl<S, B, I> ParallelIterator for $name<S, B>
+        where
+            S: Send,
+            B: Fn(&S) -> I + Send + Sync,
+            I: IntoIterator<Item = S, $($bound)*>,
+        {
+            type Item = S;
+
+            fn drive_unindexed<C: UnindexedConsumer<S>>(self, consumer: C) -> C::Result {
+                let nodes = walk(self.root, &self.children, $prefix);
+                VecIter::new(nodes).drive_unindexed(consumer)
+            }
+        }
+    };
+}
+
+walk_type!(
+    /// The nodes of a tree in prefix order; from [`walk_tree_prefix`].
+    WalkTreePrefix, prefix: true, [IntoIter: DoubleEndedIterator]
+);
+walk_type!(
+    /// The nodes of a tree in postfix order; from [`walk_tree_postfix`].
+    WalkTreePostfix, prefix: false, []
+);
+walk_type!(
+    /// The nodes of a tree, in some order; from [`walk_tree`].
+    WalkTree, prefix: false, [IntoIter: DoubleEndedIterator]
+);
+
+/// Visits a tree from `root`: `children_of(&node)` gives a node's children. Prefix: a node
+/// before its children, children in the order given. When the iterator runs, the tree is
+/// walked in parallel (the subtrees of a node through `join`), then the nodes, in that order,
+/// are split as a `Vec`.
 ///
 /// # Examples
 /// ```
@@ -356,14 +407,16 @@ pub type WalkTreePostfix<T> = VecIter<T>;
 /// let v: Vec<u32> = throttle::iter::walk_tree_prefix(1u32, |&n| if n < 4 { vec![2 * n, 2 * n + 1] } else { vec![] }).collect();
 /// assert_eq!(v, [1, 2, 4, 5, 3, 6, 7]);
 /// ```
-pub fn walk_tree_prefix<S, B, I>(root: S, children: B) -> WalkTreePrefix<S>
+pub fn walk_tree_prefix<S, B, I>(root: S, children_of: B) -> WalkTreePrefix<S, B>
 where
     S: Send,
     B: Fn(&S) -> I + Send + Sync,
-    I: IntoIterator<Item = S>,
-    I::IntoIter: DoubleEndedIterator,
+    I: IntoIterator<Item = S, IntoIter: DoubleEndedIterator>,
 {
-    VecIter::new(walk(root, &children, true))
+    WalkTreePrefix {
+        root,
+        children: children_of,
+    }
 }
 
 /// Visits a tree from `root` in postfix order: a node after its children.
@@ -374,16 +427,19 @@ where
 /// let v: Vec<u32> = throttle::iter::walk_tree_postfix(1u32, |&n| if n < 4 { vec![2 * n, 2 * n + 1] } else { vec![] }).collect();
 /// assert_eq!(v, [4, 5, 2, 6, 7, 3, 1]);
 /// ```
-pub fn walk_tree_postfix<S, B, I>(root: S, children: B) -> WalkTreePostfix<S>
+pub fn walk_tree_postfix<S, B, I>(root: S, children_of: B) -> WalkTreePostfix<S, B>
 where
     S: Send,
     B: Fn(&S) -> I + Send + Sync,
     I: IntoIterator<Item = S>,
 {
-    VecIter::new(walk(root, &children, false))
+    WalkTreePostfix {
+        root,
+        children: children_of,
+    }
 }
 
-/// Visits a tree from `root`, every node once, in some order (here: prefix).
+/// Visits a tree from `root`, every node once, in some order (here: postfix, as rayon's).
 ///
 /// # Examples
 /// ```
@@ -391,14 +447,16 @@ where
 /// let n = throttle::iter::walk_tree(1u32, |&n| if n < 8 { vec![2 * n, 2 * n + 1] } else { vec![] }).count();
 /// assert_eq!(n, 15);
 /// ```
-pub fn walk_tree<S, B, I>(root: S, children: B) -> WalkTree<S>
+pub fn walk_tree<S, B, I>(root: S, children_of: B) -> WalkTree<S, B>
 where
     S: Send,
     B: Fn(&S) -> I + Send + Sync,
-    I: IntoIterator<Item = S>,
-    I::IntoIter: DoubleEndedIterator,
+    I: IntoIterator<Item = S, IntoIter: DoubleEndedIterator>,
 {
-    walk_tree_prefix(root, children)
+    WalkTree {
+        root,
+        children: children_of,
+    }
 }
 
 /// The nodes under `node`, prefix or postfix; children's subtrees are walked in parallel.

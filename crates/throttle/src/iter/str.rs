@@ -7,7 +7,8 @@
 //! part), reading past its end to finish its last part. So any split of the bytes gives every
 //! part exactly once, in order, and pieces never need to split on a char boundary.
 
-use super::plumbing::{IndexedProducer, Producer};
+use super::plumbing::engine::Pieces;
+use super::plumbing::Folder;
 
 /// What can separate the parts of a string for the `par_split` family and `par_matches`: a
 /// `char`, a slice or array of `char`s (any of them), or a closure `Fn(char) -> bool`.
@@ -90,20 +91,20 @@ impl<'a> Piece<'a> {
 /// Implements the producer methods shared by the string iterators (all hold `piece`).
 macro_rules! str_producer {
     ($name:ident [$($g:tt)*] $item:ty, $seq:ty, |$me:ident| $into_seq:expr) => {
-        impl<$($g)*> Producer for $name<$($g)*> {
+        impl<$($g)*> Pieces for $name<$($g)*> {
             type Item = $item;
-            type IntoSeq = $seq;
-            fn base_len(&self) -> usize {
-                self.piece.end - self.piece.start
-            }
             fn split_at(self, index: usize) -> (Self, Self) {
                 let (l, r) = self.piece.split_at(index);
                 ($name { piece: l }, $name { piece: r })
             }
-            fn into_seq($me) -> $seq {
-                $into_seq
+            fn fold_with<F: Folder<$item>>($me, folder: F) -> F {
+                let seq: $seq = $into_seq;
+                folder.consume_iter(seq)
             }
         }
+
+        units_iterator!(impl[$($g)*] $name<$($g)*> => $item, where [],
+            units: |this| this.piece.end - this.piece.start);
     };
 }
 
@@ -124,7 +125,7 @@ pub struct CharIndices<'a> {
 
 /// The sequential iterator of a [`CharIndices`] leaf.
 #[derive(Debug)]
-pub struct CharIndicesSeq<'a> {
+pub(crate) struct CharIndicesSeq<'a> {
     iter: std::str::CharIndices<'a>,
     offset: usize,
 }
@@ -156,30 +157,10 @@ str_producer!(EncodeUtf16['a] u16, std::str::EncodeUtf16<'a>, |self| self
 /// The bytes of a string (an exact-length iterator); from [`ParallelString::par_bytes`].
 #[derive(Debug, Clone)]
 pub struct Bytes<'a> {
-    piece: Piece<'a>,
+    inner: super::Copied<super::slice::Iter<'a, u8>>,
 }
 
-impl<'a> Producer for Bytes<'a> {
-    type Item = u8;
-    type IntoSeq = std::iter::Copied<std::slice::Iter<'a, u8>>;
-    fn base_len(&self) -> usize {
-        self.piece.end - self.piece.start
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (l, r) = self.piece.split_at(index);
-        (Bytes { piece: l }, Bytes { piece: r })
-    }
-    fn into_seq(self) -> Self::IntoSeq {
-        self.piece.s.as_bytes()[self.piece.start..self.piece.end]
-            .iter()
-            .copied()
-    }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.base_len())
-    }
-}
-
-impl IndexedProducer for Bytes<'_> {}
+delegate_impls!(Bytes['a] => super::Copied<super::slice::Iter<'a, u8>>, u8, []);
 
 /// How a part of a split ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -195,7 +176,7 @@ enum Kind {
 /// The sequential iterator of the split family: the parts that follow the separators of one
 /// piece (and the first part, for the piece at byte 0).
 #[derive(Debug)]
-pub struct SplitSeq<'a, P> {
+pub(crate) struct SplitSeq<'a, P> {
     s: &'a str,
     pat: P,
     kind: Kind,
@@ -275,20 +256,19 @@ macro_rules! split_type {
             pat: P,
         }
 
-        impl<'a, P: Pattern + Clone> Producer for $name<'a, P> {
+        impl<'a, P: Pattern + Clone> Pieces for $name<'a, P> {
             type Item = &'a str;
-            type IntoSeq = SplitSeq<'a, P>;
-            fn base_len(&self) -> usize {
-                self.piece.end - self.piece.start
-            }
             fn split_at(self, index: usize) -> (Self, Self) {
                 let (l, r) = self.piece.split_at(index);
                 ($name { piece: l, pat: self.pat.clone() }, $name { piece: r, pat: self.pat })
             }
-            fn into_seq(self) -> SplitSeq<'a, P> {
-                SplitSeq::new(self.piece, self.pat, $kind)
+            fn fold_with<F: Folder<&'a str>>(self, folder: F) -> F {
+                folder.consume_iter(SplitSeq::new(self.piece, self.pat, $kind))
             }
         }
+
+        units_iterator!(impl['a, P: Pattern + Clone] $name<'a, P> => &'a str, where [],
+            units: |this| this.piece.end - this.piece.start);
     };
 }
 
@@ -337,7 +317,7 @@ pub struct Lines<'a> {
 }
 
 /// The sequential iterator of a [`Lines`] leaf.
-pub type LinesSeq<'a> = std::iter::Map<SplitSeq<'a, fn(char) -> bool>, fn(&str) -> &str>;
+pub(crate) type LinesSeq<'a> = std::iter::Map<SplitSeq<'a, fn(char) -> bool>, fn(&str) -> &str>;
 
 str_producer!(Lines['a] &'a str, LinesSeq<'a>, |self| SplitSeq::new(
     self.piece,
@@ -347,7 +327,8 @@ str_producer!(Lines['a] &'a str, LinesSeq<'a>, |self| SplitSeq::new(
 .map(strip_line as fn(&str) -> &str));
 
 /// The sequential iterator of the whitespace splits.
-pub type WhitespaceSeq<'a> = std::iter::Filter<SplitSeq<'a, fn(char) -> bool>, fn(&&str) -> bool>;
+pub(crate) type WhitespaceSeq<'a> =
+    std::iter::Filter<SplitSeq<'a, fn(char) -> bool>, fn(&&str) -> bool>;
 
 /// The non-empty parts of a string between Unicode whitespace; from
 /// [`ParallelString::par_split_whitespace`].
@@ -380,7 +361,7 @@ str_producer!(SplitAsciiWhitespace['a] &'a str, WhitespaceSeq<'a>, |self| SplitS
 /// The sequential iterator of [`Matches`] and [`MatchIndices`]: the matching chars that
 /// start in one piece, with their positions.
 #[derive(Debug)]
-pub struct MatchSeq<'a, P> {
+pub(crate) struct MatchSeq<'a, P> {
     iter: std::str::CharIndices<'a>,
     offset: usize,
     s: &'a str,
@@ -425,12 +406,8 @@ fn second(m: (usize, &str)) -> &str {
     m.1
 }
 
-impl<'a, P: Pattern + Clone> Producer for Matches<'a, P> {
+impl<'a, P: Pattern + Clone> Pieces for Matches<'a, P> {
     type Item = &'a str;
-    type IntoSeq = std::iter::Map<MatchSeq<'a, P>, fn((usize, &'a str)) -> &'a str>;
-    fn base_len(&self) -> usize {
-        self.piece.end - self.piece.start
-    }
     fn split_at(self, index: usize) -> (Self, Self) {
         let (l, r) = self.piece.split_at(index);
         let left = Matches {
@@ -439,17 +416,16 @@ impl<'a, P: Pattern + Clone> Producer for Matches<'a, P> {
         };
         (left, Matches { piece: r, ..self })
     }
-    fn into_seq(self) -> Self::IntoSeq {
-        match_seq(self.piece, self.pat).map(second as fn((usize, &'a str)) -> &'a str)
+    fn fold_with<F: Folder<&'a str>>(self, folder: F) -> F {
+        folder.consume_iter(match_seq(self.piece, self.pat).map(second))
     }
 }
 
-impl<'a, P: Pattern + Clone> Producer for MatchIndices<'a, P> {
+units_iterator!(impl['a, P: Pattern + Clone] Matches<'a, P> => &'a str, where [],
+    units: |this| this.piece.end - this.piece.start);
+
+impl<'a, P: Pattern + Clone> Pieces for MatchIndices<'a, P> {
     type Item = (usize, &'a str);
-    type IntoSeq = MatchSeq<'a, P>;
-    fn base_len(&self) -> usize {
-        self.piece.end - self.piece.start
-    }
     fn split_at(self, index: usize) -> (Self, Self) {
         let (l, r) = self.piece.split_at(index);
         let left = MatchIndices {
@@ -458,10 +434,13 @@ impl<'a, P: Pattern + Clone> Producer for MatchIndices<'a, P> {
         };
         (left, MatchIndices { piece: r, ..self })
     }
-    fn into_seq(self) -> Self::IntoSeq {
-        match_seq(self.piece, self.pat)
+    fn fold_with<F: Folder<(usize, &'a str)>>(self, folder: F) -> F {
+        folder.consume_iter(match_seq(self.piece, self.pat))
     }
 }
+
+units_iterator!(impl['a, P: Pattern + Clone] MatchIndices<'a, P> => (usize, &'a str), where [],
+    units: |this| this.piece.end - this.piece.start);
 
 /// Parallel iterators over a string's chars, bytes, lines and parts; implemented for `str`
 /// (so also for `String`). Every iterator yields what the sequential method of the same name
@@ -516,8 +495,9 @@ pub trait ParallelString {
     /// assert_eq!("abc".par_bytes().map(u32::from).sum::<u32>(), 294);
     /// ```
     fn par_bytes(&self) -> Bytes<'_> {
+        let bytes = self.as_parallel_string().as_bytes();
         Bytes {
-            piece: Piece::whole(self.as_parallel_string()),
+            inner: super::Copied::new(super::slice::Iter::new(bytes)),
         }
     }
 

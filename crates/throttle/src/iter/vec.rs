@@ -1,54 +1,17 @@
-//! An owned `Vec` as a parallel iterator: `vec.into_par_iter()` moves the items out.
+//! `Vec`s as parallel iterators (the module `throttle::vec`, rayon's `rayon::vec`):
+//! `vec.into_par_iter()` moves the items out, `vec.par_drain(range)` moves a range out and
+//! closes the gap.
 //!
-//! The pieces of a split share the vector's buffer through an `Arc`; each piece owns the items
-//! of its index range and nothing else. Items are moved out with `ptr::read` as a leaf yields
-//! them; whatever a piece did not yield (a short-circuit, a panic) it drops itself; the buffer
-//! is freed, without touching items, when the last piece is gone. No item is dropped twice and
-//! none is leaked, also when a closure panics.
+//! Both run as a [`Drain`]: while the run lasts the vector's length covers only the items
+//! before the range, and the range's items belong to the pieces of the run ([`DrainProducer`]s
+//! over disjoint parts of it), each of which moves its items out as it yields them and drops
+//! what it did not yield (a short-circuit, a panic). When the drain is dropped, the items after
+//! the range move down and the length covers them again. No item is dropped twice and none is
+//! leaked, also when a closure panics.
 
-use super::plumbing::{IndexedProducer, Producer};
-use std::mem::ManuallyDrop;
-use std::ops::Range;
-use std::sync::Arc;
-
-/// The allocation of a vector whose items are owned by the pieces that index into it.
-struct Buffer<T> {
-    ptr: *mut T,
-    cap: usize,
-}
-
-// SAFETY: [1] the buffer itself is only freed (in `Drop`, by the last `Arc` holder), never read;
-// [2] every item is reached only through the one piece (`IntoIter` or `IntoSeq`) whose range
-// holds it, and ranges are disjoint, so sharing the buffer between threads shares no item; [3]
-// items move between threads by value, which `T: Send` allows.
-unsafe impl<T: Send> Send for Buffer<T> {}
-// SAFETY: as for `Send`: `&Buffer` gives access to no item.
-unsafe impl<T: Send> Sync for Buffer<T> {}
-
-impl<T> Drop for Buffer<T> {
-    fn drop(&mut self) {
-        // SAFETY: `ptr` and `cap` came from a `Vec<T>` that was never freed; its items have all
-        // been moved out or dropped by the pieces (each piece empties its range before it lets
-        // go of its `Arc`), so a length of 0 frees only the allocation.
-        unsafe { drop(Vec::from_raw_parts(self.ptr, 0, self.cap)) };
-    }
-}
-
-/// Drops the items of `range` in `buffer`.
-///
-/// # Safety
-/// The caller owns those items (they were not moved out or dropped) and never touches them again.
-unsafe fn drop_range<T>(buffer: &Buffer<T>, range: Range<usize>) {
-    if range.is_empty() {
-        return;
-    }
-    // SAFETY: `range` lies within the vector's initialised length (pieces only shrink ranges),
-    // and the caller owns the items and gives them up.
-    unsafe {
-        let first = buffer.ptr.add(range.start);
-        std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(first, range.len()));
-    }
-}
+use super::plumbing::{bridge, Consumer, Producer, ProducerCallback, UnindexedConsumer};
+use super::{IndexedParallelIterator, IntoParallelIterator, ParallelDrainRange, ParallelIterator};
+use std::ops::{Bound, Range, RangeBounds};
 
 /// A parallel iterator that moves the items out of a `Vec`; from `vec.into_par_iter()`.
 ///
@@ -59,141 +22,259 @@ unsafe fn drop_range<T>(buffer: &Buffer<T>, range: Range<usize>) {
 /// let lens: Vec<usize> = words.into_par_iter().map(|s| s.len()).collect();
 /// assert_eq!(lens, [1, 2]);
 /// ```
+#[derive(Debug, Clone)]
 pub struct IntoIter<T> {
-    buffer: Arc<Buffer<T>>,
-    range: Range<usize>,
-}
-
-impl<T> std::fmt::Debug for IntoIter<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IntoIter")
-            .field("range", &self.range)
-            .finish()
-    }
+    vec: Vec<T>,
 }
 
 impl<T> IntoIter<T> {
     pub(crate) fn new(vec: Vec<T>) -> Self {
-        let mut vec = ManuallyDrop::new(vec);
-        let len = vec.len();
-        IntoIter {
-            buffer: Arc::new(Buffer {
-                ptr: vec.as_mut_ptr(),
-                cap: vec.capacity(),
-            }),
-            range: 0..len,
+        IntoIter { vec }
+    }
+}
+
+impl<T: Send> IntoParallelIterator for Vec<T> {
+    type Iter = IntoIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> IntoIter<T> {
+        IntoIter { vec: self }
+    }
+}
+
+impl<T: Send> ParallelIterator for IntoIter<T> {
+    type Item = T;
+
+    fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
+        bridge(self, consumer)
+    }
+
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.vec.len())
+    }
+}
+
+impl<T: Send> IndexedParallelIterator for IntoIter<T> {
+    fn drive<C: Consumer<T>>(self, consumer: C) -> C::Result {
+        bridge(self, consumer)
+    }
+
+    fn len(&self) -> usize {
+        self.vec.len()
+    }
+
+    fn with_producer<CB: ProducerCallback<T>>(mut self, callback: CB) -> CB::Output {
+        // Drain everything; the vector (empty by then) frees its buffer when `self` goes.
+        self.vec.par_drain(..).with_producer(callback)
+    }
+}
+
+/// The items of a range of a `Vec`, moved out; from `vec.par_drain(range)`. The items after the
+/// range close the gap when the drain is dropped, whether it ran or not.
+///
+/// # Examples
+/// ```
+/// use throttle::prelude::*;
+/// let mut v: Vec<u32> = (0..10).collect();
+/// let out: Vec<u32> = v.par_drain(2..5).collect();
+/// assert_eq!((out, v), (vec![2, 3, 4], vec![0, 1, 5, 6, 7, 8, 9]));
+/// ```
+#[derive(Debug)]
+pub struct Drain<'data, T: Send> {
+    vec: &'data mut Vec<T>,
+    range: Range<usize>,
+    /// The vector's length before the drain (its length drops to `range.start` while a run
+    /// owns the range).
+    orig_len: usize,
+}
+
+impl<'data, T: Send> ParallelDrainRange<usize> for &'data mut Vec<T> {
+    type Iter = Drain<'data, T>;
+    type Item = T;
+
+    #[track_caller]
+    fn par_drain<R: RangeBounds<usize>>(self, range: R) -> Self::Iter {
+        let orig_len = self.len();
+        let range = checked_range(range, orig_len);
+        Drain {
+            vec: self,
+            range,
+            orig_len,
         }
     }
-
-    /// Gives up ownership of this piece's items to the caller (who must take them over).
-    fn take_range(&mut self) -> Range<usize> {
-        let end = self.range.end;
-        std::mem::replace(&mut self.range, end..end)
-    }
 }
 
-impl<T> Drop for IntoIter<T> {
-    fn drop(&mut self) {
-        let range = self.take_range();
-        // SAFETY: this piece owns the items of its range and is going away.
-        unsafe { drop_range(&self.buffer, range) };
-    }
+/// `range` as a `Range` inside `0..len`.
+///
+/// # Panics
+/// As `Vec::drain` does, if the range is decreasing or reaches past `len`.
+#[track_caller]
+pub(crate) fn checked_range<R: RangeBounds<usize>>(range: R, len: usize) -> Range<usize> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.checked_add(1).expect("range start overflows usize"),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.checked_add(1).expect("range end overflows usize"),
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    assert!(
+        start <= end,
+        "slice index starts at {start} but ends at {end}"
+    );
+    assert!(
+        end <= len,
+        "range end index {end} out of range for slice of length {len}"
+    );
+    start..end
 }
 
-impl<T: Send> Producer for IntoIter<T> {
+impl<T: Send> ParallelIterator for Drain<'_, T> {
     type Item = T;
-    type IntoSeq = IntoSeq<T>;
-    fn base_len(&self) -> usize {
+
+    fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
+        bridge(self, consumer)
+    }
+
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.range.len())
+    }
+}
+
+impl<T: Send> IndexedParallelIterator for Drain<'_, T> {
+    fn drive<C: Consumer<T>>(self, consumer: C) -> C::Result {
+        bridge(self, consumer)
+    }
+
+    fn len(&self) -> usize {
         self.range.len()
     }
-    fn split_at(mut self, index: usize) -> (Self, Self) {
-        let range = self.take_range();
-        let mid = range.start + index;
-        assert!(mid <= range.end, "split_at: index out of range");
-        (
-            IntoIter {
-                buffer: self.buffer.clone(),
-                range: range.start..mid,
-            },
-            IntoIter {
-                buffer: self.buffer.clone(),
-                range: mid..range.end,
-            },
-        )
+
+    fn with_producer<CB: ProducerCallback<T>>(self, callback: CB) -> CB::Output {
+        let Range { start, end } = self.range;
+        // SAFETY: [1] `start <= end <= orig_len == len` (checked when the drain was made, and
+        // the vector is borrowed since), so the range is initialised items of the vector;
+        // [2] the length drops to `start` first, so the vector no longer owns them (nor the
+        // tail, which `Drop` moves back): the producer takes them over, and a panic in the run
+        // leaks nothing and drops nothing twice (the producers drop what they did not yield,
+        // and `Drop` restores the tail).
+        let producer = unsafe {
+            self.vec.set_len(start);
+            let first = self.vec.as_mut_ptr().add(start);
+            DrainProducer::new(std::slice::from_raw_parts_mut(first, end - start))
+        };
+        callback.callback(producer)
     }
-    fn into_seq(mut self) -> IntoSeq<T> {
-        let range = self.take_range();
-        IntoSeq {
-            buffer: self.buffer.clone(),
-            range,
+}
+
+impl<T: Send> Drop for Drain<'_, T> {
+    fn drop(&mut self) {
+        let Range { start, end } = self.range;
+        if self.vec.len() == self.orig_len {
+            // Never ran: drain the range the ordinary way (drops its items).
+            self.vec.drain(start..end);
+        } else if start < end {
+            let tail = self.orig_len - end;
+            // SAFETY: a run took the range over (the length is `start`); its items have all
+            // been moved out or dropped by the producers. The tail `[end, orig_len)` is still
+            // initialised and owned by no one: move it down to `start` (the regions may
+            // overlap, hence `copy`) and let the length cover it.
+            unsafe {
+                let base = self.vec.as_mut_ptr();
+                std::ptr::copy(base.add(end), base.add(start), tail);
+                self.vec.set_len(start + tail);
+            }
+        } else {
+            // An empty range that ran: only the tail's ownership comes back.
+            // SAFETY: nothing was moved; the items up to `orig_len` are initialised.
+            unsafe { self.vec.set_len(self.orig_len) };
         }
     }
-    fn exact_len(&self) -> Option<usize> {
-        Some(self.base_len())
+}
+
+/// A piece of a draining run: it owns the items of `slice`, moves them out as it yields
+/// them, and drops those it does not yield.
+pub(crate) struct DrainProducer<'data, T: Send> {
+    slice: &'data mut [T],
+}
+
+impl<'data, T: Send> DrainProducer<'data, T> {
+    /// A producer that owns the items of `slice`.
+    ///
+    /// # Safety
+    /// The items must be initialised, and nothing else may read or drop them afterwards (the
+    /// producer moves or drops each exactly once).
+    pub(crate) unsafe fn new(slice: &'data mut [T]) -> Self {
+        DrainProducer { slice }
     }
 }
 
-impl<T: Send> IndexedProducer for IntoIter<T> {}
-
-/// The sequential iterator of an [`IntoIter`] leaf: moves its items out in order.
-pub struct IntoSeq<T> {
-    buffer: Arc<Buffer<T>>,
-    range: Range<usize>,
-}
-
-impl<T> std::fmt::Debug for IntoSeq<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IntoSeq")
-            .field("range", &self.range)
-            .finish()
-    }
-}
-
-impl<T> Iterator for IntoSeq<T> {
+impl<'data, T: Send> Producer for DrainProducer<'data, T> {
     type Item = T;
-    #[inline]
-    fn next(&mut self) -> Option<T> {
-        let i = self.range.next()?;
-        // SAFETY: item `i` is in this piece's range, initialised and not yet moved out; advancing
-        // the range first hands its ownership to us, so it is read exactly once.
-        Some(unsafe { self.buffer.ptr.add(i).read() })
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.range.len(), Some(self.range.len()))
-    }
-}
+    type IntoIter = SliceDrain<'data, T>;
 
-impl<T> DoubleEndedIterator for IntoSeq<T> {
-    #[inline]
-    fn next_back(&mut self) -> Option<T> {
-        let i = self.range.next_back()?;
-        // SAFETY: as in `next`: item `i` is in this piece's range, initialised and not yet moved
-        // out; shrinking the range first hands its ownership to us.
-        Some(unsafe { self.buffer.ptr.add(i).read() })
+    fn into_iter(mut self) -> SliceDrain<'data, T> {
+        let slice = std::mem::take(&mut self.slice);
+        SliceDrain {
+            iter: slice.iter_mut(),
+        }
+    }
+
+    fn split_at(mut self, index: usize) -> (Self, Self) {
+        let slice = std::mem::take(&mut self.slice);
+        let (left, right) = slice.split_at_mut(index);
+        (
+            DrainProducer { slice: left },
+            DrainProducer { slice: right },
+        )
     }
 }
 
-impl<T> ExactSizeIterator for IntoSeq<T> {}
-
-impl<T> Drop for IntoSeq<T> {
+impl<T: Send> Drop for DrainProducer<'_, T> {
     fn drop(&mut self) {
-        let range = std::mem::replace(&mut self.range, 0..0);
-        // SAFETY: the items left in the range were not yielded, so this piece still owns them.
-        unsafe { drop_range(&self.buffer, range) };
+        let slice = std::mem::take(&mut self.slice);
+        // SAFETY: the producer owns the items of its slice (`new`'s contract; splits hand each
+        // item to one half only) and gives them up here.
+        unsafe { std::ptr::drop_in_place(slice) };
     }
 }
 
-impl<T: Clone> Clone for IntoIter<T> {
-    /// A new vector holding clones of the items this piece still owns.
-    fn clone(&self) -> Self {
-        // SAFETY: [1] this piece owns the items of its range, all initialised (never moved out
-        // or dropped while the piece holds them); [2] `&self` keeps them alive and unchanged
-        // for the borrow, since only the owning piece touches them.
-        let items = unsafe {
-            std::slice::from_raw_parts(self.buffer.ptr.add(self.range.start), self.range.len())
-        };
-        IntoIter::new(items.to_vec())
+/// The sequential iterator of a [`DrainProducer`]: moves its items out in order, and drops
+/// those it did not yield.
+pub(crate) struct SliceDrain<'data, T> {
+    iter: std::slice::IterMut<'data, T>,
+}
+
+impl<T> Iterator for SliceDrain<'_, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        let slot = self.iter.next()?;
+        // SAFETY: the slot holds an item this iterator owns; advancing past it first hands
+        // its ownership to us, so it is read exactly once.
+        Some(unsafe { std::ptr::read(slot) })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.iter.size_hint()
     }
 }
 
-pub use super::drain::Drain;
+impl<T> DoubleEndedIterator for SliceDrain<'_, T> {
+    fn next_back(&mut self) -> Option<T> {
+        let slot = self.iter.next_back()?;
+        // SAFETY: as in `next`.
+        Some(unsafe { std::ptr::read(slot) })
+    }
+}
+
+impl<T> ExactSizeIterator for SliceDrain<'_, T> {}
+
+impl<T> Drop for SliceDrain<'_, T> {
+    fn drop(&mut self) {
+        let rest = std::mem::take(&mut self.iter).into_slice();
+        // SAFETY: the items left were not yielded, so this iterator still owns them.
+        unsafe { std::ptr::drop_in_place(rest) };
+    }
+}

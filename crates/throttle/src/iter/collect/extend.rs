@@ -1,7 +1,7 @@
 //! `par_extend`: adding a parallel iterator's items to an existing collection, in order.
 
-use super::collect::FromParallelIterator;
-use super::{IntoParallelIterator, ParallelIterator};
+use super::FromParallelIterator;
+use crate::iter::{IntoParallelIterator, ParallelIterator};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 use std::ffi::{OsStr, OsString};
@@ -17,7 +17,10 @@ use std::hash::{BuildHasher, Hash};
 /// v.par_extend((1..4u32).into_par_iter().map(|x| x * 10));
 /// assert_eq!(v, [0, 10, 20, 30]);
 /// ```
-pub trait ParallelExtend<T: Send> {
+pub trait ParallelExtend<T>
+where
+    T: Send,
+{
     /// Appends the items of `iter`, in order.
     ///
     /// # Examples
@@ -29,18 +32,29 @@ pub trait ParallelExtend<T: Send> {
     /// assert_eq!(seen.len(), 2);
     /// ```
     #[track_caller]
-    fn par_extend<I>(&mut self, iter: I)
+    fn par_extend<I>(&mut self, par_iter: I)
     where
         I: IntoParallelIterator<Item = T>;
 }
 
+/// Appends in place when the iterator knows its length (one move per item), else collects
+/// the pieces and appends them.
 impl<T: Send> ParallelExtend<T> for Vec<T> {
     fn par_extend<I>(&mut self, iter: I)
     where
         I: IntoParallelIterator<Item = T>,
     {
-        let mut more = Vec::from_par_iter(iter);
-        self.append(&mut more);
+        super::extend_vec(self, iter.into_par_iter());
+    }
+}
+
+/// Copies the items in, as [`ParallelExtend<T>`] for `Vec<T>` does for owned items.
+impl<'a, T: Copy + Send + Sync + 'a> ParallelExtend<&'a T> for Vec<T> {
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = &'a T>,
+    {
+        super::extend_vec(self, iter.into_par_iter().copied());
     }
 }
 
@@ -72,7 +86,6 @@ via_extend! {
     ['a] &'a str => String;
     [] Box<str> => String;
     ['a] Cow<'a, str> => String;
-    ['a, T: Send + Sync + Copy + 'a] &'a T => Vec<T>;
     ['a, T: Send + Sync + Copy + 'a] &'a T => VecDeque<T>;
     ['a, T: Send + Sync + Copy + 'a] &'a T => LinkedList<T>;
     ['a, T: Send + Sync + Copy + Ord + 'a] &'a T => BinaryHeap<T>;
@@ -139,7 +152,25 @@ where
     where
         I: IntoParallelIterator<Item = (A, B)>,
     {
-        let (a, b): (Vec<A>, Vec<B>) = Vec::from_par_iter(iter).into_iter().unzip();
+        let (a, b): (Vec<A>, Vec<B>) = super::unzip(iter.into_par_iter());
+        self.0.par_extend(a);
+        self.1.par_extend(b);
+    }
+}
+
+/// Extends two collections from `Either`s, as `partition_map` does.
+impl<L, R, A, B> ParallelExtend<either::Either<L, R>> for (A, B)
+where
+    L: Send,
+    R: Send,
+    A: Send + ParallelExtend<L>,
+    B: Send + ParallelExtend<R>,
+{
+    fn par_extend<I>(&mut self, iter: I)
+    where
+        I: IntoParallelIterator<Item = either::Either<L, R>>,
+    {
+        let (a, b): (Vec<L>, Vec<R>) = super::partition(iter.into_par_iter());
         self.0.par_extend(a);
         self.1.par_extend(b);
     }

@@ -7,13 +7,16 @@
 //! order into `threads × PIECES_PER_THREAD` pieces; `threads` claimer tasks (the caller first)
 //! each take the next unclaimed piece until none is left, so every thread works as long as
 //! pieces remain, and the longest wait at the end is one piece (and inside a piece a leaf still
-//! splits on demand, see `plumbing.rs`). Results are kept per piece and combined in order.
+//! splits on demand, see `engine.rs`). The consumer is cut along with the producer, and the
+//! pieces' results are kept and joined in order by the reducers of the cuts.
 //!
-//! Nested iterators (a parallel iterator inside a piece) use the fork tree of `plumbing.rs`:
+//! Nested iterators (a parallel iterator inside a piece) use the fork tree of `engine.rs`:
 //! by then every thread already has a piece, and a fork costs far less than this set-up
 //! (two small vectors and a lock per piece).
 
-use super::plumbing::{leaf, Consumer, Order, Producer, Splitter};
+use super::engine::{leaf, Pieces, Sink, Splitter};
+use super::{Reducer, WorkOrder};
+use crate::iter::plumbing::Folder;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -71,38 +74,48 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Runs `producer` (`len` units) into `consumer` as claimed pieces on `threads` claimers.
-pub(crate) fn run_claimed<P, C>(
-    producer: P,
+/// One piece waiting to be claimed: its source, its consumer, and its length in units.
+type Piece<P, S> = Mutex<Option<(P, S, usize)>>;
+
+/// Runs `pieces` (`len` units) into `sink` as claimed pieces on `threads` claimers.
+pub(crate) fn run_claimed<P, S>(
+    pieces: P,
     len: usize,
-    consumer: &C,
+    sink: S,
     splitter: Splitter,
     threads: usize,
-) -> C::Result
+) -> S::Result
 where
-    P: Producer,
-    C: Consumer<P::Item>,
+    P: Pieces,
+    S: Sink<P::Item>,
 {
     let n = (threads * PIECES_PER_THREAD).min(len / splitter.min).max(1);
-    // Cut in order; piece `i` holds units `[i·len/n, (i+1)·len/n)`.
-    let mut pieces = Vec::with_capacity(n);
-    let mut rest = Some(producer);
+    // Cut in order; piece `i` holds units `[i·len/n, (i+1)·len/n)`. Cutting piece `i` off the
+    // front of the rest gives the reducer that joins it to everything after it.
+    let mut slots: Vec<Piece<P, S>> = Vec::with_capacity(n);
+    let mut reducers = Vec::with_capacity(n - 1);
+    let mut rest = Some((pieces, sink));
     let mut start = 0;
     for i in 0..n {
         let end = piece_end(i, len, n);
-        let whole = rest.take().expect("one producer left per piece");
-        let piece = if i + 1 == n {
-            whole
+        let (whole, whole_sink) = rest.take().expect("one source left per piece");
+        if i + 1 == n {
+            slots.push(Mutex::new(Some((whole, whole_sink, end - start))));
         } else {
             let (piece, tail) = whole.split_at(end - start);
-            rest = Some(tail);
-            piece
-        };
-        pieces.push(Mutex::new(Some((piece, start, end - start))));
+            let (piece_sink, tail_sink, reducer) = whole_sink.split(end - start, len - start);
+            slots.push(Mutex::new(Some((piece, piece_sink, end - start))));
+            reducers.push(reducer);
+            rest = Some((tail, tail_sink));
+        }
         start = end;
     }
-    let results: Vec<Mutex<Option<C::Result>>> = (0..n).map(|_| Mutex::new(None)).collect();
-    let order = claim_order(n, consumer.order());
+    let results: Vec<Mutex<Option<S::Result>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let order = {
+        let first = lock(&slots[0]);
+        let (_, sink, _) = first.as_ref().expect("not yet claimed");
+        claim_order(n, sink.order())
+    };
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let claim = || {
@@ -114,27 +127,34 @@ where
                 break;
             }
             let i = order[k];
-            let Some((piece, offset, len)) = lock(&pieces[i]).take() else {
+            let Some((piece, sink, len)) = lock(&slots[i]).take() else {
                 continue;
             };
-            let r = if consumer.done(offset) {
-                consumer.skipped()
+            let r = if sink.full() {
+                sink.into_folder().complete()
             } else {
-                leaf(piece, consumer, splitter, offset, len)
+                leaf(piece, sink, splitter, len)
             };
             *lock(&results[i]) = Some(r);
         }
     };
     claimers(threads, &claim);
-    results
+    // Join from the back, each piece's reducer joining it to everything after it: the
+    // grouping the cuts made.
+    let mut all: Vec<S::Result> = results
         .into_iter()
         .map(|m| {
             m.into_inner()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
                 .expect("every piece ran (a panic would have been resumed)")
         })
-        .reduce(|a, b| consumer.combine(a, b))
-        .expect("at least one piece")
+        .collect();
+    let mut acc = all.pop().expect("at least one piece");
+    while let Some(reducer) = reducers.pop() {
+        let r = all.pop().expect("one result per reducer");
+        acc = reducer.reduce(r, acc);
+    }
+    acc
 }
 
 /// Runs `claim` on `k` tasks of the current pool: the caller's first, the others forked.
@@ -147,11 +167,11 @@ fn claimers<F: Fn() + Sync>(k: usize, claim: &F) {
 }
 
 /// The order in which the `n` pieces are claimed: `order[k]` is the `k`-th piece to start.
-fn claim_order(n: usize, order: Order) -> Vec<usize> {
+fn claim_order(n: usize, order: WorkOrder) -> Vec<usize> {
     match order {
-        Order::Front => (0..n).collect(),
-        Order::Back => (0..n).rev().collect(),
-        Order::Spread => {
+        WorkOrder::Front => (0..n).collect(),
+        WorkOrder::Back => (0..n).rev().collect(),
+        WorkOrder::Spread => {
             // Bit-reversed counting over the next power of two, keeping those below `n`:
             // 0, n/2, n/4, 3n/4, ... (each piece once).
             let bits = n.next_power_of_two().trailing_zeros();
@@ -176,13 +196,13 @@ mod tests {
     #[test]
     fn claim_orders_are_permutations() {
         for n in 1..70 {
-            for order in [Order::Front, Order::Back, Order::Spread] {
+            for order in [WorkOrder::Front, WorkOrder::Back, WorkOrder::Spread] {
                 let mut v = claim_order(n, order);
                 v.sort_unstable();
                 assert_eq!(v, (0..n).collect::<Vec<_>>(), "{order:?} of {n}");
             }
         }
-        assert_eq!(claim_order(4, Order::Spread), [0, 2, 1, 3]);
+        assert_eq!(claim_order(4, WorkOrder::Spread), [0, 2, 1, 3]);
     }
 
     /// Pieces tile `[0, len)` in order, also for the longest runs (they overflowed or wrapped
