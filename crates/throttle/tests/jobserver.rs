@@ -513,15 +513,18 @@ fn raw_pipe_client_child() {
         got.push(b);
     }
     println!("got {}", got.len());
+    if let Ok(ms) = std::env::var("THROTTLE_RAW_HOLD_MS") {
+        std::thread::sleep(Duration::from_millis(ms.parse().unwrap()));
+    }
     for b in got {
         // SAFETY: writes one byte from `b` into an inherited descriptor.
         assert_eq!(unsafe { libc::write(w, (&b as *const u8).cast(), 1) }, 1);
     }
 }
 
-/// Runs `raw_pipe_client_child` under `server` (its `MAKEFLAGS`, ids and descriptors), taking
-/// and giving back `k` tokens.
-fn raw_client(server: &Server, k: usize) {
+/// `raw_pipe_client_child` under `server` (its `MAKEFLAGS`, ids and descriptors), taking `k`
+/// tokens and giving them back after `hold_ms`.
+fn raw_client_cmd(server: &Server, k: usize, hold_ms: u64) -> std::process::Command {
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
     cmd.args([
         "--exact",
@@ -529,13 +532,25 @@ fn raw_client(server: &Server, k: usize) {
         "--nocapture",
         "--test-threads=1",
     ])
-    .env("THROTTLE_RAW_CLIENT", k.to_string());
+    .env("THROTTLE_RAW_CLIENT", k.to_string())
+    .env("THROTTLE_RAW_HOLD_MS", hold_ms.to_string())
+    .stdout(std::process::Stdio::piped());
     server.configure(&mut cmd);
-    let out = cmd.output().unwrap();
+    cmd
+}
+
+/// Waits for a `raw_client_cmd` child and checks that it took its `k` tokens.
+fn raw_client_done(child: std::process::Child, k: usize) {
+    let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success() && String::from_utf8_lossy(&out.stdout).contains(&format!("got {k}")),
         "{out:?}"
     );
+}
+
+/// Runs `raw_pipe_client_child` under `server`: takes and gives back `k` tokens.
+fn raw_client(server: &Server, k: usize) {
+    raw_client_done(raw_client_cmd(server, k, 0).spawn().unwrap(), k);
 }
 
 /// Issue 20 (B1): a server of two pipes sees every token a foreign client gives back. Before
@@ -562,14 +577,25 @@ fn two_pipes_pass_every_returned_token_through_the_server() {
     raw_client(&server, 2);
     assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 1);
     assert_eq!(server.tokens_expected(), 1);
-    // Past the deadline: the returned token leaves, none is left to read.
+    // A token held across the deadline: when it comes back it leaves circulation.
     server.set_token_limit(None);
+    let client = raw_client_cmd(&server, 1, 300).spawn().unwrap();
+    eventually("the client holds the token", || {
+        server.tokens_in_pool().unwrap() == 0
+    });
     server.set_grant_deadline(Some(Instant::now()));
-    raw_client(&server, 1);
+    raw_client_done(client, 1);
     assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 0);
     assert_eq!(server.tokens_expected(), 0);
+    // An idle token does not outlive the deadline either: the server takes it out itself.
+    server.add_token().unwrap();
+    eventually("the idle token is taken out", || {
+        server.tokens_expected() == 0 && server.tokens_in_pool().unwrap() == 0
+    });
     assert!(
-        server.status().contains("2 returned tokens kept out"),
+        server
+            .status()
+            .contains("3 tokens taken out of circulation"),
         "{}",
         server.status()
     );

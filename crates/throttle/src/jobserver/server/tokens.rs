@@ -52,7 +52,8 @@ pub(super) struct Inner {
     /// An owned server passes a returned token on only while `tokens` (that token included) is
     /// at most this; above it the token leaves circulation. `usize::MAX`: no limit.
     pub(super) limit: AtomicUsize,
-    /// Returned tokens the server took out of circulation (deadline or limit), for the status.
+    /// Tokens the server took out of circulation itself (returned or idle past the deadline, or
+    /// returned over the limit), for the status.
     pub(super) kept_out: AtomicUsize,
 }
 
@@ -89,17 +90,41 @@ pub(super) fn give_back(inner: &Inner, b: u8) {
 }
 
 /// [`Style::TwoPipes`](super::Style::TwoPipes): the thread that reads every token clients write
-/// back and gives it back ([`give_back`]), until the server stops.
+/// back and gives it back ([`give_back`]), until the server stops. For an owned server it also
+/// wakes at the owner's deadline and takes every idle token out of the pool then
+/// ([`drain_past_deadline`]), so that from the deadline on no token is left for a client to
+/// read, without waiting for the owner's next look.
 pub(super) fn forward_returns(inner: &Inner) {
     let Some(back) = &inner.back else { return };
     while !inner.stop.load(Ordering::Relaxed) {
-        if !sys::poll_readable(back.as_raw_fd(), POLL) {
-            continue;
-        }
-        if !give_back_one(inner, back) {
-            // Nothing there after all (a racing `drain_returns` took it) or an error: poll again.
+        let wait = match *lock(&inner.grant_until) {
+            Some(until) if inner.owned_tokens => {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    POLL
+                } else {
+                    left.min(POLL)
+                }
+            }
+            _ => POLL,
+        };
+        if sys::poll_readable(back.as_raw_fd(), wait) && !give_back_one(inner, back) {
+            // Nothing there after all (a racing `drain_returns` took it) or an error.
             std::thread::sleep(Duration::from_millis(1));
         }
+        drain_past_deadline(inner);
+    }
+}
+
+/// An owned server past its deadline: takes every idle token out of the pool (out of
+/// circulation, counted as kept out). Nothing for a server made by `new`, or before the
+/// deadline.
+pub(super) fn drain_past_deadline(inner: &Inner) {
+    if !inner.owned_tokens || inner.may_grant() {
+        return;
+    }
+    while let Ok(true) = take_idle_token(inner) {
+        inner.kept_out.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -168,7 +193,7 @@ pub(super) fn status(inner: &Inner) -> String {
             String::new()
         },
         if kept_out > 0 {
-            format!("; {kept_out} returned tokens kept out of circulation (deadline or limit)")
+            format!("; {kept_out} tokens taken out of circulation (returned or idle past the deadline, or returned over the limit)")
         } else {
             String::new()
         }
