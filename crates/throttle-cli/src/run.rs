@@ -164,23 +164,6 @@ fn install_handlers() {
     }
 }
 
-/// One line on stderr for each change of the hold on the command (`budget/hold.rs`).
-fn report_hold(change: Option<crate::budget::hold::Change>, program: &str) {
-    use crate::budget::hold::Change;
-    match change {
-        Some(Change::Stopped) => eprintln!(
-            "throttle run: {program} stopped (SIGSTOP): no cluster slot backs it; it continues when one is granted (jobs already running go on)"
-        ),
-        Some(Change::StoppedAgain) => eprintln!(
-            "throttle run: {program} was continued by someone else while no cluster slot backs it; stopped again"
-        ),
-        Some(Change::Continued) => {
-            eprintln!("throttle run: {program} continued (SIGCONT): a cluster slot backs it again")
-        }
-        None => {}
-    }
-}
-
 /// `--status` / `--resize N`: one control request to a running server, its reply on stdout.
 fn control(args: &RunArgs) -> anyhow::Result<ExitCode> {
     use std::io::{Read, Write};
@@ -323,15 +306,32 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             eprint!("throttle run: status\n{}{cluster}", server.status());
         }
         if let Some(b) = bridge.as_mut() {
-            b.tick(&server);
-            if let Some(h) = hold.as_mut() {
-                report_hold(h.update(b.command_backed()), program);
+            // The hold looks first (a process resumed past its trust window stops its command
+            // before anything else), and again after the tick (a slot granted in it).
+            for pass in 0..2 {
+                if pass == 1 {
+                    b.tick(&server);
+                }
+                if let Some(h) = hold.as_mut() {
+                    if let Some(change) = h.update(b.command_backed(), b.backed_until()) {
+                        eprintln!("{}", change.line(program, h.last_at()));
+                    }
+                }
             }
         }
         match child.try_wait() {
             Ok(Some(s)) => break s,
             Ok(None) => match &hold {
-                Some(h) => h.wait(crate::budget::bridge_tick()),
+                // Until the next tick, or the end of the lease's trust window if that comes
+                // first: the command is stopped at that instant (budget/hold.rs).
+                Some(h) => {
+                    let tick = crate::budget::bridge_tick();
+                    let until_end = bridge
+                        .as_ref()
+                        .and_then(|b| b.trust_end())
+                        .map(|end| end.saturating_duration_since(std::time::Instant::now()));
+                    h.wait(until_end.map_or(tick, |d| d.min(tick)));
+                }
                 None => std::thread::sleep(Duration::from_millis(20)),
             },
             Err(e) => return Err(anyhow::anyhow!("waiting for '{program}': {e}")),

@@ -207,14 +207,21 @@ pub struct Bridge {
     n: usize,
     pending: bool,
     offer: Offer,
-    /// The lease was trusted at the last tick (for the one-line lost/back messages).
-    trusted: bool,
+    /// A loss was announced (`budget lost`) and no `budget back` yet.
+    announced_lost: bool,
+    /// The lease epoch last seen trusted: a new epoch means the lease was lost and replaced,
+    /// even if no tick saw it untrusted (the lease thread can replace it first after a stop).
+    epoch: u64,
+    /// The end of the trust window as last seen while a valid slot backed the command: once
+    /// none does, the instant from which the command and its new jobs run without a slot.
+    backed_until: Option<std::time::Instant>,
 }
 
 impl Bridge {
     /// Starts the bridge for a command that already holds `implicit` (its implicit slot).
     pub fn new(budget: EtcdBudget, implicit: ClusterSlot, linger: Duration) -> Bridge {
         let budget = Arc::new(budget);
+        let epoch = budget.lease().epoch;
         Bridge {
             acquirer: Acquirer::start(budget.clone()),
             slots: vec![implicit],
@@ -223,7 +230,9 @@ impl Bridge {
             budget,
             pending: false,
             offer: Offer::new(linger, Instant::now()),
-            trusted: true,
+            announced_lost: false,
+            epoch,
+            backed_until: None,
         }
     }
 
@@ -248,6 +257,22 @@ impl Bridge {
         drop(self);
     }
 
+    /// When the lease's trust window ends if it is not renewed before (None: no trusted lease):
+    /// `throttle run` wakes then, so the command is stopped at that instant rather than at the
+    /// next tick.
+    pub fn trust_end(&self) -> Option<std::time::Instant> {
+        let lease = self.budget.lease();
+        lease.valid_until.filter(|_| lease.trusted)
+    }
+
+    /// The end of the trust window as last seen while a valid slot backed the command (within
+    /// one tick of the real one: the bridge looks every [`TICK`] while the process runs). Once
+    /// [`command_backed`](Bridge::command_backed) is false, processes of the command's tree
+    /// started after this instant started without a slot (`hold.rs` stops them).
+    pub fn backed_until(&self) -> Option<Instant> {
+        self.backed_until
+    }
+
     /// Whether a valid cluster slot backs the command's implicit slot now (reads the clock: a
     /// process resumed past its trust window sees false at once). While false, `throttle run`
     /// holds the command stopped (`hold.rs`).
@@ -266,7 +291,7 @@ impl Bridge {
             }
         }
         let lease = self.budget.lease();
-        if self.trusted && !lease.trusted {
+        if !self.announced_lost && (!lease.trusted || lease.epoch != self.epoch) {
             let why = lease
                 .lost
                 .clone()
@@ -281,16 +306,24 @@ impl Bridge {
             eprintln!(
                 "throttle run: budget lost: {why}; no new tokens, idle and returned ones taken out of circulation (jobs already running go on); re-acquiring when etcd answers"
             );
-        } else if !self.trusted && lease.trusted {
-            eprintln!("throttle run: budget back: new lease; taking cluster slots again");
+            self.announced_lost = true;
         }
-        self.trusted = lease.trusted;
+        if self.announced_lost && lease.trusted {
+            eprintln!("throttle run: budget back: new lease; taking cluster slots again");
+            self.announced_lost = false;
+        }
+        if lease.trusted {
+            self.epoch = lease.epoch;
+        }
         // Slots no longer valid are kept, not deleted (module docs).
         let (valid, lapsed): (Vec<_>, Vec<_>) = std::mem::take(&mut self.slots)
             .into_iter()
             .partition(ClusterSlot::is_valid);
         self.slots = valid;
         self.lapsed.extend(lapsed);
+        if !self.slots.is_empty() {
+            self.backed_until = lease.valid_until;
+        }
         // Throttle clients on the socket get tokens, and returned tokens go back into the pipe,
         // only within the trust window, checked by the server at each decision (so also right
         // after this process resumes from a stop), and only while valid slots back them.

@@ -114,6 +114,16 @@ impl Bridge {
     }
 
     /// Never called: no value of this type exists.
+    pub fn trust_end(&self) -> Option<std::time::Instant> {
+        match self.0 {}
+    }
+
+    /// Never called: no value of this type exists.
+    pub fn backed_until(&self) -> Option<std::time::Instant> {
+        match self.0 {}
+    }
+
+    /// Never called: no value of this type exists.
     pub fn finish(self) {
         match self.0 {}
     }
