@@ -158,8 +158,11 @@ extern "C" fn startup_look() {
     STARTUP.store(if found.is_some() { 1 } else { 2 }, Ordering::Release);
 }
 
+/// A pipe's identity: `st_dev`, `st_ino`.
+type PipeId = (u64, u64);
+
 /// `DEV:INODE`, as [`ID_ENV`] and [`RETURN_ID_ENV`] write an identity.
-fn id_text(id: (u64, u64)) -> String {
+fn id_text(id: PipeId) -> String {
     format!("{}:{}", id.0, id.1)
 }
 
@@ -173,7 +176,7 @@ fn id_text(id: (u64, u64)) -> String {
 /// the pipes that exist, so `r` is the read end of exactly the pipe the server made for tokens
 /// and `w` the write end of exactly the pipe it made for their return. A stale variable (a
 /// server long gone) names pipes that no longer exist, which no descriptor can match.
-pub(crate) fn proven_ends(r: i32, w: i32) -> Result<((u64, u64), (u64, u64)), String> {
+pub(crate) fn proven_ends(r: i32, w: i32) -> Result<(PipeId, PipeId), String> {
     let (ri, wi) = sys::check_pipe_ends(r, w).map_err(|e| e.to_string())?;
     if ri.id == wi.id {
         return Ok((ri.id, wi.id));
@@ -191,7 +194,7 @@ pub(crate) fn proven_ends(r: i32, w: i32) -> Result<((u64, u64), (u64, u64)), St
 
 /// `r`,`w` are a jobserver by shape ([`proven_ends`]) and look inherited (not close-on-exec):
 /// the identities of their pipes.
-fn inherited_pair(r: i32, w: i32) -> Result<((u64, u64), (u64, u64)), String> {
+fn inherited_pair(r: i32, w: i32) -> Result<(PipeId, PipeId), String> {
     let ids = proven_ends(r, w)?;
     let (ri, wi) = (
         sys::pipe_info(r).map_err(|e| e.to_string())?,
