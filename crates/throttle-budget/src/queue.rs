@@ -97,11 +97,37 @@ pub fn trusted(now: Instant, end: Instant, ttl: Duration) -> bool {
     now < trust_until(end, ttl)
 }
 
-/// How often the lease is kept alive: every TTL / 3, so two keep-alives can be lost or late
-/// before the margin is reached (with the default 5 s: at 1.67 s and 3.33 s; the margin starts
-/// at 3.75 s).
+/// How often the lease is kept alive: every third of the trust window, (TTL − margin) / 3, so
+/// that a renewal due at one third may fail or be late by up to two thirds of the window
+/// ([`renewal_slack`]) before trust ends: with the default TTL of 5 s, every 1.25 s with 2.5 s
+/// of slack; with the minimum of 3 s, every 0.67 s with 1.33 s of slack. (Before issue 20's B3
+/// it was TTL / 3, which left a renewal at TTL 2 s only a third of a second.)
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use throttle_budget::queue::keepalive_interval;
+/// assert_eq!(keepalive_interval(Duration::from_secs(5)), Duration::from_millis(1250));
+/// assert_eq!(keepalive_interval(Duration::from_secs(4)), Duration::from_secs(1));
+/// ```
 pub fn keepalive_interval(ttl: Duration) -> Duration {
-    ttl / 3
+    ttl.saturating_sub(margin(ttl)) / 3
+}
+
+/// How late a renewal may be (or how long the renewals after a successful one may fail) before
+/// the lease stops being trusted: the trust window (TTL − margin) less one
+/// [`keepalive_interval`], i.e. two thirds of the window.
+///
+/// # Examples
+/// ```
+/// use std::time::Duration;
+/// use throttle_budget::queue::renewal_slack;
+/// assert_eq!(renewal_slack(Duration::from_secs(5)), Duration::from_millis(2500));
+/// assert_eq!(renewal_slack(Duration::from_secs(3)).as_millis(), 1333);
+/// ```
+pub fn renewal_slack(ttl: Duration) -> Duration {
+    ttl.saturating_sub(margin(ttl))
+        .saturating_sub(keepalive_interval(ttl))
 }
 
 #[cfg(test)]
@@ -167,16 +193,19 @@ mod tests {
         assert_eq!(margin(Duration::from_secs(4)), Duration::from_secs(1));
         assert_eq!(margin(Duration::from_secs(5)), Duration::from_millis(1250));
         assert_eq!(margin(Duration::from_secs(60)), Duration::from_secs(15));
-        // The margin is always shorter than the TTL; one keep-alive always comes before it,
-        // two from a TTL of 4 s on.
+        // The margin is always shorter than the TTL; three keep-alives fit in the trust
+        // window, so a renewal may be late by two thirds of it: at least 1.33 s from the
+        // minimum TTL of 3 s on (crate::MIN_TTL), and only 0.67 s at 2 s, which is refused.
         for s in 2..120 {
             let ttl = Duration::from_secs(s);
             assert!(margin(ttl) < ttl);
-            assert!(keepalive_interval(ttl) < ttl - margin(ttl));
-            if s >= 4 {
-                assert!(2 * keepalive_interval(ttl) < ttl - margin(ttl));
+            assert!(3 * keepalive_interval(ttl) <= ttl - margin(ttl));
+            assert!(renewal_slack(ttl) >= 2 * keepalive_interval(ttl));
+            if ttl >= crate::MIN_TTL {
+                assert!(renewal_slack(ttl) > Duration::from_millis(1300), "{s}");
             }
         }
+        assert!(renewal_slack(Duration::from_secs(2)) < Duration::from_secs(1));
     }
 
     #[test]

@@ -12,9 +12,13 @@ pub const HOST_ENV: &str = "THROTTLE_HOST";
 /// The lease TTL when none is given: a holder that dies frees its slots within about this long.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(5);
 
-/// The shortest lease TTL accepted. etcd itself refuses less than its minimum TTL (about 1.5 ×
-/// its election timeout, 1.5 s with the defaults); 2 s leaves room for one lost keep-alive.
-pub const MIN_TTL: Duration = Duration::from_secs(2);
+/// The shortest lease TTL accepted: 3 s. The trust window is TTL − margin (margin at least
+/// 1 s), renewed every third of it, so a renewal may be late by two thirds of the window
+/// ([`renewal_slack`](crate::queue::renewal_slack)): 1.33 s at 3 s, but only 0.67 s at 2 s,
+/// which a loaded machine's scheduling hiccups exceed (issue 20, B3: at TTL 2 s with the old
+/// TTL/3 interval the slack was 0.33 s and leases were lost on a busy 2-core host). etcd itself
+/// refuses less than its minimum TTL (about 1.5 × its election timeout, 1.5 s by default).
+pub const MIN_TTL: Duration = Duration::from_secs(3);
 
 /// How long `EtcdBudget::connect` waits for the cluster before it says it
 /// is unreachable.
@@ -30,7 +34,8 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(4);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
-    /// The lease's TTL (default 5 s, at least [`MIN_TTL`]); kept alive every TTL/3.
+    /// The lease's TTL (default 5 s, at least [`MIN_TTL`]); kept alive every third of the trust
+    /// window ([`keepalive_interval`](crate::queue::keepalive_interval)).
     pub ttl: Duration,
     /// The host name recorded in each slot (default: `THROTTLE_HOST`, else the machine's name).
     pub host: String,

@@ -125,7 +125,7 @@ impl Etcd {
 fn opts(host: &str) -> Options {
     Options::default()
         .with_host(host)
-        .with_ttl(Duration::from_secs(2))
+        .with_ttl(Duration::from_secs(3))
 }
 
 /// Waits (bounded) until `f` holds.
@@ -216,8 +216,12 @@ fn unreachable_and_bad_options_are_one_line_errors() {
     assert!(start.elapsed() < Duration::from_secs(10));
     let e = EtcdBudget::connect(&url, 0, o.clone()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BadOptions);
-    let e = EtcdBudget::connect(&url, 1, o.with_ttl(Duration::from_secs(1))).unwrap_err();
+    let e = EtcdBudget::connect(&url, 1, o.clone().with_ttl(Duration::from_secs(1))).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BadOptions);
+    // 2 s is refused since issue 20's B3: its renewal slack would be 0.67 s.
+    let e = EtcdBudget::connect(&url, 1, o.with_ttl(Duration::from_secs(2))).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BadOptions);
+    assert!(e.to_string().contains("at least 3 s"), "{e}");
 }
 
 #[test]

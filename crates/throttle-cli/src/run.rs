@@ -20,11 +20,12 @@ use throttle::{Server, Style};
 pub enum JobserverStyle {
     /// The style the command reads: pipe for GNU make < 4.4 (asked with `--version`), fifo for
     /// make >= 4.4 and ninja; for any other command, that of the `make` on PATH (pipe if it is
-    /// older than 4.4, else fifo).
+    /// older than 4.4, else fifo). With --budget: two pipes for any make, the fifo for ninja.
     Auto,
     /// A named fifo in a private 0700 directory (make 4.4's default; ninja 1.13 reads only this).
     Fifo,
-    /// Inherited pipe descriptors (what make 4.3 and older read).
+    /// Inherited pipe descriptors (what make 4.3 and older read); with --budget two pipes, one
+    /// for tokens out and one for tokens back (make 4.x and cargo read them; ninja 1.13 does not).
     Pipe,
 }
 
@@ -56,7 +57,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "URL", conflicts_with_all = ["status", "resize"])]
     pub budget: Option<String>,
     /// The lease TTL in seconds for --budget: a crashed host's slots come back after about this
-    /// long (default 5, at least 2).
+    /// long (default 5, at least 3).
     #[arg(long, value_name = "SECS", value_parser = parse_budget_ttl, requires = "budget")]
     pub budget_ttl: Option<u64>,
     /// How long a cluster-backed token may sit unused in the pipe before its cluster slot is
@@ -98,8 +99,11 @@ pub(crate) fn parse_budget_url(flag: &str, s: &str) -> anyhow::Result<throttle_b
 
 fn parse_budget_ttl(s: &str) -> Result<u64, String> {
     match s.parse::<u64>() {
-        Ok(n) if (2..=3600).contains(&n) => Ok(n),
-        Ok(_) => Err("must be 2..=3600 seconds (etcd refuses shorter leases)".into()),
+        Ok(n) if (3..=3600).contains(&n) => Ok(n),
+        Ok(_) => Err(
+            "must be 3..=3600 seconds (below 3 s a lease renewal may be late by less than 1 s before the host stops trusting its slots)"
+                .into(),
+        ),
         Err(_) => Err("expected a whole number of seconds, e.g. --budget-ttl 5".into()),
     }
 }
@@ -133,6 +137,9 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
             libc::kill(pid, sig);
         }
     }
+    // A command held stopped by a lost cluster slot (`budget/hold.rs`) is continued, so that
+    // it can act on the signal.
+    crate::budget::hold::end_on_signal(pid);
 }
 
 fn install_handlers() {
@@ -240,6 +247,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         JobserverStyle::Fifo => Style::Fifo,
         JobserverStyle::Pipe => Style::Pipe,
     };
+    // Under a cluster budget: two pipes wherever the command reads them, so every token its
+    // tools give back passes through here (run_style.rs).
+    let style = match &budget_url {
+        Some(_) => crate::run_style::under_budget(
+            style,
+            program,
+            args.jobserver_style == JobserverStyle::Auto,
+        ),
+        None => style,
+    };
     if let Some(line) = crate::run_style::explicit_jobs_warning(program, rest, slots) {
         eprintln!("{line}");
     }
@@ -275,21 +292,52 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     })?;
     CHILD.store(child.id() as i32, Ordering::Relaxed);
+    // With --budget: the command is held stopped while no cluster slot backs it.
+    let mut hold = match &bridge {
+        Some(_) => Some(
+            crate::budget::hold::Hold::new(child.id())
+                .map_err(|e| anyhow::anyhow!("watching '{program}': {e}"))?,
+        ),
+        None => None,
+    };
     let status = loop {
         if STATUS.swap(false, Ordering::Relaxed) {
             let cluster = bridge.as_ref().map(|b| b.status_line()).unwrap_or_default();
             eprint!("throttle run: status\n{}{cluster}", server.status());
         }
         if let Some(b) = bridge.as_mut() {
-            b.tick(&server);
+            // The hold looks first (a process resumed past its trust window stops its command
+            // before anything else), and again after the tick (a slot granted in it).
+            for pass in 0..2 {
+                if pass == 1 {
+                    b.tick(&server);
+                }
+                if let Some(h) = hold.as_mut() {
+                    if let Some(change) = h.update(b.command_backed(), b.backed_until()) {
+                        eprintln!("{}", change.line(program, h.last_at()));
+                    }
+                }
+            }
         }
         match child.try_wait() {
             Ok(Some(s)) => break s,
-            Ok(None) if bridge.is_some() => std::thread::sleep(crate::budget::bridge_tick()),
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => match &hold {
+                // Until the next tick, or the end of the lease's trust window if that comes
+                // first: the command is stopped at that instant (budget/hold.rs).
+                Some(h) => {
+                    let tick = crate::budget::bridge_tick();
+                    let until_end = bridge
+                        .as_ref()
+                        .and_then(|b| b.trust_end())
+                        .map(|end| end.saturating_duration_since(std::time::Instant::now()));
+                    h.wait(until_end.map_or(tick, |d| d.min(tick)));
+                }
+                None => std::thread::sleep(Duration::from_millis(20)),
+            },
             Err(e) => return Err(anyhow::anyhow!("waiting for '{program}': {e}")),
         }
     };
+    drop(hold);
     CHILD.store(0, Ordering::Relaxed);
     let back = server.settle(Duration::from_secs(2)).unwrap_or(0);
     let expected = server.tokens_expected();

@@ -7,6 +7,12 @@
 //! style is picked from the command: make's version from `make --version`, ninja → fifo, and for
 //! anything else (a script, cargo) the version of the `make` on `PATH`, since that is the make a
 //! script would start. cargo and rustc read both.
+//!
+//! Under `--budget` ([`under_budget`]) the pipe becomes two pipes (`Style::TwoPipes`: tokens out
+//! through one, back through the other, which only `throttle run` reads), and so does the fifo
+//! a make ≥ 4.4 would get: every GNU make 4.x and the `jobserver` crate read `R,W` of two
+//! pipes, and only then does every token a tool gives back pass through `throttle run`, which
+//! keeps it out once its lease's trust has ended. ninja 1.13 reads only a fifo, so it keeps it.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -61,6 +67,18 @@ pub(crate) fn detect(program: &str) -> Style {
         // either; for anything else the fifo is the form every current client reads.
         None if is_make(program) => Style::Pipe,
         None => Style::Fifo,
+    }
+}
+
+/// The style under `--budget`: [`Style::TwoPipes`] for every command that reads `R,W` (what
+/// would be a pipe, and make ≥ 4.4 when the style was picked automatically), else the fifo.
+/// `auto`: the style was picked by [`detect`], not given with `--jobserver-style`.
+pub(crate) fn under_budget(style: Style, program: &str, auto: bool) -> Style {
+    match style {
+        Style::Pipe | Style::TwoPipes => Style::TwoPipes,
+        // `detect` picks the fifo for a make only when it is GNU make >= 4.4.
+        Style::Fifo if auto && is_make(program) => Style::TwoPipes,
+        Style::Fifo => Style::Fifo,
     }
 }
 
@@ -170,6 +188,19 @@ mod tests {
         );
         assert!(explicit_jobs_warning("ninja", &v(&["-j8"]), 2).is_none());
         assert!(explicit_jobs_warning("/usr/bin/make", &v(&["all"]), 2).is_none());
+    }
+
+    #[test]
+    fn a_budget_gives_two_pipes_to_whoever_reads_them() {
+        assert_eq!(under_budget(Style::Pipe, "sh", false), Style::TwoPipes);
+        assert_eq!(under_budget(Style::Pipe, "make", true), Style::TwoPipes);
+        assert_eq!(under_budget(Style::Fifo, "ninja", true), Style::Fifo);
+        assert_eq!(under_budget(Style::Fifo, "make", false), Style::Fifo);
+        assert_eq!(
+            under_budget(Style::Fifo, "/opt/make", true),
+            Style::TwoPipes
+        );
+        assert_eq!(under_budget(Style::Fifo, "sh", true), Style::Fifo);
     }
 
     #[test]

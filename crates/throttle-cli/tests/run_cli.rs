@@ -52,6 +52,22 @@ fn bad_input_is_one_line_and_exit_2() {
         &run(&["-j", "2", "--", "/nonexistent/cmd"]),
         &["'/nonexistent/cmd'", "CMD"],
     );
+    // Issue 20, B3: a lease TTL whose renewal slack would be under 1 s is refused (the value
+    // is checked before the URL, so this needs no etcd and no etcd feature).
+    let url = "etcd://127.0.0.1:1/x";
+    assert_usage_error(
+        &run(&[
+            "--budget",
+            url,
+            "--budget-ttl",
+            "2",
+            "-j",
+            "2",
+            "--",
+            "true",
+        ]),
+        &["'2'", "--budget-ttl", "3..=3600"],
+    );
 }
 
 #[test]

@@ -222,7 +222,7 @@ pub use iter::option::result;
 pub use iter::{array, collections, option, range, range_inclusive, slice, str, string, vec};
 #[cfg(not(loom))]
 pub use jobserver::{
-    Jobserver, Server, Style, Token, HOOKS_ENV, ID_ENV, JOBSERVER_ENV, SOCKET_ENV,
+    Jobserver, Server, Style, Token, HOOKS_ENV, ID_ENV, JOBSERVER_ENV, RETURN_ID_ENV, SOCKET_ENV,
 };
 pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE, PLACEMENT_ENV};
 pub use scope::Scope;

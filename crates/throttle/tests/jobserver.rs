@@ -486,3 +486,209 @@ fn auto_mode_never_runs_more_than_the_jobserver_budget() {
     drop(pool);
     assert_eq!(server.available().unwrap(), 1);
 }
+
+/// Not a test: a foreign pipe client (as make is) for the two-pipe tests. With
+/// `THROTTLE_RAW_CLIENT=K`, reads K tokens from the `R` of `--jobserver-auth=R,W` (blocking,
+/// as make ≤ 4.3 does), then writes each back into `W`.
+#[test]
+fn raw_pipe_client_child() {
+    let Ok(k) = std::env::var("THROTTLE_RAW_CLIENT") else {
+        return;
+    };
+    let k: usize = k.parse().unwrap();
+    let flags = std::env::var("MAKEFLAGS").unwrap();
+    let auth = flags.split("--jobserver-auth=").nth(1).unwrap();
+    let (r, w) = auth
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .split_once(',')
+        .unwrap();
+    let (r, w): (i32, i32) = (r.parse().unwrap(), w.parse().unwrap());
+    let mut got = Vec::new();
+    for _ in 0..k {
+        let mut b = 0u8;
+        // SAFETY: reads one byte into `b` from an inherited descriptor.
+        assert_eq!(unsafe { libc::read(r, (&mut b as *mut u8).cast(), 1) }, 1);
+        got.push(b);
+    }
+    println!("got {}", got.len());
+    if let Ok(ms) = std::env::var("THROTTLE_RAW_HOLD_MS") {
+        std::thread::sleep(Duration::from_millis(ms.parse().unwrap()));
+    }
+    for b in got {
+        // SAFETY: writes one byte from `b` into an inherited descriptor.
+        assert_eq!(unsafe { libc::write(w, (&b as *const u8).cast(), 1) }, 1);
+    }
+}
+
+/// `raw_pipe_client_child` under `server` (its `MAKEFLAGS`, ids and descriptors), taking `k`
+/// tokens and giving them back after `hold_ms`.
+fn raw_client_cmd(server: &Server, k: usize, hold_ms: u64) -> std::process::Command {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        "raw_pipe_client_child",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("THROTTLE_RAW_CLIENT", k.to_string())
+    .env("THROTTLE_RAW_HOLD_MS", hold_ms.to_string())
+    .stdout(std::process::Stdio::piped());
+    server.configure(&mut cmd);
+    cmd
+}
+
+/// Waits for a `raw_client_cmd` child and checks that it took its `k` tokens.
+fn raw_client_done(child: std::process::Child, k: usize) {
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains(&format!("got {k}")),
+        "{out:?}"
+    );
+}
+
+/// Runs `raw_pipe_client_child` under `server`: takes and gives back `k` tokens.
+fn raw_client(server: &Server, k: usize) {
+    raw_client_done(raw_client_cmd(server, k, 0).spawn().unwrap(), k);
+}
+
+/// Issue 20 (B1): a server of two pipes sees every token a foreign client gives back. Before
+/// its owner's deadline and within its limit the token goes back into circulation; past the
+/// deadline, or over the limit, it leaves circulation — which a single fifo or pipe cannot do,
+/// since the client reads back what it wrote before anyone else can look.
+#[test]
+fn two_pipes_pass_every_returned_token_through_the_server() {
+    let server = Server::new_empty(3, Style::TwoPipes).unwrap();
+    let auth = server.auth().to_string();
+    let (r, w) = auth.split_once(',').unwrap();
+    assert_ne!(r, w);
+    assert!(server.return_id().is_some_and(|id| id != server.id()));
+    server.add_token().unwrap();
+    server.add_token().unwrap();
+    // Within the deadline (none) and the limit (none): both come back into the pool.
+    raw_client(&server, 2);
+    eventually("both tokens are back in the pool", || {
+        server.tokens_in_pool().unwrap() == 2
+    });
+    assert_eq!(server.tokens_expected(), 2);
+    // Over the limit: of two returned, the first leaves (2 > 1), the second stays (1 ≤ 1).
+    server.set_token_limit(Some(1));
+    raw_client(&server, 2);
+    assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 1);
+    assert_eq!(server.tokens_expected(), 1);
+    // A token held across the deadline: when it comes back it leaves circulation.
+    server.set_token_limit(None);
+    let client = raw_client_cmd(&server, 1, 300).spawn().unwrap();
+    eventually("the client holds the token", || {
+        server.tokens_in_pool().unwrap() == 0
+    });
+    server.set_grant_deadline(Some(Instant::now()));
+    raw_client_done(client, 1);
+    assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 0);
+    assert_eq!(server.tokens_expected(), 0);
+    // An idle token does not outlive the deadline either: the server takes it out itself.
+    server.add_token().unwrap();
+    eventually("the idle token is taken out", || {
+        server.tokens_expected() == 0 && server.tokens_in_pool().unwrap() == 0
+    });
+    assert!(
+        server
+            .status()
+            .contains("3 tokens taken out of circulation"),
+        "{}",
+        server.status()
+    );
+    // A server made by `new` passes every returned token on.
+    let plain = Server::new(3, Style::TwoPipes).unwrap();
+    plain.set_grant_deadline(Some(Instant::now()));
+    raw_client(&plain, 2);
+    assert_eq!(plain.settle(Duration::from_secs(5)).unwrap(), 2);
+}
+
+/// Issue 20 (B1) with real make (`make` on PATH is 4.3 in CI; with `THROTTLE_MAKE44` also make
+/// 4.4): 12 jobs of 200 ms under an owned server of 3 slots (2 tokens). 300 ms in, the owner's
+/// deadline passes. With two pipes, make's returned tokens leave circulation: every job that
+/// begins after the deadline begins alone (on make's implicit slot, once the jobs running at
+/// the deadline have ended). With a single pipe (the control), make keeps recycling its 2
+/// tokens: jobs begin beside 2 others. Each job logs its begin and end (CLOCK_REALTIME, ns).
+#[test]
+#[ignore = "needs GNU make (Debian's make 4.3); .ci/run installs it (and THROTTLE_MAKE44 for make 4.4)"]
+fn two_pipes_stop_make_recycling_past_the_deadline() {
+    let mut makes = vec![("make 4.3".to_string(), "make".to_string())];
+    if let Ok(m44) = std::env::var("THROTTLE_MAKE44") {
+        makes.push(("make 4.4".into(), m44));
+    }
+    for (name, make) in &makes {
+        let two = make_after_deadline(make, Style::TwoPipes);
+        let one = make_after_deadline(make, Style::Pipe);
+        eprintln!(
+            "{name}: most jobs running when a job began after the deadline: two pipes {two}, one pipe {one}"
+        );
+        assert_eq!(two, 1, "{name}: make recycled its tokens through two pipes");
+        assert!(
+            one > 1,
+            "{name}: the one-pipe control ran {one} at once (the check could not fail)"
+        );
+    }
+}
+
+/// Runs 12 logged jobs of 200 ms with `make` under an owned server of `style` whose deadline
+/// passes 300 ms in; the most jobs running (itself included) when a job began 50 ms or more
+/// after the deadline (a job whose token was read just before it may log its begin a little
+/// after it).
+fn make_after_deadline(make: &str, style: Style) -> usize {
+    let dir = std::env::temp_dir().join(format!(
+        "throttle-two-pipes-{}-{:?}",
+        std::process::id(),
+        style
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("log");
+    let mut mk = String::from("all:");
+    for i in 0..12 {
+        mk.push_str(&format!(" t{i}"));
+    }
+    mk.push('\n');
+    for i in 0..12 {
+        mk.push_str(&format!(
+            "t{i}:\n\t@echo b $$(date +%s%N) >> {0}; sleep 0.2; echo e $$(date +%s%N) >> {0}\n",
+            log.display()
+        ));
+    }
+    std::fs::write(dir.join("Makefile"), mk).unwrap();
+    let server = Server::new_empty(3, style).unwrap();
+    server.add_token().unwrap();
+    server.add_token().unwrap();
+    let mut cmd = std::process::Command::new(make);
+    cmd.args(["-s", "-f"]).arg(dir.join("Makefile"));
+    server.configure(&mut cmd);
+    let mut child = cmd.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    server.set_grant_deadline(Some(Instant::now()));
+    let deadline_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i128;
+    assert!(child.wait().unwrap().success());
+    let mut events: Vec<(i128, i32)> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (k, t) = l.split_once(' ').unwrap();
+            (t.trim().parse().unwrap(), if k == "b" { 1 } else { -1 })
+        })
+        .collect();
+    events.sort();
+    let from = deadline_ns + 50_000_000;
+    let (mut now, mut peak) = (0i32, 0i32);
+    for (t, d) in events {
+        now += d;
+        if d > 0 && t >= from {
+            peak = peak.max(now);
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    peak as usize
+}

@@ -11,6 +11,11 @@
 //!   joins through it and the program's own pipe is left alone;
 //! - inherited pipes named swapped (`W,R`) or mismatched (ends of two pipes): not joined, nothing
 //!   read or written; the right pair: joined;
+//! - two pipes (issue 20: a throttle server's `Style::TwoPipes`, tokens out through one and back
+//!   through the other): joined only when `THROTTLE_JOBSERVER_ID` and
+//!   `THROTTLE_JOBSERVER_RETURN_ID` name exactly those two pipes, and then every token read from
+//!   the first comes back into the second; named the other way round, or by nobody: not joined,
+//!   nothing read or written;
 //! - `adopt_from_env` at the top of `main`, then the descriptors closed and reused: the pool uses
 //!   the adopted jobserver, the program's pipe is untouched;
 //! - a program that installs its own chaining SIGINT handler after using the pool survives SIGINT;
@@ -38,6 +43,7 @@ fn child(test: &str) -> Command {
         .env_remove("MFLAGS")
         .env_remove(throttle::SOCKET_ENV)
         .env_remove(throttle::ID_ENV)
+        .env_remove(throttle::RETURN_ID_ENV)
         .env_remove(throttle::JOBSERVER_ENV);
     cmd
 }
@@ -263,6 +269,77 @@ fn inherited_pipes_are_joined_only_when_they_are_one_pipes_two_ends() {
     let (s, left) = with_inherited_pipe(move |r, _| format!("{r},{ow}"), &[], Some(ow));
     assert!(s.contains("joined false"), "{s}");
     assert_eq!(left, 2, "{s}");
+}
+
+/// `DEV:INODE` of a descriptor, as a throttle server names its pipes.
+fn fd_id(fd: i32) -> String {
+    // SAFETY: a zeroed stat is a valid out-parameter; fstat(2) fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is valid and writable.
+    assert_eq!(unsafe { libc::fstat(fd, &mut st) }, 0);
+    format!("{}:{}", st.st_dev, st.st_ino)
+}
+
+/// Runs `takeover_child` with the read end of pipe `out` (2 tokens in it) and the write end of
+/// pipe `back` inherited, `MAKEFLAGS` naming `R,W` of those two, and `ids(out, back)` as the
+/// environment's names for them (`None`: unset). Returns the output and the bytes then in
+/// `out` and in `back`.
+fn with_two_pipes(
+    ids: impl Fn(String, String) -> Option<(String, String)>,
+) -> (String, usize, usize) {
+    let (out_r, out_w) = program_pipe("std");
+    let (back_r, back_w) = program_pipe("std");
+    let (rf, wf) = (out_r.as_raw_fd(), back_w.as_raw_fd());
+    std::fs::File::from(out_w.try_clone().unwrap())
+        .write_all(b"++")
+        .unwrap();
+    let mut cmd = child("takeover_child");
+    cmd.env("TAKEOVER_KIND", "libc")
+        .env("MAKEFLAGS", format!(" -j3 --jobserver-auth={rf},{wf}"));
+    if let Some((a, b)) = ids(fd_id(rf), fd_id(back_r.as_raw_fd())) {
+        cmd.env(throttle::ID_ENV, a).env(throttle::RETURN_ID_ENV, b);
+    }
+    // SAFETY: only fcntl(2) between fork and exec: both named ends stay open across exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            for fd in [rf, wf] {
+                libc::fcntl(fd, libc::F_SETFD, 0);
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let s = ok(&out);
+    let count = |fd: i32| {
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one c_int.
+        unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+        n as usize
+    };
+    let counts = (count(out_r.as_raw_fd()), count(back_r.as_raw_fd()));
+    drop((out_r, out_w, back_r, back_w));
+    (s, counts.0, counts.1)
+}
+
+#[test]
+fn two_pipes_are_joined_only_when_a_throttle_server_names_them() {
+    // Named as a throttle server of Style::TwoPipes names them: joined; whatever it read from
+    // the first pipe it wrote into the second (a token is never written where it came from).
+    let (s, out, back) = with_two_pipes(|a, b| Some((a, b)));
+    assert!(s.contains("joined true"), "{s}");
+    assert_eq!(out + back, 2, "{s}");
+    // Nobody names them (the ends of two pipes, as any program could inherit): not joined.
+    let (s, out, back) = with_two_pipes(|_, _| None);
+    assert!(s.contains("joined false"), "{s}");
+    assert_eq!((out, back), (2, 0), "{s}");
+    // Named the other way round: not joined, nothing read or written.
+    let (s, out, back) = with_two_pipes(|a, b| Some((b, a)));
+    assert!(s.contains("joined false"), "{s}");
+    assert_eq!((out, back), (2, 0), "{s}");
+    // Only one of the two named right: not joined.
+    let (s, out, back) = with_two_pipes(|a, _| Some((a, "0:0".into())));
+    assert!(s.contains("joined false"), "{s}");
+    assert_eq!((out, back), (2, 0), "{s}");
 }
 
 #[test]

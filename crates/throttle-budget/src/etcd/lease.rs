@@ -1,5 +1,6 @@
-//! The process's one lease: granted at connect, kept alive every TTL/3 by a task on the
-//! background runtime, trusted until `sent + TTL − margin` (`../README.md`, "Lease safety").
+//! The process's one lease: granted at connect, kept alive every third of its trust window
+//! (`queue::keepalive_interval`) by a task on the background runtime, trusted until
+//! `sent + TTL − margin` (`../README.md`, "Lease safety").
 //! When it cannot be renewed in time it is given up (epoch + 1) and a new one is granted as soon
 //! as the cluster answers.
 
@@ -120,9 +121,12 @@ impl Renewer {
 }
 
 /// Keeps the process's lease alive until `stop` fires; publishes every change through `state`.
-/// Renews every TTL/3; after a failed renewal it retries every TTL/12 (at least 100 ms) until
-/// the trust window ends, then gives the lease up (revoking it, best effort) and asks for a new
-/// one every 500 ms until the cluster grants it.
+/// Renews every third of the trust window (`keepalive_interval`); one attempt may take half of
+/// that, and after a failed one it retries a quarter of it later (at least 100 ms), so three
+/// attempts fit in the slack after a missed renewal (one that hangs on a stopped member cannot
+/// eat the whole window: the next goes to whichever member the channel picks then), until
+/// the trust window ends, then gives the lease up (without revoking it: `give_up`) and asks for
+/// a new one every 500 ms until the cluster grants it.
 pub(crate) async fn keep(
     client: Client,
     state: std::sync::Arc<watch::Sender<LeaseState>>,
@@ -130,7 +134,8 @@ pub(crate) async fn keep(
 ) {
     let ttl = state.borrow().ttl;
     let every = keepalive_interval(ttl);
-    let retry = (ttl / 12).max(Duration::from_millis(100));
+    let retry = (every / 4).max(Duration::from_millis(100));
+    let attempt = (every / 2).max(Duration::from_millis(100));
     let mut renewer = Renewer {
         id: state.borrow().id,
         granted: state.borrow().granted,
@@ -179,14 +184,13 @@ pub(crate) async fn keep(
         let left = current
             .trust_until()
             .saturating_duration_since(Instant::now());
-        let outcome = renewer.renew(&client, every.min(left.max(retry))).await;
+        let outcome = renewer.renew(&client, attempt.min(left.max(retry))).await;
         match outcome {
             // Renewed, but only after the trust window had ended: the process has already
             // stopped trusting this lease's slots (and said so); give it up rather than let
             // them become valid again, so "invalid" is final for an epoch.
             Ok(Some(_)) if !state.borrow().trusted_at(Instant::now()) => {
                 give_up(
-                    &client,
                     &state,
                     format!(
                         "the lease was renewed only after its trust window (TTL {} s − margin {:.2} s) had ended",
@@ -205,7 +209,6 @@ pub(crate) async fn keep(
             }
             Ok(None) => {
                 give_up(
-                    &client,
                     &state,
                     "the lease expired in etcd before it was renewed".into(),
                 );
@@ -221,7 +224,7 @@ pub(crate) async fn keep(
                         ttl.as_secs(),
                         crate::queue::margin(ttl).as_secs_f64()
                     );
-                    give_up(&client, &state, why);
+                    give_up(&state, why);
                     next = tokio::time::Instant::now();
                 }
             }
@@ -229,17 +232,17 @@ pub(crate) async fn keep(
     }
 }
 
-/// The lease is no longer trusted: publish a new epoch without a lease, and revoke the old one
-/// in the background (if etcd still has it, its keys go at once instead of at its expiry).
-fn give_up(client: &Client, state: &watch::Sender<LeaseState>, why: String) {
-    let old = state.borrow().id;
+/// The lease is no longer trusted: publish a new epoch without a lease. The old lease is
+/// **not** revoked: its keys stay until etcd expires it (no earlier than TTL after the last
+/// renewal it received, so at least the margin after the trust window ended), or until their
+/// holder drops them. Work started on those slots before the window ended may still be running;
+/// a revoke would hand the slots to other hosts at once, under that work. (Before issue 20's
+/// gap B1 was closed the lease was revoked here, which shortened a waiter's wait after a
+/// holder's hiccup but let every job running on the holder overlap the new holders' jobs.)
+fn give_up(state: &watch::Sender<LeaseState>, why: String) {
     state.send_modify(|s| {
         s.epoch += 1;
         s.id = 0;
         s.lost = Some(why);
-    });
-    let mut lc = client.lease_client();
-    tokio::spawn(async move {
-        let _ = tokio::time::timeout(Duration::from_secs(2), lc.revoke(old)).await;
     });
 }

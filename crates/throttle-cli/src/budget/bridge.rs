@@ -8,12 +8,23 @@
 //! tokens that exist (in the pipe + held by jobs)  ≤  valid cluster slots − 1   (≤ N − 1)
 //! ```
 //!
-//! except after a lease loss, for tokens that jobs already hold: those cannot be recalled; they
-//! are taken out of circulation as they come back idle. make recycles a token (writes it back
-//! and reads it again at once) while it has jobs queued, so its tokens rarely come back idle
-//! during a build: a host cut off from etcd keeps running as many make jobs as it held tokens
-//! (docs/cluster-budget.md, "Not guaranteed"). Throttle clients on the socket are stopped by
-//! the server's grant deadline.
+//! except after a lease loss, for tokens that jobs already hold: those cannot be recalled.
+//! What keeps them from being used again:
+//! - the server's **token limit** and **grant deadline** (set at every tick): a token that
+//!   comes back while more tokens circulate than valid slots back, or after the lease's trust
+//!   window ended, leaves circulation instead of going back into the pipe. With two pipes
+//!   (`Style::TwoPipes`, what make gets under `--budget`) every token make, cargo or a throttle
+//!   program gives back passes through the server, so this catches make's recycling too (make
+//!   writes a finished job's token back and reads one again at once). With the fifo (ninja)
+//!   only socket clients' returns pass through the server; ninja itself is held (next point);
+//! - the **hold** (`hold.rs`, driven by `throttle run` with [`command_backed`]): while no valid
+//!   slot backs the command's implicit one, the command is stopped with SIGSTOP, so it starts
+//!   nothing, not even on its implicit slot, which no pipe can take back.
+//!
+//! Slots of a lost lease are never deleted while the command runs (their keys go when etcd
+//! expires the old lease): jobs started on them may still be running, and deleting the keys
+//! would hand their slots to another host at once instead of no earlier than the lease's
+//! expiry, which is at least the margin after the trust window ended.
 //!
 //! Demand of pipe readers (make, ninja, cargo) cannot be seen: a reader blocked in `read(2)` on
 //! the pipe leaves no trace. So the bridge **offers one token when the pipe runs empty** (all
@@ -30,6 +41,8 @@
 //! reader that starts wanting tokens after a long idle time may wait up to the backoff
 //! before the first offer (then each further token costs one etcd acquire, a few ms on a LAN).
 //! The pipe is looked at every [`TICK`] (one FIONREAD): ~100 system calls a second.
+//!
+//! [`command_backed`]: Bridge::command_backed
 
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -186,26 +199,40 @@ pub struct Bridge {
     // slots before the budget, whose drop revokes the lease.
     acquirer: Acquirer,
     slots: Vec<ClusterSlot>,
+    /// Slots of a lease that was given up: kept (not deleted) until the command has exited,
+    /// because jobs started on them may still run; etcd deletes their keys when it expires
+    /// that lease.
+    lapsed: Vec<ClusterSlot>,
     budget: Arc<EtcdBudget>,
     n: usize,
     pending: bool,
     offer: Offer,
-    /// The lease was trusted at the last tick (for the one-line lost/back messages).
-    trusted: bool,
+    /// A loss was announced (`budget lost`) and no `budget back` yet.
+    announced_lost: bool,
+    /// The lease epoch last seen trusted: a new epoch means the lease was lost and replaced,
+    /// even if no tick saw it untrusted (the lease thread can replace it first after a stop).
+    epoch: u64,
+    /// The end of the trust window as last seen while a valid slot backed the command: once
+    /// none does, the instant from which the command and its new jobs run without a slot.
+    backed_until: Option<std::time::Instant>,
 }
 
 impl Bridge {
     /// Starts the bridge for a command that already holds `implicit` (its implicit slot).
     pub fn new(budget: EtcdBudget, implicit: ClusterSlot, linger: Duration) -> Bridge {
         let budget = Arc::new(budget);
+        let epoch = budget.lease().epoch;
         Bridge {
             acquirer: Acquirer::start(budget.clone()),
             slots: vec![implicit],
+            lapsed: Vec::new(),
             n: budget.slots(),
             budget,
             pending: false,
             offer: Offer::new(linger, Instant::now()),
-            trusted: true,
+            announced_lost: false,
+            epoch,
+            backed_until: None,
         }
     }
 
@@ -224,9 +251,33 @@ impl Bridge {
     }
 
     /// Ends the bridge after the command exited: cancels a pending acquire, gives back every
-    /// cluster slot and revokes the lease (so the keys go at once, not at the lease's expiry).
+    /// cluster slot (those of a lapsed lease too: nothing runs on them any more) and revokes the
+    /// lease (so the keys go at once, not at the lease's expiry).
     pub fn finish(self) {
         drop(self);
+    }
+
+    /// When the lease's trust window ends if it is not renewed before (None: no trusted lease):
+    /// `throttle run` wakes then, so the command is stopped at that instant rather than at the
+    /// next tick.
+    pub fn trust_end(&self) -> Option<std::time::Instant> {
+        let lease = self.budget.lease();
+        lease.valid_until.filter(|_| lease.trusted)
+    }
+
+    /// The end of the trust window as last seen while a valid slot backed the command (within
+    /// one tick of the real one: the bridge looks every [`TICK`] while the process runs). Once
+    /// [`command_backed`](Bridge::command_backed) is false, processes of the command's tree
+    /// started after this instant started without a slot (`hold.rs` stops them).
+    pub fn backed_until(&self) -> Option<Instant> {
+        self.backed_until
+    }
+
+    /// Whether a valid cluster slot backs the command's implicit slot now (reads the clock: a
+    /// process resumed past its trust window sees false at once). While false, `throttle run`
+    /// holds the command stopped (`hold.rs`).
+    pub fn command_backed(&self) -> bool {
+        self.slots.iter().any(ClusterSlot::is_valid)
     }
 
     /// One step: take granted slots, drop lost ones, keep `tokens ≤ valid slots − 1`, offer or
@@ -240,7 +291,7 @@ impl Bridge {
             }
         }
         let lease = self.budget.lease();
-        if self.trusted && !lease.trusted {
+        if !self.announced_lost && (!lease.trusted || lease.epoch != self.epoch) {
             let why = lease
                 .lost
                 .clone()
@@ -253,21 +304,36 @@ impl Bridge {
                     )
                 });
             eprintln!(
-                "throttle run: budget lost: {why}; no new tokens, idle ones taken back (tokens that jobs hold cannot be recalled); re-acquiring when etcd answers"
+                "throttle run: budget lost: {why}; no new tokens, idle and returned ones taken out of circulation (jobs already running go on); re-acquiring when etcd answers"
             );
-        } else if !self.trusted && lease.trusted {
-            eprintln!("throttle run: budget back: new lease; taking cluster slots again");
+            self.announced_lost = true;
         }
-        self.trusted = lease.trusted;
-        self.slots.retain(ClusterSlot::is_valid);
-        // Throttle clients on the socket get tokens only within the trust window, checked by
-        // the server at each grant (so also right after this process resumes from a stop).
+        if self.announced_lost && lease.trusted {
+            eprintln!("throttle run: budget back: new lease; taking cluster slots again");
+            self.announced_lost = false;
+        }
+        if lease.trusted {
+            self.epoch = lease.epoch;
+        }
+        // Slots no longer valid are kept, not deleted (module docs).
+        let (valid, lapsed): (Vec<_>, Vec<_>) = std::mem::take(&mut self.slots)
+            .into_iter()
+            .partition(ClusterSlot::is_valid);
+        self.slots = valid;
+        self.lapsed.extend(lapsed);
+        if !self.slots.is_empty() {
+            self.backed_until = lease.valid_until;
+        }
+        // Throttle clients on the socket get tokens, and returned tokens go back into the pipe,
+        // only within the trust window, checked by the server at each decision (so also right
+        // after this process resumes from a stop), and only while valid slots back them.
         server.set_grant_deadline(Some(match lease.valid_until {
             Some(until) if lease.trusted => until,
             _ => now,
         }));
-
         let allowed = self.slots.len().saturating_sub(1);
+        server.set_token_limit(Some(allowed));
+
         let mut tokens = server.tokens_expected();
         let in_pool = server.tokens_in_pool().unwrap_or(0);
         self.offer.observe(now, in_pool);

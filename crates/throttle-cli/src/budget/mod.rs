@@ -4,6 +4,7 @@
 
 #[cfg(feature = "etcd")]
 pub mod bridge;
+pub mod hold;
 mod render;
 
 use clap::{Args, Subcommand};
@@ -104,6 +105,21 @@ impl Bridge {
 
     /// Never called: no value of this type exists.
     pub fn status_line(&self) -> String {
+        match self.0 {}
+    }
+
+    /// Never called: no value of this type exists.
+    pub fn command_backed(&self) -> bool {
+        match self.0 {}
+    }
+
+    /// Never called: no value of this type exists.
+    pub fn trust_end(&self) -> Option<std::time::Instant> {
+        match self.0 {}
+    }
+
+    /// Never called: no value of this type exists.
+    pub fn backed_until(&self) -> Option<std::time::Instant> {
         match self.0 {}
     }
 

@@ -235,6 +235,37 @@ impl Cluster {
         }
     }
 
+    /// The member that is the leader now, as the running members report it (None: no member
+    /// answers, or they name no running member).
+    pub fn leader(&self) -> Option<usize> {
+        for (i, m) in self.members.iter().enumerate() {
+            if m.child.is_none() {
+                continue;
+            }
+            let Ok((200, body)) = http(
+                m.client,
+                "POST",
+                "/v3/maintenance/status",
+                "{}",
+                Duration::from_millis(500),
+            ) else {
+                continue;
+            };
+            // {"header":{..."member_id":"A",...},..."leader":"B",...}: the member whose id is
+            // the leader's.
+            let field = |name: &str| {
+                body.split(&format!("\"{name}\":\""))
+                    .nth(1)
+                    .and_then(|r| r.split('"').next())
+                    .map(str::to_string)
+            };
+            if field("member_id").is_some() && field("member_id") == field("leader") {
+                return Some(i);
+            }
+        }
+        None
+    }
+
     /// The last lines of every member's log, for failure messages.
     pub fn log_tails(&self) -> String {
         let mut s = String::new();

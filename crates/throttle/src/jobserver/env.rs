@@ -7,8 +7,10 @@
 //! then takes the program's bytes (a hang, or "USERDATA" coming back as "RDATAESU"). So inherited
 //! descriptors are used only when all of this holds (`usable_inherited`):
 //!
-//! - both are open, both are pipes or fifos, the same one (`st_dev`/`st_ino`), `R` readable and
-//!   `W` writable (`sys::check_pipe_pair`): rules out swapped, mismatched and foreign ends;
+//! - both are open and are pipes or fifos, `R` readable and `W` writable, and either the two ends
+//!   of **one** pipe (the same `st_dev`/`st_ino`), or the two pipes a throttle
+//!   server says it made ([`proven_ends`]: `R`'s pipe is the one [`ID_ENV`] names, `W`'s the one
+//!   [`RETURN_ID_ENV`] names): rules out swapped, mismatched and foreign ends;
 //! - neither is close-on-exec: inherited descriptors never are, and every descriptor std opens is;
 //! - on Linux, they were already that very pipe *when the process started*: a constructor in
 //!   `.init_array` looks (fstat/fcntl only: it opens, changes and installs nothing) before `main`
@@ -20,7 +22,7 @@
 //! for programs that close inherited descriptors early or want no doubt about the moment.
 //! A fifo (`fifo:PATH`) names a path, not numbers: opening it lazily is always safe.
 
-use super::{sys, Auth, Jobserver, ID_ENV, MAKEFLAGS_VARS, SOCKET_ENV};
+use super::{sys, Auth, Jobserver, ID_ENV, MAKEFLAGS_VARS, RETURN_ID_ENV, SOCKET_ENV};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
@@ -123,7 +125,13 @@ fn env_auth() -> Option<(&'static str, String, Result<Auth, String>)> {
 /// `STARTUP_FDS`/`STARTUP_ID`), 2 none.
 static STARTUP: AtomicU8 = AtomicU8::new(0);
 static STARTUP_FDS: [AtomicI32; 2] = [AtomicI32::new(-1), AtomicI32::new(-1)];
-static STARTUP_ID: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+/// The identities (`st_dev`, `st_ino`) of `R`'s pipe, then of `W`'s (the same for one pipe).
+static STARTUP_ID: [AtomicU64; 4] = [
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+    AtomicU64::new(0),
+];
 
 /// Runs before `main` (and before any other thread exists): records whether the pipe the
 /// environment names is, at that moment, an inherited jobserver pipe. Reads only.
@@ -138,26 +146,66 @@ extern "C" fn startup_look() {
         Some((_, _, Ok(Auth::Pipe(r, w)))) => inherited_pair(r, w).ok().map(|id| (r, w, id)),
         _ => None,
     };
-    if let Some((r, w, id)) = found {
+    if let Some((r, w, (rid, wid))) = found {
         STARTUP_FDS[0].store(r, Ordering::Relaxed);
         STARTUP_FDS[1].store(w, Ordering::Relaxed);
-        STARTUP_ID[0].store(id.0, Ordering::Relaxed);
-        STARTUP_ID[1].store(id.1, Ordering::Relaxed);
+        for (slot, v) in STARTUP_ID.iter().zip([rid.0, rid.1, wid.0, wid.1]) {
+            slot.store(v, Ordering::Relaxed);
+        }
     }
     // Release: pairs with the Acquire load in `usable_inherited` (which in practice runs after
     // `main` started, long after this single-threaded constructor).
     STARTUP.store(if found.is_some() { 1 } else { 2 }, Ordering::Release);
 }
 
-/// `r`,`w` are the two ends of one pipe and look inherited (not close-on-exec): the pipe's id.
-fn inherited_pair(r: i32, w: i32) -> Result<(u64, u64), String> {
-    let (ri, wi) = sys::check_pipe_pair(r, w).map_err(|e| e.to_string())?;
+/// A pipe's identity: `st_dev`, `st_ino`.
+type PipeId = (u64, u64);
+
+/// `DEV:INODE`, as [`ID_ENV`] and [`RETURN_ID_ENV`] write an identity.
+fn id_text(id: PipeId) -> String {
+    format!("{}:{}", id.0, id.1)
+}
+
+/// `r` is a readable and `w` a writable end of a jobserver, by its shape alone: the two ends of
+/// one pipe, or the two pipes of a throttle server that said so in the environment ([`ID_ENV`]
+/// names the pipe tokens are read from, [`RETURN_ID_ENV`] the one they are written back into;
+/// `throttle run --budget`, so that every returned token passes through the server). Returns the
+/// identities of `r`'s pipe and of `w`'s.
+///
+/// Why the second shape proves as much as the first: a pipe's `st_dev`/`st_ino` is unique among
+/// the pipes that exist, so `r` is the read end of exactly the pipe the server made for tokens
+/// and `w` the write end of exactly the pipe it made for their return. A stale variable (a
+/// server long gone) names pipes that no longer exist, which no descriptor can match.
+pub(crate) fn proven_ends(r: i32, w: i32) -> Result<(PipeId, PipeId), String> {
+    let (ri, wi) = sys::check_pipe_ends(r, w).map_err(|e| e.to_string())?;
+    if ri.id == wi.id {
+        return Ok((ri.id, wi.id));
+    }
+    let named = |var: &str| std::env::var(var).ok().map(|v| v.trim().to_string());
+    if named(ID_ENV).as_deref() == Some(id_text(ri.id).as_str())
+        && named(RETURN_ID_ENV).as_deref() == Some(id_text(wi.id).as_str())
+    {
+        return Ok((ri.id, wi.id));
+    }
+    Err(format!(
+        "descriptors {r} and {w} are not the two ends of one pipe, nor the two pipes a throttle server names in {ID_ENV} and {RETURN_ID_ENV}"
+    ))
+}
+
+/// `r`,`w` are a jobserver by shape ([`proven_ends`]) and look inherited (not close-on-exec):
+/// the identities of their pipes.
+fn inherited_pair(r: i32, w: i32) -> Result<(PipeId, PipeId), String> {
+    let ids = proven_ends(r, w)?;
+    let (ri, wi) = (
+        sys::pipe_info(r).map_err(|e| e.to_string())?,
+        sys::pipe_info(w).map_err(|e| e.to_string())?,
+    );
     if ri.cloexec || wi.cloexec {
         return Err(format!(
             "descriptors {r},{w} are close-on-exec, so this process opened them itself: not an inherited jobserver"
         ));
     }
-    Ok(ri.id)
+    Ok(ids)
 }
 
 /// Whether the inherited pipe `r`,`w` is provably the jobserver's now (module docs).
@@ -169,10 +217,8 @@ fn usable_inherited(r: i32, w: i32) -> Result<(), String> {
                 STARTUP_FDS[0].load(Ordering::Relaxed),
                 STARTUP_FDS[1].load(Ordering::Relaxed),
             );
-            let was = (
-                STARTUP_ID[0].load(Ordering::Relaxed),
-                STARTUP_ID[1].load(Ordering::Relaxed),
-            );
+            let at = |i: usize| STARTUP_ID[i].load(Ordering::Relaxed);
+            let was = ((at(0), at(1)), (at(2), at(3)));
             if fds == (r, w) && was == id {
                 Ok(())
             } else {
@@ -307,10 +353,11 @@ mod tests {
         let (r, w) = (r.as_raw_fd(), w.as_raw_fd());
         let e = inherited_pair(r, w).unwrap_err();
         assert!(e.contains("close-on-exec"), "{e}");
-        assert!(sys::check_pipe_pair(w, r).is_err(), "swapped ends");
+        assert!(proven_ends(w, r).is_err(), "swapped ends");
         let (r2, w2) = sys::pipe().unwrap();
-        let e = sys::check_pipe_pair(r, w2.as_raw_fd()).unwrap_err();
-        assert!(e.to_string().contains("not the two ends"), "{e}");
+        // The ends of two pipes: refused, unless the environment names exactly those two.
+        let e = proven_ends(r, w2.as_raw_fd()).unwrap_err();
+        assert!(e.contains("not the two ends"), "{e}");
         drop(r2);
     }
 

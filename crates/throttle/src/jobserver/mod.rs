@@ -61,6 +61,13 @@ pub const SOCKET_ENV: &str = "THROTTLE_JOBSERVER_SOCKET";
 /// must draw on that one.
 pub const ID_ENV: &str = "THROTTLE_JOBSERVER_ID";
 
+/// The environment variable a throttle server of [`Style::TwoPipes`] sets to `DEV:INODE` of the
+/// pipe its clients write tokens back into (the `W` of `--jobserver-auth=R,W`; [`ID_ENV`] names
+/// the pipe they read from). Only with both does a client take `R` and `W` of two different
+/// pipes for a jobserver: descriptor numbers alone prove nothing, and one pipe's two ends is the
+/// only shape make itself ever hands out.
+pub const RETURN_ID_ENV: &str = "THROTTLE_JOBSERVER_RETURN_ID";
+
 /// The environment variables searched for a jobserver, in this order (the first that mentions
 /// one is used), as cargo, rustc and the `jobserver` crate do.
 pub const MAKEFLAGS_VARS: [&str; 3] = ["CARGO_MAKEFLAGS", "MAKEFLAGS", "MFLAGS"];
@@ -161,7 +168,8 @@ impl Jobserver {
     /// as written after `--jobserver-auth=`.
     ///
     /// Descriptors given here are the caller's word that they are the jobserver's: they must be
-    /// the read and the write end of one pipe (checked), but may be close-on-exec and need not be
+    /// the read and the write end of one pipe, or the two pipes a throttle server names in
+    /// [`ID_ENV`] and [`RETURN_ID_ENV`] (checked), but may be close-on-exec and need not be
     /// inherited ([`from_env`](Jobserver::from_env) requires both).
     ///
     /// # Errors
@@ -213,6 +221,8 @@ impl Jobserver {
                 )
             }
             Auth::Pipe(r, w) => {
+                env::proven_ends(*r, *w)
+                    .map_err(|why| io::Error::new(io::ErrorKind::InvalidInput, why))?;
                 let (read, write) = sys::open_inherited_pipe(*r, *w)?;
                 (Source::Fd { read, write }, format!("pipe fds {r},{w}"))
             }

@@ -95,19 +95,14 @@ pub(crate) fn pipe_info(fd: RawFd) -> io::Result<FdInfo> {
     })
 }
 
-/// Checks that `r` and `w` are the read and the write end of one pipe (or fifo): both open, the
-/// same `st_dev`/`st_ino`, `r` readable and `w` writable. A pair that fails any of these is not a
-/// jobserver (`4,3` swapped, `6,5` of another pipe, a file): reading or writing it would take a
-/// stranger's bytes or mint tokens. Returns the pipe's identity.
-pub(crate) fn check_pipe_pair(r: RawFd, w: RawFd) -> io::Result<(FdInfo, FdInfo)> {
+/// Checks that `r` is a readable and `w` a writable end of a pipe or fifo (both open; of one
+/// pipe or of two). Returns what `fstat`/`fcntl` say about each. Whether the two may be used
+/// together as a jobserver is the caller's decision (`env::proven_ends`: one pipe's two ends, or
+/// the two pipes a throttle server names in the environment).
+pub(crate) fn check_pipe_ends(r: RawFd, w: RawFd) -> io::Result<(FdInfo, FdInfo)> {
     let ri = pipe_info(r)?;
     let wi = pipe_info(w)?;
     let bad = |why: String| Err(io::Error::new(io::ErrorKind::InvalidInput, why));
-    if ri.id != wi.id {
-        return bad(format!(
-            "descriptors {r} and {w} are not the two ends of one pipe"
-        ));
-    }
     if ri.access == libc::O_WRONLY {
         return bad(format!("descriptor {r} is a write end, not a read end"));
     }
@@ -117,12 +112,11 @@ pub(crate) fn check_pipe_pair(r: RawFd, w: RawFd) -> io::Result<(FdInfo, FdInfo)
     Ok((ri, wi))
 }
 
-/// The read and write ends of an inherited jobserver pipe, after [`check_pipe_pair`]. The read
-/// end is reopened through `/proc/self/fd/R`, which on Linux makes a new open file description:
-/// it can be non-blocking without changing the description make and its other children share
-/// (make ≤ 4.3 reads it blocking). The write end is a private duplicate.
-pub(crate) fn open_inherited_pipe(r: RawFd, w: RawFd) -> io::Result<(OwnedFd, OwnedFd)> {
-    let (ri, _) = check_pipe_pair(r, w)?;
+/// A private, non-blocking, close-on-exec description of the read end `r` of a pipe: reopened
+/// through `/proc/self/fd/R`, which on Linux makes a new open file description, so it can be
+/// non-blocking without changing the description other processes share (make ≤ 4.3 reads it
+/// blocking). Its identity is checked against `id` after the open.
+pub(crate) fn reopen_read_end(r: RawFd, id: (u64, u64)) -> io::Result<OwnedFd> {
     let c = cpath(Path::new(&format!("/proc/self/fd/{r}")))?;
     // SAFETY: `c` is a valid NUL-terminated path.
     let read = unsafe {
@@ -142,12 +136,22 @@ pub(crate) fn open_inherited_pipe(r: RawFd, w: RawFd) -> io::Result<(OwnedFd, Ow
     }
     // SAFETY: `open` just returned this descriptor; we own it.
     let read = unsafe { OwnedFd::from_raw_fd(read) };
-    if pipe_info(read.as_raw_fd())?.id != ri.id {
+    if pipe_info(read.as_raw_fd())?.id != id {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("descriptor {r} changed while it was being opened"),
         ));
     }
+    Ok(read)
+}
+
+/// The read and write ends of an inherited jobserver (`R,W`), after [`check_pipe_ends`]: the
+/// read end reopened as this process's own non-blocking description ([`reopen_read_end`]), the
+/// write end a private duplicate. The caller has decided that the pair is a jobserver (one
+/// pipe's two ends, or a throttle server's two pipes).
+pub(crate) fn open_inherited_pipe(r: RawFd, w: RawFd) -> io::Result<(OwnedFd, OwnedFd)> {
+    let (ri, _) = check_pipe_ends(r, w)?;
+    let read = reopen_read_end(r, ri.id)?;
     // SAFETY: `w` was checked open above; F_DUPFD_CLOEXEC makes a new descriptor we own.
     let write = unsafe { libc::fcntl(w, libc::F_DUPFD_CLOEXEC, 0) };
     if write < 0 {
@@ -155,6 +159,19 @@ pub(crate) fn open_inherited_pipe(r: RawFd, w: RawFd) -> io::Result<(OwnedFd, Ow
     }
     // SAFETY: `fcntl` just returned this descriptor; we own it.
     Ok((read, unsafe { OwnedFd::from_raw_fd(write) }))
+}
+
+/// Makes a descriptor this process owns alone non-blocking (`F_SETFL`). Only for descriptions
+/// no other process shares (the server's own end of its return pipe).
+pub(crate) fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
+    // SAFETY: F_GETFL/F_SETFL on a descriptor we own; no memory is passed.
+    unsafe {
+        let fl = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+        if fl < 0 || libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// `DEV:INODE` of an open descriptor, if it is open.
