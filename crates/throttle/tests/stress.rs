@@ -244,22 +244,16 @@ fn random_nesting_across_three_pools() {
 /// (sleep/README.md, "How deep helping nests"). A failure now reports itself: a panic's
 /// message, or the watchdog's pool states, go to stderr directly.
 ///
-/// Open: it still hangs rarely. After away workers came home and spares stood in, it passed 10
-/// of 10 runs here and 3 of 4 CI runs; the 4th (on e9cc20a) hung with a pool of 2 threads and
-/// 1 live spare, 3 jobs queued and nobody running or asleep there. One cause of that shape is
-/// fixed: a pool thread queued for another pool's slot was not counted as blocked
-/// (`tests/waiting.rs`, `a_thread_queued_in_another_pools_limit_queue_is_stood_in_for`, which
-/// hung before). But a core dump of the old code, taken here in the whole binary's run (4 tests
-/// at once, 1 hang in 12 runs), showed another state: pool 1's two workers waiting for forks
-/// at home and its one spare waiting for its own scope at home, 1 job queued, nobody in any
-/// limit queue. Every one of those three should count as blocked, and then a second spare
-/// should start; why none did is not known. The fixed code passed 28 such runs and 50 runs of
-/// this test alone; too few to tell a rate of 1 in 12 from 0. Ignored until that is found; run
-/// it with `cargo test --release -p throttle --test stress -- --include-ignored`
-/// (`THROTTLE_STRESS_PATIENCE` shortens the watchdog, whose report now includes each pool's
-/// `blocked` count).
+/// It hung rarely until the scheduler issue's redesign: after away workers came home and spares
+/// stood in, it passed 10 of 10 runs here and 3 of 4 CI runs, and a core dump of that code, in
+/// the whole binary's run (4 tests at once, 1 hang in 12 runs), showed a pool whose threads
+/// were all waiting at home with a job queued and no second spare. It was ignored then. Since
+/// every fork is on its thread's deque (no fork hidden behind a plain call, so no pool waits
+/// for work that only a busy thread could reveal) it passed 15 of 15 runs alone and 26 of 26
+/// runs of the whole binary on this shared (busy) host, and it runs again.
+/// `THROTTLE_STRESS_PATIENCE` shortens the watchdog, whose report includes each pool's
+/// `blocked` count and pending forks.
 #[test]
-#[ignore = "open: rare hang (1 in 12 runs of the old code here): all of a pool's threads blocked at home and no second spare"]
 fn random_nesting_across_three_pools_with_broadcasts() {
     three_pools(true);
 }
