@@ -709,13 +709,21 @@ impl Pool {
     /// - Raising the limit takes effect at once: queued threads get the new slots, and a sleeping
     ///   worker is woken if work is waiting.
     /// - Lowering it is cooperative: a thread over the limit gives back its slot at its next
-    ///   *task boundary*: when it forks shareably or takes such a fork back to run it (a fork
-    ///   made as a plain call does not look; a thread makes at most 63 of those in a row, 1023
-    ///   while the limit is 1), when a task or loop block ends, or when it waits. A task that runs for a long time without forking
+    ///   *task boundary*: when it forks or takes a fork back to run its second half, when a job
+    ///   or loop block ends, or when it waits. A task that runs for a long time without forking
     ///   keeps its slot until it ends: code cannot be interrupted. So for a short while after a
     ///   lowering, more than `k` threads may still run; [`Pool::await_concurrency`] waits until
-    ///   that is over. `throttle-bench --bench limit_response` measures how long it takes.
+    ///   that is over. `throttle-bench --bench limit_response` measures how long it takes. The
+    ///   exact bound: once the limit has been `k` since a thread's previous leaf began (a loop
+    ///   block, or a fork's half that does not fork), that thread looks before its next leaf,
+    ///   so it starts none beside `k` other slot holders (`tests/limit.rs`).
     /// - From then on, at no instant do more than `k` threads hold slots.
+    /// - One exception, while spare threads stand in (`Stats::spares_started`): a pool's thread
+    ///   that slept in a wait while a spare ran in its place takes its slot back at once, over
+    ///   the limit if need be, and no thread pauses in the middle of a task until the spares
+    ///   are gone (a spare may be blocked on a lock that the woken thread holds; queueing behind
+    ///   it would deadlock). The spares give back their slots after each job while the pool is
+    ///   over its limit, and exit after 200 ms idle.
     ///
     /// # Errors
     /// `k` outside `1..=threads`.
@@ -870,6 +878,7 @@ impl Pool {
         let mut s = self.registry.stats.snapshot();
         (s.controller_decisions, s.controller_last) = self.auto.decisions();
         s.serial_calls = self.sites.serial_calls();
+        s.spares_started = self.registry.spares_started() as u64;
         s
     }
 }

@@ -568,6 +568,14 @@ impl Registry {
         0
     }
 
+    /// Spare threads started since the pool was built (spare.rs; [`crate::Stats`]).
+    pub(crate) fn spares_started(&self) -> usize {
+        #[cfg(not(loom))]
+        return self.spares.started();
+        #[cfg(loom)]
+        0
+    }
+
     /// The pool's own threads counted as blocked now (spare.rs; a relaxed snapshot for `Pool`'s
     /// `Debug`, which the stress tests' watchdog prints).
     pub(crate) fn blocked_threads(&self) -> usize {

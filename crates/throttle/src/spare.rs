@@ -80,6 +80,8 @@ pub(crate) struct Spares {
     blocked: AtomicUsize,
     /// `State::alive`, readable without the lock.
     alive_count: AtomicUsize,
+    /// Spares started since the pool was built (for [`Stats::spares_started`](crate::Stats)).
+    started: AtomicUsize,
     state: Mutex<State>,
     /// The registry, to give new spares their `Arc` (set when the pool is built).
     registry: OnceLock<Weak<Registry>>,
@@ -113,6 +115,11 @@ impl Spares {
     /// The blocked thread woke.
     pub(crate) fn unblock(&self) {
         self.blocked.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Spares started since the pool was built.
+    pub(crate) fn started(&self) -> usize {
+        self.started.load(Ordering::SeqCst)
     }
 
     /// Threads counted as blocked (a snapshot, for `Pool`'s `Debug`).
@@ -179,6 +186,7 @@ impl Spares {
         if let Ok(handle) = spawned {
             state.alive += 1;
             self.alive_count.store(state.alive, Ordering::SeqCst);
+            self.started.fetch_add(1, Ordering::SeqCst);
             // Spares that timed out are gone: forget their handles (a pool that is never
             // dropped, such as the global one, would keep them all otherwise).
             state.handles.retain(|h| !h.is_finished());

@@ -66,6 +66,11 @@ pub struct Stats {
     /// Calls that auto mode's call-site memory ran the serial way: on the calling thread alone,
     /// in the pool's context, because its site measured them too short to pay for threads.
     pub serial_calls: u64,
+    /// Spare threads started to stand in while every thread of the pool was blocked in a wait
+    /// that may not run the pool's other work (`src/spare.rs`). Counted whether or not stats
+    /// are enabled. While a spare is alive the limit may be exceeded for a while (see
+    /// [`Pool::set_concurrency`](crate::Pool::set_concurrency)).
+    pub spares_started: u64,
 }
 
 impl Stats {
@@ -121,6 +126,7 @@ impl Stats {
                 .saturating_sub(earlier.controller_decisions),
             controller_last: self.controller_last,
             serial_calls: self.serial_calls.saturating_sub(earlier.serial_calls),
+            spares_started: self.spares_started.saturating_sub(earlier.spares_started),
         }
     }
 }

@@ -1,7 +1,9 @@
 //! The live concurrency limit: an in-flight counter inside tasks never exceeds the limit in force,
 //! while another thread changes the limit at random.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use throttle::Pool;
 
@@ -138,6 +140,15 @@ fn raising_the_limit_resumes_parked_workers() {
 /// the limit: forks made as plain calls (while two older forks of the thread were pending) did
 /// not look at all. Every fork is pushed and taken back now, and looks both times.
 ///
+/// The one documented exception ([`Pool::set_concurrency`]): while a spare thread stands in, a
+/// thread that slept in a wait takes its slot back over the limit and nobody pauses mid-task.
+/// With the caller taking part, a spare does start here now and then (about one per 3 s run:
+/// both workers asleep in fork waits while the caller's older forks wait in its deque), so a
+/// period of limit 1 counts only if no spare was alive at any moment of it: none alive at its
+/// start and at its end, and none started in between (`Stats::spares_started`). Before the
+/// exception was measured apart, 3 % to 16 % of leaves were counted over the limit, all in
+/// periods with a spare.
+///
 /// Why a claimed violation is real: `one_since` is a ticket of `seq` (SeqCst RMWs) taken after
 /// `set_concurrency(1)` returned, and a leaf's `begin` ticket comes later in `seq`'s order, so
 /// the new limit is visible to the thread's next check. `in_flight` is incremented before
@@ -150,9 +161,26 @@ fn no_leaf_starts_beside_another_once_a_thread_saw_limit_one() {
     // The `seq` ticket taken after the limit last fell to 1; u64::MAX while it is above 1.
     let one_since = AtomicU64::new(u64::MAX);
     let in_flight = AtomicUsize::new(0);
-    let violations = AtomicUsize::new(0);
+    // Violations by the ticket of the period of limit 1 they happened in.
+    let violations = Mutex::new(HashMap::<u64, usize>::new());
+    // Periods of limit 1 during which no spare was alive.
+    let clean = Mutex::new(HashSet::<u64>::new());
     let leaves = AtomicUsize::new(0);
     let done = AtomicBool::new(false);
+    // (spares started so far, spares alive now): `Stats` and the pool's `Debug`.
+    let spares = || {
+        let debug = format!("{pool:?}");
+        let at = debug
+            .find("spares: ")
+            .expect("Pool's Debug shows its spares")
+            + 8;
+        let alive: usize = debug[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("a count of spares");
+        (pool.stats().spares_started, alive)
+    };
     thread_local! {
         static PREV_BEGIN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
@@ -161,9 +189,15 @@ fn no_leaf_starts_beside_another_once_a_thread_saw_limit_one() {
             let mut rng = Rng(0x5EED_0004);
             while !done.load(Ordering::Relaxed) {
                 pool.set_concurrency(1).unwrap();
-                one_since.store(seq.fetch_add(1, Ordering::SeqCst), Ordering::SeqCst);
+                let before = spares();
+                let ticket = seq.fetch_add(1, Ordering::SeqCst);
+                one_since.store(ticket, Ordering::SeqCst);
                 spin(200 + rng.next() % 800);
                 one_since.store(u64::MAX, Ordering::SeqCst);
+                let after = spares();
+                if before.1 == 0 && after.1 == 0 && before.0 == after.0 {
+                    clean.lock().unwrap().insert(ticket);
+                }
                 pool.set_concurrency(threads).unwrap();
                 spin(100 + rng.next() % 400);
             }
@@ -177,7 +211,7 @@ fn no_leaf_starts_beside_another_once_a_thread_saw_limit_one() {
                 let since = one_since.load(Ordering::SeqCst);
                 let prev = PREV_BEGIN.with(|p| p.replace(begin));
                 if now > 1 && since != u64::MAX && since < prev {
-                    violations.fetch_add(1, Ordering::Relaxed);
+                    *violations.lock().unwrap().entry(since).or_default() += 1;
                 }
                 spin(5);
                 in_flight.fetch_sub(1, Ordering::SeqCst);
@@ -186,7 +220,22 @@ fn no_leaf_starts_beside_another_once_a_thread_saw_limit_one() {
         }
         done.store(true, Ordering::Relaxed);
     });
-    let (v, n) = (violations.into_inner(), leaves.into_inner());
-    eprintln!("{n} leaves, {v} started beside another after their thread saw the limit at 1");
-    assert_eq!(v, 0, "{v} of {n} leaves started over the limit");
+    let (violations, clean, n) = (
+        violations.into_inner().unwrap(),
+        clean.into_inner().unwrap(),
+        leaves.into_inner(),
+    );
+    let (real, excused): (Vec<_>, Vec<_>) = violations.iter().partition(|(t, _)| clean.contains(t));
+    let count = |v: &[(&u64, &usize)]| v.iter().map(|(_, c)| **c).sum::<usize>();
+    let (v, e) = (count(&real), count(&excused));
+    eprintln!(
+        "{n} leaves; {v} started beside another after their thread saw the limit at 1 with no \
+         spare alive; {e} more in {} periods with a spare ({} spares started)",
+        excused.len(),
+        pool.stats().spares_started
+    );
+    assert_eq!(
+        v, 0,
+        "{v} of {n} leaves started over the limit with no spare alive"
+    );
 }
