@@ -5,6 +5,7 @@
 use super::fold::{Call, Start, Value};
 use super::plumbing::{Producer, ProducerCallback};
 use super::IndexedParallelIterator;
+use crate::iter::inline_call::inlined2;
 
 /// Groups items into `Vec`s of `chunk_size` (the last may be shorter); see
 /// [`IndexedParallelIterator::chunks`].
@@ -177,7 +178,7 @@ impl<S: Clone, F> Clone for FoldEach<'_, S, F> {
 impl<T, S: Start, F: Fn(S::Acc, T) -> S::Acc + Sync> ChunkOp<T> for FoldEach<'_, S, F> {
     type Out = S::Acc;
     fn chunk<I: Iterator<Item = T>>(&self, items: I) -> S::Acc {
-        items.fold(self.start.clone().start(), self.f)
+        items.fold(self.start.clone().start(), inlined2(self.f))
     }
 }
 

@@ -7,6 +7,7 @@
 use super::plumbing::{Consumer, Folder, Reducer, UnindexedConsumer};
 use super::runtime;
 use super::ParallelIterator;
+use crate::iter::inline_call::inlined2;
 use std::iter::{Product, Sum};
 use std::marker::PhantomData;
 
@@ -67,7 +68,13 @@ impl<T, F: Fn(T) + Sync> Folder<T> for ForEach<'_, F> {
         self
     }
     fn consume_iter<I: IntoIterator<Item = T>>(self, iter: I) -> Self {
-        iter.into_iter().for_each(self.0);
+        // `for_each(self.0)` would call `F` through the `FnMut for &F` shim, an instance that
+        // rustc places in a codegen unit of its own where LLVM cannot inline it into this
+        // loop: the body then runs as a call per item and never vectorizes (`iter_mut` ran
+        // 4.6 times slower than serial code). A loop that calls `F` itself inlines it.
+        for item in iter {
+            (self.0)(item);
+        }
         self
     }
     fn complete(self) {}
@@ -298,7 +305,7 @@ impl<T, ID, OP: Fn(T, T) -> T> Folder<T> for ReduceFolder<T, Reduce<'_, ID, OP>>
     }
     fn consume_iter<I: IntoIterator<Item = T>>(self, iter: I) -> Self {
         ReduceFolder {
-            acc: iter.into_iter().fold(self.acc, self.reduce.op),
+            acc: iter.into_iter().fold(self.acc, inlined2(self.reduce.op)),
             reduce: self.reduce,
         }
     }

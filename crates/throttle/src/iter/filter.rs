@@ -5,6 +5,7 @@
 use super::adapt::ItemOp;
 use super::plumbing::{Folder, UnindexedConsumer};
 use super::{IndexedParallelIterator, ParallelIterator};
+use crate::iter::inline_call::inlined;
 
 /// Declares an op that holds a reference to the adapter's closure, and its folder, whose
 /// `consume_iter` hands the base `$iter` (built from `iter` and the closure `f`).
@@ -150,7 +151,9 @@ impl<T, R, C: Folder<R>, P: Fn(T) -> Option<R>> Folder<T> for FilterMapFolder<'_
     }
     fn consume_iter<It: IntoIterator<Item = T>>(self, iter: It) -> Self {
         FilterMapFolder {
-            base: self.base.consume_iter(iter.into_iter().filter_map(self.f)),
+            base: self
+                .base
+                .consume_iter(iter.into_iter().filter_map(inlined(self.f))),
             f: self.f,
         }
     }
@@ -214,7 +217,9 @@ where
     }
     fn consume_iter<It: IntoIterator<Item = T>>(self, iter: It) -> Self {
         FlatMapIterFolder {
-            base: self.base.consume_iter(iter.into_iter().flat_map(self.f)),
+            base: self
+                .base
+                .consume_iter(iter.into_iter().flat_map(inlined(self.f))),
             f: self.f,
         }
     }

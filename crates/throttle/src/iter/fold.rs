@@ -6,6 +6,7 @@
 use super::adapt::ItemOp;
 use super::plumbing::Folder;
 use super::try_ops::Try;
+use crate::iter::inline_call::inlined2;
 use std::marker::PhantomData;
 use std::ops::ControlFlow::{self, Break, Continue};
 
@@ -174,7 +175,7 @@ impl<T, U, C: Folder<U>, F: Fn(U, T) -> U> Folder<T> for FoldFolder<'_, C, U, F>
         let acc = iter
             .into_iter()
             .take_while(|_| !base.full())
-            .fold(self.acc, self.f);
+            .fold(self.acc, inlined2(self.f));
         FoldFolder { acc, ..self }
     }
     fn complete(self) -> C::Result {

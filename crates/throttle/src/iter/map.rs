@@ -5,6 +5,7 @@
 use super::adapt::{ItemOp, IterOp};
 use super::plumbing::Folder;
 use super::ParallelIterator;
+use crate::iter::inline_call::inlined;
 
 /// Maps each item with a closure; see [`ParallelIterator::map`].
 ///
@@ -82,7 +83,9 @@ impl<T, R, C: Folder<R>, F: Fn(T) -> R> Folder<T> for MapFolder<'_, C, F> {
     }
     fn consume_iter<It: IntoIterator<Item = T>>(self, iter: It) -> Self {
         MapFolder {
-            base: self.base.consume_iter(iter.into_iter().map(self.f)),
+            base: self
+                .base
+                .consume_iter(iter.into_iter().map(inlined(self.f))),
             f: self.f,
         }
     }
@@ -173,9 +176,12 @@ impl<T, C: Folder<T>, F: Fn(&T)> Folder<T> for InspectFolder<'_, C, F> {
             f: self.f,
         }
     }
+    // A closure, not `self.f`: see `inline_call` (why `&F` as `FnMut` is slow).
+    #[allow(clippy::redundant_closure)]
     fn consume_iter<It: IntoIterator<Item = T>>(self, iter: It) -> Self {
+        let f = self.f;
         InspectFolder {
-            base: self.base.consume_iter(iter.into_iter().inspect(self.f)),
+            base: self.base.consume_iter(iter.into_iter().inspect(|x| f(x))),
             f: self.f,
         }
     }
