@@ -242,6 +242,44 @@ const PING_INTERVAL: Duration = Duration::from_secs(5);
 const PING_TIMEOUT: Duration = Duration::from_secs(3);
 
 async fn connect_client(url: &BudgetUrl, timeout: Duration) -> Result<Client, BudgetError> {
+    connect_endpoints(&url.endpoints(), timeout).await
+}
+
+/// A client of one member only, the `attempt`-th in turn: what the joining calls ask (see
+/// [`Rotation`]).
+async fn connect_one(
+    url: &BudgetUrl,
+    timeout: Duration,
+    attempt: usize,
+) -> Result<Client, BudgetError> {
+    let endpoints = url.endpoints();
+    let one = endpoints[attempt % endpoints.len()].clone();
+    connect_endpoints(&[one], timeout).await
+}
+
+/// The members a joining call asks in turn, one per attempt. A client of every member
+/// balances its requests over connections made lazily, and a request sent over the connection
+/// of a member that is down fails with "tcp connect error"; the balancer keeps choosing that
+/// connection (it is never busy), so in the randomized fault run one host of 108, started
+/// while a member was down, failed every attempt for its whole 4 s patience and exited 2. A
+/// client of one member fails at once when that member is down, and the next attempt asks the
+/// next one.
+struct Rotation(std::cell::Cell<usize>);
+
+impl Rotation {
+    fn new() -> Rotation {
+        Rotation(std::cell::Cell::new(0))
+    }
+
+    /// A client of the next member in turn.
+    async fn next(&self, url: &BudgetUrl, timeout: Duration) -> Result<Client, BudgetError> {
+        let attempt = self.0.get();
+        self.0.set(attempt.wrapping_add(1));
+        connect_one(url, timeout, attempt).await
+    }
+}
+
+async fn connect_endpoints(endpoints: &[String], timeout: Duration) -> Result<Client, BudgetError> {
     // `require_leader`: a member cut off from the leader fails watches and requests at once
     // (etcd's "no leader" error) instead of holding them while it cannot know the truth.
     let options = ConnectOptions::new()
@@ -249,7 +287,7 @@ async fn connect_client(url: &BudgetUrl, timeout: Duration) -> Result<Client, Bu
         .with_keep_alive(PING_INTERVAL, PING_TIMEOUT)
         .with_keep_alive_while_idle(true)
         .with_require_leader(true);
-    Client::connect(url.endpoints(), Some(options))
+    Client::connect(endpoints, Some(options))
         .await
         .map_err(|e| BudgetError::new(ErrorKind::Etcd, short(&e)))
 }
@@ -343,10 +381,10 @@ pub fn status(url: &BudgetUrl) -> Result<Status, BudgetError> {
     let rt = runtime()?;
     let within = crate::DEFAULT_CONNECT_TIMEOUT;
     let mut patience = Patience::new(within);
-    rt.block_on(async {
-        let client = retrying(url, &mut patience, || connect_client(url, within)).await?;
-        retrying(url, &mut patience, || read_status(&client, url)).await
-    })
+    let members = Rotation::new();
+    rt.block_on(retrying(url, &mut patience, || async {
+        read_status(&members.next(url, within).await?, url).await
+    }))
 }
 
 /// How long the joining calls ([`EtcdBudget::connect`], [`status`]) keep trying: until
@@ -486,10 +524,16 @@ impl EtcdBudget {
         let within = opts.connect_timeout;
         let mut patience = Patience::new(within);
         let (client, id, granted, end) = rt.block_on(async {
+            // The client kept for the lease and the slots balances over every member; the
+            // joining requests ask one member per attempt, in turn (`Rotation`).
             let client = retrying(url, &mut patience, || connect_client(url, within)).await?;
-            retrying(url, &mut patience, || ensure_meta(&client, url, slots)).await?;
+            let members = Rotation::new();
+            retrying(url, &mut patience, || async {
+                ensure_meta(&members.next(url, within).await?, url, slots).await
+            })
+            .await?;
             let (id, granted, end) = retrying(url, &mut patience, || async {
-                lease::grant(&client, ttl)
+                lease::grant(&members.next(url, within).await?, ttl)
                     .await
                     .map_err(|e| BudgetError::new(ErrorKind::Etcd, e))
             })
