@@ -1298,7 +1298,7 @@ impl Rng {
 /// exited 2 now and then (2 of 91 in one run).
 ///
 /// Open (ignored until found): the invariant has held in every run, but now and then a host that
-/// was never killed exits 2. In CI on d112991's parent, one of 108 hosts started during a member
+/// was never killed exits 2. In CI on ac0719c's parent, one of 108 hosts started during a member
 /// fault failed to store the budget's N for its whole 4 s patience ("Unavailable: tcp connect
 /// error": the client balanced over every member kept sending to the one that was down); joining
 /// now asks one member per attempt, in turn. After that fix, 5 of 6 runs here passed (two with
