@@ -86,11 +86,31 @@ impl Budget {
     }
 
     /// One step of reading a token, waiting up to `wait`.
+    ///
+    /// The connection's lock is held only to ask and to read, never across the wait: the wait
+    /// is a `poll(2)` on the connection's descriptor without the lock, so a permit released by
+    /// another thread meanwhile (which writes its token back through the same connection) never
+    /// waits for this one's poll to time out. A readable descriptor may still yield no token
+    /// (another process of the build read the byte first): the read does not block, and the
+    /// caller comes back after looking at its grant.
     fn poll(&self, wait: Duration) -> Option<Token> {
         if self.failed.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
-        match self.conn().poll_token(true, wait) {
+        let (first, fd) = {
+            let mut conn = self.conn();
+            (conn.poll_token(true, Duration::ZERO), conn.readable_fd())
+        };
+        let got = match first {
+            Ok(None) if !wait.is_zero() => {
+                // The descriptor outlives this call: the connection is dropped only with the
+                // throttle, which `&self` borrows.
+                crate::jobserver::wait_readable(fd, wait);
+                self.conn().poll_token(true, Duration::ZERO)
+            }
+            other => other,
+        };
+        match got {
             Ok(Some(t)) => {
                 self.tokens
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

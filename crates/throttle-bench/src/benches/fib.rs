@@ -3,7 +3,8 @@
 use anyhow::Result;
 use throttle_workloads::fib::fib_serial;
 
-use super::tree_sum::{fork_join_targets, serial_baseline};
+use super::floor::{fib_floor, Floor};
+use super::tree_sum::{fork_join_targets, serial_baseline, FLOOR};
 use super::{peers, Settings};
 use crate::harness::{check, run_interleaved, time, Case, Report};
 
@@ -64,11 +65,18 @@ pub fn run(settings: &Settings) -> Result<Report> {
         .iter()
         .map(|&t| peers::chili_pool(t))
         .collect::<Result<Vec<_>>>()?;
+    let floor = Floor::new();
     let mut cases = vec![Case::new("serial", 1, || {
         let (t, got) = time(|| fib_serial(std::hint::black_box(n)));
         check("serial", got, want)?;
         Ok(t)
     })];
+    let floor = &floor;
+    cases.push(Case::new(FLOOR, 1, move || {
+        let (t, got) = time(|| fib_floor(floor, std::hint::black_box(n)));
+        check(FLOOR, got, want)?;
+        Ok(t)
+    }));
     for (i, &threads) in counts.iter().enumerate() {
         let throttle = &throttles[i];
         cases.push(Case::new("throttle", threads, move || {

@@ -5,6 +5,7 @@ mod adaptive_more;
 mod coarse;
 mod dispatch;
 mod fib;
+mod floor;
 mod for_range;
 mod frames;
 mod idle_cpu;

@@ -4,6 +4,7 @@
 use anyhow::Result;
 use throttle_workloads::tree::{sum_serial, Node};
 
+use super::floor::{sum_floor, Floor};
 use super::{peers, Settings};
 use crate::harness::{check, run_interleaved, time, Baseline, Case, Report};
 
@@ -84,11 +85,18 @@ pub fn run(settings: &Settings) -> Result<Report> {
         .map(|&t| peers::chili_pool(t))
         .collect::<Result<Vec<_>>>()?;
     let tree = &tree;
+    let floor = Floor::new();
     let mut cases = vec![Case::new("serial", 1, || {
         let (t, got) = time(|| sum_serial(tree));
         check("serial", got, want)?;
         Ok(t)
     })];
+    let floor = &floor;
+    cases.push(Case::new(FLOOR, 1, move || {
+        let (t, got) = time(|| sum_floor(floor, tree));
+        check(FLOOR, got, want)?;
+        Ok(t)
+    }));
     for (i, &threads) in counts.iter().enumerate() {
         cases.push(Case::new(
             "throttle",
@@ -171,4 +179,18 @@ pub(super) fn fork_join_targets(report: &mut Report, settings: &Settings) {
         serial,
         1.15,
     );
+    // What keeping every fork stealable costs at least (floor.rs), next to what chili, which
+    // shares 1 join in 64 once 3 are queued, and throttle pay, all on one thread.
+    let floor = report.median_of(FLOOR, 1);
+    let chili_one = report.median_of("chili", 1);
+    if let (Some(floor), Some(chili_one), Some(throttle_one)) = (floor, chili_one, throttle_one) {
+        report.notes.push(format!(
+            "1 thread: the publish-every-fork floor = {:.2} × chili, throttle = {:.2} × the floor (floor.rs: a fork that stays stealable costs at least the floor)",
+            floor / chili_one,
+            throttle_one / floor
+        ));
+    }
 }
+
+/// The system name of the publish-every-fork floor (`floor.rs`).
+pub(super) const FLOOR: &str = "publish-all floor";

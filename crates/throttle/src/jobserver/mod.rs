@@ -36,7 +36,7 @@ pub use signal::install_exit_hooks;
 
 use std::fmt;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -281,6 +281,17 @@ impl Jobserver {
         }
     }
 
+    /// The descriptor a token arrives on (the read end, or the server's socket): a caller that
+    /// must not hold the connection while it waits polls this for readability, then takes a
+    /// token with [`Jobserver::poll_token`] and no wait (`Throttle` does, so that releases by
+    /// other threads never queue behind a waiter). Valid as long as this `Jobserver` lives.
+    pub(crate) fn readable_fd(&self) -> RawFd {
+        match &self.source {
+            Source::Fd { read, .. } => read.as_raw_fd(),
+            Source::Socket(s) => s.as_raw_fd(),
+        }
+    }
+
     /// True while a throttle server has a request of ours to answer (socket only).
     pub(crate) fn has_pending_request(&self) -> bool {
         self.asked > 0
@@ -355,6 +366,11 @@ impl Drop for Jobserver {
             }
         }
     }
+}
+
+/// Waits up to `wait` until `fd` (a [`Jobserver::readable_fd`]) is readable; false on timeout.
+pub(crate) fn wait_readable(fd: RawFd, wait: Duration) -> bool {
+    sys::poll_readable(fd, wait)
 }
 
 /// `DEV:INODE` of the fifo or pipe an auth names (what [`ID_ENV`] holds), if it exists.
