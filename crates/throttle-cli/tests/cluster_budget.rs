@@ -1389,17 +1389,32 @@ impl Rng {
 /// in runs that failed at rounds 100–700), and a host started right after a member's SIGKILL
 /// exited 2 now and then (2 of 91 in one run).
 ///
-/// Open (ignored until found): the invariant has held in every run, but now and then a host that
-/// was never killed exits 2. In CI on ac0719c's parent, one of 108 hosts started during a member
-/// fault failed to store the budget's N for its whole 4 s patience ("Unavailable: tcp connect
-/// error": the client balanced over every member kept sending to the one that was down); joining
-/// now asks one member per attempt, in turn. After that fix, 5 of 6 runs here passed (two with
-/// member faults and host starts only); the sixth had one such host (r64) whose message was not
-/// kept. Another run failed on a task logged 1.9 ms before the end of its host's hold, which
-/// was stamped after the SIGCONTs; it is stamped before them now. Run it with
+/// Ignored, still open (below). The exit 2 it was first ignored for is found and fixed: in CI
+/// on ac0719c's parent, one of 108 hosts started during a member fault failed to store the
+/// budget's N for its whole 4 s patience ("Unavailable: tcp connect error": the client
+/// balanced over every member kept sending to the one that was down); joining then asked one
+/// member per attempt, in turn, and 1 run in 6 still had one such host, whose message was not
+/// kept. With every failed host's stderr printed (status, the test's actions on it, the member
+/// faults around it), 2 of 3 runs showed it: a host started 218 and 652 ms after the leader's
+/// SIGKILL, still joining during the election, was frozen by this test (2.3 and 2.1 s) and
+/// resumed past its patience, which counted the frozen time; the attempt in flight had timed
+/// out during the freeze, and it exited 2 at once, `cannot reach the etcd cluster … (no answer
+/// within 1000 ms from the member asked)`. Joining now counts only time the process ran
+/// (`a_host_frozen_while_it_joins_joins_when_it_resumes` reproduces it). After the fix no host
+/// exited 2 in 10 runs. The test never takes the quorum away (one member down at a time, a new
+/// fault only while all three are healthy), so no exit 2 is accepted.
+///
+/// Open: 9 of those 10 runs passed; the tenth (and 1 of the 3 before the fix) failed the hold
+/// check: a host frozen again about 100 ms after a thaw in which `throttle run` had stopped
+/// make, then thawed, ran make's next 14 (4 before the fix) tasks one after another for about
+/// 1 s, with no `stopped again` line, until make exited; not explained yet. And a run narrowed
+/// to freezes (`THROTTLE_FAULT_KINDS=stop,start`) counted 4 tasks at once: one was a job make
+/// forked in the instant of a thaw (the documented race), which logged its begin 5.8 ms after
+/// `throttle run` stopped make and was then held stopped until a slot came back, counted as
+/// running all that time. Run counts and figures: docs/cluster-budget.md. Run it with
 /// `--include-ignored`.
 #[test]
-#[ignore = "open: about 1 run in 6, one host that was not killed exits 2 (the invariant holds); see the doc comment"]
+#[ignore = "open: a held command ran on after the test's thaw in 2 of 13 runs (hold check); no exit 2 since the join fix; see the doc comment"]
 fn randomized_faults_keep_the_budget() {
     let mut c = cluster!("random");
     let dir = scratch("random");

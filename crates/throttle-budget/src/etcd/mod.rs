@@ -699,3 +699,34 @@ impl EtcdBudget {
         margin(self.shared.core.lease.borrow().granted)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patience_does_not_count_time_the_process_did_not_run() {
+        let within = Duration::from_secs(4);
+        let mut p = Patience::new(within);
+        let deadline = p.deadline();
+        // Steps within their bound plus the slack move nothing.
+        p.forgive(Duration::from_secs(1), Duration::from_secs(1));
+        p.forgive(
+            Duration::from_millis(100),
+            Duration::from_millis(100) + STALL_SLACK,
+        );
+        assert_eq!(p.deadline(), deadline);
+        // An attempt bounded by 1 s that took 3.5 s (the process was stopped): 2.25 s given
+        // back.
+        p.forgive(Duration::from_secs(1), Duration::from_millis(3500));
+        assert_eq!(p.deadline(), deadline + Duration::from_millis(2250));
+        // The fivefold patience after an answer from etcd keeps it too.
+        p.answered = true;
+        assert_eq!(
+            p.deadline(),
+            p.start + within * 5,
+            "the deadline is counted from the moved start"
+        );
+        assert!(p.deadline() > deadline + within * 4);
+    }
+}
