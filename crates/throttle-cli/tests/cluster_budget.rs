@@ -521,9 +521,15 @@ fn check_hold(tasks: &[Task], hosts: &[&Host], now: u64, what: &str) -> HoldChec
         }
         assert!(
             bad.is_empty(),
-            "{what}: tasks began while {}'s command was held stopped {held:?}:\n{}\n{}",
+            "{what}: tasks began while {}'s command was held stopped {held:?}:\n{}\ntest's actions on it (CLOCK_MONOTONIC ns): {}; exit: {:?}\n{}",
             h.name,
             bad.join("\n"),
+            h.events
+                .iter()
+                .map(|(t, e)| format!("{e} at {t}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            h.killed_at.map_or("not killed".to_string(), |k| format!("killed at {k}")),
             h.stderr_text()
         );
     }
@@ -1195,6 +1201,44 @@ fn handover_latency_on_loopback() {
     );
 }
 
+/// A host frozen while it joins still joins once it resumes (issue 20: the randomized fault
+/// run's rare exit 2). The URL names first a "member" that accepts connections and never
+/// answers (a listener of this test), then the three real members: joining asks one member per
+/// attempt, so the first attempt hangs for its 1 s; the host is frozen (SIGSTOP to its process
+/// group) 500 ms into it, for 5 s, longer than the 4 s patience, then continued. It must go on
+/// to ask the real members, run its task and exit 0. Before the fix the frozen time counted
+/// against the patience: it resumed past it and exited 2 at once, `cannot reach the etcd
+/// cluster … (no answer within 1000 ms from the member asked)`, without asking anyone again.
+#[test]
+fn a_host_frozen_while_it_joins_joins_when_it_resumes() {
+    let c = cluster!("frozenjoin");
+    let dir = scratch("frozenjoin");
+    let log = dir.join("tasks.log");
+    // Accepts (the kernel's backlog does) and never says a word.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "etcd://127.0.0.1:{},{}/frozenjoin",
+        silent.local_addr().unwrap().port(),
+        c.endpoints()
+    );
+    let task = vec!["sh".to_string(), "-c".into(), logger_cmd(&log, "f", 10)];
+    let t0 = mono_ns();
+    let mut h = spawn_cmd(&dir, Some(&url), 3, "f", &task);
+    std::thread::sleep(Duration::from_millis(500));
+    h.freeze();
+    std::thread::sleep(Duration::from_secs(5));
+    h.thaw();
+    let st = h.wait(Duration::from_secs(60));
+    assert!(st.success(), "f: {st}\n{}", h.stderr_text());
+    let begin = first_begin(&log, "f", t0).expect("the task ran");
+    eprintln!(
+        "cluster_budget: a host frozen 5 s while it joined (first member asked never answers) joined and ran its task {:.0} ms after its start",
+        ms(begin - t0)
+    );
+    drop(silent);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A host started while one member is down joins (issue 20, B2): `THROTTLE_B2_ROUNDS` rounds
 /// (default 12); each kills one member (SIGKILL or SIGTERM, in turn; every fourth round the
 /// leader, by SIGKILL) and starts a host 0 to 1.2 s later, within the cluster's reaction to the
@@ -1269,6 +1313,54 @@ fn hosts_started_with_one_member_down_join() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Reports, once each, the hosts of the randomized run that exited non-zero without having
+/// been killed: their exit status, what the test did to them (relative to their start), the
+/// member faults from 5 s before their start to their end, and their whole stderr. Printed at
+/// once (so that a later panic cannot hide it) and kept in `failed` for the final assert.
+fn report_failed_hosts(
+    hosts: &mut [Host],
+    reported: &mut Vec<bool>,
+    member_events: &[(u64, String)],
+    failed: &mut Vec<String>,
+) {
+    reported.resize(hosts.len(), false);
+    let now = mono_ns();
+    for (i, h) in hosts.iter_mut().enumerate() {
+        if reported[i] || h.killed_at.is_some() {
+            continue;
+        }
+        let Some(status) = h.done() else { continue };
+        reported[i] = true;
+        if status.success() {
+            continue;
+        }
+        let start = h.events.first().map_or(0, |e| e.0);
+        let rel = |t: u64| (t as f64 - start as f64) / 1e6;
+        let ev: Vec<String> = h
+            .events
+            .iter()
+            .map(|(t, e)| format!("{e} at {:+.0} ms", rel(*t)))
+            .collect();
+        let members: Vec<String> = member_events
+            .iter()
+            .filter(|(t, _)| *t + 5_000_000_000 >= start && *t <= now)
+            .map(|(t, e)| format!("{e} at {:+.0} ms", rel(*t)))
+            .collect();
+        let text = format!(
+            "{}: {status} (seen {:.0} ms after its start); test's actions on it: {}; member faults: {}\n--- {} stderr ---\n{}--- end of {} stderr ---",
+            h.name,
+            rel(now),
+            ev.join(", "),
+            if members.is_empty() { "none".to_string() } else { members.join(", ") },
+            h.name,
+            h.stderr_text(),
+            h.name,
+        );
+        eprintln!("cluster_budget: host that was not killed failed: {text}");
+        failed.push(text);
+    }
+}
+
 /// A small xorshift generator: the randomized run is reproducible from its printed seed.
 struct Rng(u64);
 
@@ -1297,17 +1389,32 @@ impl Rng {
 /// in runs that failed at rounds 100–700), and a host started right after a member's SIGKILL
 /// exited 2 now and then (2 of 91 in one run).
 ///
-/// Open (ignored until found): the invariant has held in every run, but now and then a host that
-/// was never killed exits 2. In CI on ac0719c's parent, one of 108 hosts started during a member
-/// fault failed to store the budget's N for its whole 4 s patience ("Unavailable: tcp connect
-/// error": the client balanced over every member kept sending to the one that was down); joining
-/// now asks one member per attempt, in turn. After that fix, 5 of 6 runs here passed (two with
-/// member faults and host starts only); the sixth had one such host (r64) whose message was not
-/// kept. Another run failed on a task logged 1.9 ms before the end of its host's hold, which
-/// was stamped after the SIGCONTs; it is stamped before them now. Run it with
+/// Ignored, still open (below). The exit 2 it was first ignored for is found and fixed: in CI
+/// on ac0719c's parent, one of 108 hosts started during a member fault failed to store the
+/// budget's N for its whole 4 s patience ("Unavailable: tcp connect error": the client
+/// balanced over every member kept sending to the one that was down); joining then asked one
+/// member per attempt, in turn, and 1 run in 6 still had one such host, whose message was not
+/// kept. With every failed host's stderr printed (status, the test's actions on it, the member
+/// faults around it), 2 of 3 runs showed it: a host started 218 and 652 ms after the leader's
+/// SIGKILL, still joining during the election, was frozen by this test (2.3 and 2.1 s) and
+/// resumed past its patience, which counted the frozen time; the attempt in flight had timed
+/// out during the freeze, and it exited 2 at once, `cannot reach the etcd cluster … (no answer
+/// within 1000 ms from the member asked)`. Joining now counts only time the process ran
+/// (`a_host_frozen_while_it_joins_joins_when_it_resumes` reproduces it). After the fix no host
+/// exited 2 in 11 runs. The test never takes the quorum away (one member down at a time, a new
+/// fault only while all three are healthy), so no exit 2 is accepted.
+///
+/// Open: 10 of those 11 runs passed; one (and 1 of the 3 before the fix) failed the hold
+/// check: a host frozen again about 100 ms after a thaw in which `throttle run` had stopped
+/// make, then thawed, ran make's next 14 (4 before the fix) tasks one after another for about
+/// 1 s, with no `stopped again` line, until make exited; not explained yet. And a run narrowed
+/// to freezes (`THROTTLE_FAULT_KINDS=stop,start`) counted 4 tasks at once: one was a job make
+/// forked in the instant of a thaw (the documented race), which logged its begin 5.8 ms after
+/// `throttle run` stopped make and was then held stopped until a slot came back, counted as
+/// running all that time. Run counts and figures: docs/cluster-budget.md. Run it with
 /// `--include-ignored`.
 #[test]
-#[ignore = "open: about 1 run in 6, one host that was not killed exits 2 (the invariant holds); see the doc comment"]
+#[ignore = "open: a held command ran on after the test's thaw in 2 of 14 runs (hold check); no exit 2 since the join fix; see the doc comment"]
 fn randomized_faults_keep_the_budget() {
     let mut c = cluster!("random");
     let dir = scratch("random");
@@ -1346,6 +1453,12 @@ fn randomized_faults_keep_the_budget() {
     // (thaw at, host index) for frozen hosts; (restart at, member) for a member that is down.
     let mut thaws: Vec<(Instant, usize)> = Vec::new();
     let mut down: Option<(Instant, usize)> = None;
+    // What the test did to the members and when (CLOCK_MONOTONIC ns), for failure messages.
+    let mut member_events: Vec<(u64, String)> = Vec::new();
+    // Hosts that were not killed and exited non-zero, with everything known about them, each
+    // printed once as soon as it is seen (a later panic must not hide it).
+    let mut failed: Vec<String> = Vec::new();
+    let mut reported: Vec<bool> = Vec::new();
     let (mut kills, mut stops, mut member_faults, mut starts) = (0, 0, 0, 0);
     let t_run = Instant::now();
     let check = |hosts: &Vec<Host>, what: &str| {
@@ -1368,9 +1481,11 @@ fn randomized_faults_keep_the_budget() {
         if let Some((at, m)) = down {
             if at <= now {
                 c.restart(m);
+                member_events.push((mono_ns(), format!("m{m} restarted")));
                 down = None;
             }
         }
+        report_failed_hosts(&mut hosts, &mut reported, &member_events, &mut failed);
         let live: Vec<usize> = (0..hosts.len())
             .filter(|&i| hosts[i].killed_at.is_none() && hosts[i].done().is_none())
             .collect();
@@ -1405,10 +1520,13 @@ fn randomized_faults_keep_the_budget() {
                     && (0..c.size()).all(|m| c.healthy(m, Duration::from_millis(300))) =>
             {
                 let m = rng.below(c.size() as u64) as usize;
+                let leader = c.leader();
                 if rng.below(2) == 0 {
                     c.kill(m);
+                    member_events.push((mono_ns(), format!("m{m} SIGKILL (leader {leader:?})")));
                 } else {
                     c.stop(m);
+                    member_events.push((mono_ns(), format!("m{m} SIGTERM (leader {leader:?})")));
                 }
                 down = Some((now + Duration::from_millis(300 + rng.below(2500)), m));
                 member_faults += 1;
@@ -1439,20 +1557,14 @@ fn randomized_faults_keep_the_budget() {
     }
     if let Some((_, m)) = down {
         c.restart(m);
+        member_events.push((mono_ns(), format!("m{m} restarted")));
     }
+    report_failed_hosts(&mut hosts, &mut reported, &member_events, &mut failed);
     for h in &mut hosts {
         if h.done().is_none() {
             h.kill();
         }
     }
-    let failed: Vec<String> = hosts
-        .iter_mut()
-        .filter(|h| h.killed_at.is_none())
-        .filter_map(|h| {
-            let s = h.done()?;
-            (!s.success()).then(|| format!("{}: {s}\n{}", h.name, h.stderr_text()))
-        })
-        .collect();
     let (peak, n, x) = check(&hosts, "end of run");
     let refs: Vec<&Host> = hosts.iter().collect();
     let hold = check_hold(&etcd::read_tasks(&log, "?"), &refs, mono_ns(), "end");
