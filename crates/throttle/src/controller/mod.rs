@@ -190,7 +190,15 @@ pub struct Config {
     /// Settled: an absolute change of the run-queue fraction beyond this counts as a load
     /// deviation. 0.25: a quarter of the busy time now (or no longer) spent waiting for a CPU.
     pub load_threshold: f64,
-    /// Intervals with utilisation below this are idle and teach nothing. 0.05.
+    /// An interval whose threads were busy at least this fraction of `k` threads' time but
+    /// finished (almost) nothing is work in progress, not idle: the pool lets its sample grow
+    /// (a task or a loop block longer than the interval) instead of reporting it. 0.05: a few
+    /// per cent of busy time is what an idle pool's bookkeeping shows.
+    ///
+    /// The controller itself judges idleness by the work alone: an interval with no finished
+    /// work is idle, one with finished work is not, however few threads were busy (a
+    /// 64-thread pool at `k = 64` running work that does not scale is 1/64 busy, and exactly
+    /// what the scan must see to move down).
     pub idle_utilisation: f64,
     /// Not settled, after this many idle intervals in a row the best `k` measured so far
     /// replaces the scan point in force (the top if none was measured). 5 (a quarter second
@@ -455,7 +463,10 @@ impl Controller {
     /// back, or had not yet been applied) is attributed to the `k` it names.
     pub fn step(&mut self, s: &Sample) -> Decision {
         let x = s.rate();
-        if s.utilisation() < self.cfg.idle_utilisation || x <= 0.0 {
+        // Idle means no finished work, whatever the busy time says: at `k = 1` one thread is
+        // busy and at a large `k` work that does not scale keeps few threads busy, and both
+        // are measurements the scan needs.
+        if x <= 0.0 {
             self.idle_run = self.idle_run.saturating_add(1);
             if self.idle_run == self.cfg.idle_best_after {
                 let best = match &self.phase {
@@ -889,6 +900,32 @@ mod tests {
                 }
             );
         }
+    }
+
+    /// Work that runs on one thread whatever `k` is (it does not scale) keeps one thread
+    /// busy: at `k = 64` that is 1/64 of the pool's time, below the 5 % that once made an
+    /// interval idle. An interval with finished work is a measurement at every `k`: the scan
+    /// goes down and settles at the bottom instead of idling at the top.
+    #[test]
+    fn an_interval_with_work_is_not_idle_however_few_threads_were_busy() {
+        let mut c = Controller::new(Config::new(64));
+        let mut last = None;
+        for _ in 0..20 {
+            let k = c.k();
+            let one_thread = Sample {
+                k,
+                interval: T,
+                work: 500.0,
+                busy: T,
+                runq_wait: Duration::ZERO,
+            };
+            let d = c.step(&one_thread);
+            assert_ne!(d.reason, Reason::Idle, "{d:?}");
+            assert_ne!(d.reason, Reason::IdleBest, "{d:?}");
+            last = Some(d);
+        }
+        assert!(c.is_settled());
+        assert_eq!(last.map(|d| d.k), Some(1));
     }
 
     #[test]
