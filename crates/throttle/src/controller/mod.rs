@@ -448,7 +448,7 @@ impl Controller {
         self.rescanned_from = Some(k);
         self.load = st.load.clone();
         let keep = if self.cfg.scan_repeats > 1 {
-            RESCAN_SEEDS
+            RESCAN_SEEDS_KEPT
         } else {
             0
         };
@@ -768,6 +768,14 @@ const PRIOR_WEIGHT: f64 = 4.0;
 /// steps of at most 0.6 of its threshold needs to fire on a large step (older samples may
 /// predate the shift; only those on the side of the shift are kept).
 const RESCAN_SEEDS: usize = 2;
+/// Of those, how many a small pool's rescan takes as points: 1, the newest. The samples that
+/// fired the CUSUM are often a passing burst of someone else's load, and with two of them
+/// among the three samples of the settled `k` they were its median: on this host
+/// (`examples/auto_newcomer -- 3 1 par_iter`, load 3) a dip at `k = 2` fired a rescan whose
+/// `k = 2` point was the dip, `k = 1` measured as fast, and the pool settled on `k = 1` at
+/// 1.9 × the time per call of `k = 2`. One seed is outvoted by two fresh samples when the dip
+/// has passed, and still saves an interval when the shift is real.
+const RESCAN_SEEDS_KEPT: usize = 1;
 
 /// The scatter of repeated measurements about their `k`'s typical value: the sum of squared
 /// relative deviations and its degrees of freedom (samples minus distinct `k`s).
@@ -1086,6 +1094,28 @@ mod tests {
         s.runq_wait = s.busy * 2;
         let reasons: Vec<_> = (0..8).map(|_| c.step(&s).reason).collect();
         assert!(reasons.contains(&Reason::LoadShift), "{reasons:?}");
+    }
+
+    /// A 2-thread pool settled on `k = 2` (twice the throughput of `k = 1`) sees a burst of
+    /// someone else's load: three intervals at half the rate fire a rescan. The burst is over
+    /// when the rescan measures: it must not count the burst's samples as most of the `k = 2`
+    /// point, or `k = 1` looks as fast and the pool settles there for good (it does not
+    /// probe). With both burst samples kept as seeds it settled on 1.
+    #[test]
+    fn a_rescan_after_a_passing_burst_is_not_decided_by_the_burst() {
+        let x = |k: usize| 100.0 * k as f64;
+        let mut c = Controller::new(Config::new(2));
+        run(&mut c, &x, 10);
+        assert_eq!((c.is_settled(), c.k()), (true, 2));
+        let mut fired = false;
+        for _ in 0..3 {
+            let d = c.step(&Sample::throughput(2, 100.0, T));
+            fired |= d.reason == Reason::ThroughputShift;
+        }
+        assert!(fired, "the burst started no rescan");
+        run(&mut c, &x, 12);
+        assert!(c.is_settled());
+        assert_eq!(c.k(), 2, "settled on the burst's evidence");
     }
 
     #[test]
