@@ -1,7 +1,8 @@
 //! Auto mode: the thread that drives the [`Controller`] for a pool.
 //!
-//! Every interval it reads what the pool already counts (no atomics are added to the task
-//! path): tasks (forks and spawns) as the completed work, the busy histogram as the busy
+//! Every interval it reads what the pool already counts (no atomics are added to the fork
+//! path; loops add their items to a per-thread counter as blocks end): loop items, else tasks
+//! (forks and spawns), as the completed work (`work_done`), the busy histogram as the busy
 //! thread-time, and the run-queue wait of the workers from `/proc/self/task/<tid>/schedstat`.
 //! It steps the controller and applies its `k` through the same limit machinery as
 //! [`Pool::set_concurrency`](crate::Pool::set_concurrency). Decisions other than "hold" go to a

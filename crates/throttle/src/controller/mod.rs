@@ -56,7 +56,8 @@ pub struct Sample {
     /// Length of the interval.
     pub interval: Duration,
     /// Completed work during the interval, in any unit that stays the same from interval to
-    /// interval (the pool uses tasks: forks and spawns).
+    /// interval and does not depend on `k` (the pool uses loop indices and iterator items when
+    /// loops ran, else tasks: forks and spawns). Zero makes the interval idle.
     pub work: f64,
     /// Busy time summed over the pool's threads (running task code, not searching or parked).
     pub busy: Duration,
