@@ -26,11 +26,16 @@ const PRIOR_WEIGHT: f64 = 4.0;
 /// they accumulate).
 const DELAY: usize = 2;
 
+/// Samples whose median is the first level: 3 (one outlier among them cannot set it).
+const FIRST: usize = 3;
+
 /// The load detector of a settled controller.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct LoadWatch {
-    /// The settled level of the run-queue fraction (NaN until the first sample).
+    /// The settled level of the run-queue fraction (NaN until [`FIRST`] samples are in).
     level: f64,
+    /// The first samples, whose median becomes `level`.
+    first: Vec<f64>,
     /// Samples folded into `level`.
     n: u32,
     /// Sum of squared deviations from `level`, winsorized at 3σ, and their count.
@@ -47,6 +52,7 @@ impl LoadWatch {
     pub(super) fn new() -> LoadWatch {
         LoadWatch {
             level: f64::NAN,
+            first: Vec::new(),
             n: 0,
             sq_dev: 0.0,
             dof: 0.0,
@@ -72,8 +78,16 @@ impl LoadWatch {
     /// fire it and a large change does within three intervals.
     pub(super) fn observe(&mut self, rq: f64, cfg: &Config) -> bool {
         if self.level.is_nan() {
-            self.level = rq;
-            self.n = 1;
+            // The level starts as the median of the first few samples, not the first one: a
+            // level set by one outlier never moved (samples beyond 3σ of it are not folded
+            // in), and the CUSUM then fired as soon as a quiet period let it.
+            self.first.push(rq);
+            if self.first.len() < FIRST {
+                return false;
+            }
+            self.first.sort_by(f64::total_cmp);
+            self.level = self.first[FIRST / 2];
+            self.n = FIRST as u32;
             return false;
         }
         let noise = self.noise(cfg);
@@ -209,6 +223,21 @@ mod tests {
         }
         let fired = (1..=8).find(|_| w.observe(1.5 + 0.4 * noise(&mut s), &cfg));
         assert!(fired.is_some(), "a move of 1.2 not found in 8 intervals");
+    }
+
+    /// The first sample of a settled period is an outlier (the interval after a change of the
+    /// limit, a burst): the level is the median of the first three, so the steady fraction
+    /// after it is not a change. With the first sample as the level it fired within three
+    /// intervals and kept firing after every quiet period.
+    #[test]
+    fn an_outlier_first_sample_does_not_set_the_level() {
+        let cfg = Config::new(2);
+        let mut w = LoadWatch::new();
+        assert!(!w.observe(0.0, &cfg));
+        for i in 0..200 {
+            let jitter = if i % 2 == 0 { 0.02 } else { -0.02 };
+            assert!(!w.observe(0.6 + jitter, &cfg), "fired at interval {i}");
+        }
     }
 
     /// One or two outliers, however large, are not a change.
