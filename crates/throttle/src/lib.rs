@@ -95,9 +95,10 @@
 //! # Auto mode: the pool chooses `k`
 //!
 //! [`Pool::set_concurrency_auto`] (or [`PoolBuilder::auto_concurrency`]) hands the limit to a
-//! controller that measures the pool every 50 ms (completed tasks, busy time, the workers'
-//! run-queue wait), scans `k` from the top down, fits a scalability curve, settles on the
-//! smallest `k` that gets the throughput, and then stays still until the throughput shifts.
+//! controller that measures the pool every 50 ms (completed work: loop indices and iterator
+//! items as their blocks end, else tasks; busy time; the workers' run-queue wait), scans `k` from
+//! the top down, fits a scalability curve, settles on the smallest `k` that gets the throughput,
+//! and then stays still until the throughput or the load moves beyond its measured noise.
 //! In auto mode, `for_range`, `map_reduce`, the parallel iterators' consumers and the parallel
 //! sorts also remember per call site whether a call is too short to pay for threads, and then
 //! run it on the calling thread alone.
@@ -105,8 +106,9 @@
 //! returns to a fixed limit. The *global* pool (what the free [`join`], [`for_range`] and the
 //! parallel iterators use) starts in auto mode when the environment says
 //! [`THROTTLE_AUTO=1`](AUTO_ENV), or when the program builds it so first:
-//! `Pool::builder().auto_concurrency().build_global()`. The controller itself is a pure state machine,
-//! [`controller::Controller`], testable without threads (see `src/controller/README.md`).
+//! `Pool::builder().auto_concurrency().build_global()` (example below). The controller itself
+//! is a pure state machine, [`controller::Controller`], testable without threads (see
+//! `src/controller/README.md`).
 //!
 //! ```
 //! let pool = throttle::Pool::builder().threads(2).auto_concurrency().build().unwrap();
@@ -114,6 +116,16 @@
 //! assert_eq!(sum, 4_999_950_000);
 //! assert!((1..=2).contains(&pool.concurrency()));
 //! pool.set_concurrency(2).unwrap(); // fixed again
+//! ```
+//!
+//! The global pool in auto mode, from the program (first thing in `main`, before anything uses
+//! the global pool; or, with no change to the program, `THROTTLE_AUTO=1` in the environment):
+//!
+//! ```
+//! use throttle::prelude::*;
+//! throttle::Pool::builder().auto_concurrency().build_global().unwrap();
+//! let sum: u64 = (0..100_000u64).into_par_iter().sum();
+//! assert_eq!(sum, 4_999_950_000);
 //! ```
 //!
 //! # What every thread did: the timeline

@@ -360,3 +360,39 @@ fn loops_count_their_items_at_every_k() {
         assert_eq!(d.items, 18_000, "items counted at k = {k}");
     }
 }
+
+/// The counter moves while a loop runs, not only when it ends: a caller that runs a whole
+/// loop alone (`k = 1`: nobody splits it off) flushed its count when the call returned, so
+/// the controller saw each call as one lump, and an interval inside a call longer than the
+/// interval as idle. (Measured with `examples/auto_newcomer -- 3 1 par_iter`: every scan
+/// point read 1 M items / 50 ms ≈ 20 M items/s, at `k = 1` as at `k = 2`.) Here the loop reads
+/// the counter halfway through itself.
+#[test]
+fn the_item_counter_moves_during_a_loop_at_k_1() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use throttle::prelude::*;
+    let pool = Pool::new(2).unwrap();
+    pool.set_concurrency(1).unwrap();
+    let n = 100_000usize;
+    for how in ["for_range", "par_iter"] {
+        let before = pool.stats().items;
+        let halfway = AtomicU64::new(0);
+        let body = |i: usize| {
+            if i == n / 2 {
+                halfway.store(pool.stats().items - before, Ordering::Relaxed);
+            }
+        };
+        match how {
+            "for_range" => pool.for_range(0..n, body),
+            _ => pool.install(|| (0..n).into_par_iter().for_each(body)),
+        }
+        let seen = halfway.into_inner();
+        // Blocks of about 800 indices, counted as each ends: all but the last one or two of
+        // the first half (the slack is for blocks of any size the loop chooses).
+        assert!(
+            seen >= (n / 2 - 4096) as u64,
+            "{how}: {seen} items counted halfway through {n}"
+        );
+        assert_eq!(pool.stats().items - before, n as u64, "{how}");
+    }
+}

@@ -1,7 +1,8 @@
 //! Auto mode: the thread that drives the [`Controller`] for a pool.
 //!
-//! Every interval it reads what the pool already counts (no atomics are added to the task
-//! path): tasks (forks and spawns) as the completed work, the busy histogram as the busy
+//! Every interval it reads what the pool already counts (no atomics are added to the fork
+//! path; loops add their items to a per-thread counter as blocks end): loop items, else tasks
+//! (forks and spawns), as the completed work (`work_done`), the busy histogram as the busy
 //! thread-time, and the run-queue wait of the workers from `/proc/self/task/<tid>/schedstat`.
 //! It steps the controller and applies its `k` through the same limit machinery as
 //! [`Pool::set_concurrency`](crate::Pool::set_concurrency). Decisions other than "hold" go to a
@@ -299,6 +300,17 @@ fn work_done(tasks: u64, items: u64) -> f64 {
     }
 }
 
+/// Whether `sample`, grown over `waited` intervals, goes to the controller now. A sample with
+/// too little finished work for a rate grows, for at most [`MAX_SAMPLE_INTERVALS`]: one with a
+/// few tasks or items (long tasks), and one whose threads were busy but finished nothing yet (a
+/// task or block longer than the interval). Before the second case grew, such intervals went
+/// to the controller as idle, and five in a row mid-scan put another `k` in force
+/// (`idle-best`) while the work was still running.
+fn sample_ready(sample: &Sample, waited: u32, cfg: &Config) -> bool {
+    let in_progress = sample.work > 0.0 || sample.utilisation() >= cfg.idle_utilisation;
+    !(in_progress && sample.work < MIN_SAMPLE_TASKS && waited < MAX_SAMPLE_INTERVALS)
+}
+
 /// Run-queue wait of thread `tid` of this process so far (second field of its schedstat).
 /// `throttle-probe` has a full schedstat reader; the runtime may not depend on the probe, and
 /// this is the one number it needs.
@@ -329,8 +341,7 @@ fn drive(
         let old_k = registry.sleep.load().limit();
         let sample = now.since(&prev, old_k);
         waited += 1;
-        if sample.work > 0.0 && sample.work < MIN_SAMPLE_TASKS && waited < MAX_SAMPLE_INTERVALS {
-            // Too few tasks for a rate (long tasks): let the sample grow.
+        if !sample_ready(&sample, waited, ctl.config()) {
             continue;
         }
         waited = 0;
@@ -370,8 +381,47 @@ fn drive(
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{work_done, Stop};
+    use super::{sample_ready, work_done, Stop, MAX_SAMPLE_INTERVALS};
+    use crate::controller::{Config, Sample};
     use std::time::Duration;
+
+    /// An interval in which a thread was busy but nothing finished (one long block at
+    /// `k = 1`) is work in progress: it grows, and is reported (idle) only after the
+    /// longest growth. A truly idle interval is reported at once.
+    #[test]
+    fn busy_intervals_with_nothing_finished_grow_instead_of_reading_idle() {
+        let cfg = Config::new(2);
+        let t = Duration::from_millis(50);
+        let busy_nothing_done = Sample {
+            k: 1,
+            interval: t,
+            work: 0.0,
+            busy: t,
+            runq_wait: Duration::ZERO,
+        };
+        assert!(!sample_ready(&busy_nothing_done, 1, &cfg));
+        assert!(!sample_ready(
+            &busy_nothing_done,
+            MAX_SAMPLE_INTERVALS - 1,
+            &cfg
+        ));
+        assert!(sample_ready(&busy_nothing_done, MAX_SAMPLE_INTERVALS, &cfg));
+        let idle = Sample {
+            busy: Duration::ZERO,
+            ..busy_nothing_done
+        };
+        assert!(sample_ready(&idle, 1, &cfg));
+        let few = Sample {
+            work: 3.0,
+            ..busy_nothing_done
+        };
+        assert!(!sample_ready(&few, 1, &cfg));
+        let enough = Sample {
+            work: 20_000.0,
+            ..busy_nothing_done
+        };
+        assert!(sample_ready(&enough, 1, &cfg));
+    }
 
     /// A wait as long as `Duration::MAX` (from `set_concurrency_auto_every(Duration::MAX)`)
     /// waits for the stop instead of panicking on the clock's overflow, which killed the
