@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 /// Default controller interval: 50 ms. Long enough that an interval holds many tasks of a
 /// typical fork-join workload (the throughput signal is a count) and that reading the workers'
-/// schedstat files costs nothing measurable (one small read per worker, 20 times a second);
-/// short enough that a 20-interval settle takes one second.
+/// schedstat files stays small (one `pread` per worker, 20 times a second: about 1.4 ms of CPU
+/// per second for 64 threads, [`RunQueue`]); short enough that a 20-interval settle takes one second.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Fewest completed tasks that make a sample: with fewer, one task more or less moves the
@@ -234,7 +234,7 @@ struct Reading {
 }
 
 impl Reading {
-    fn take(registry: &Registry) -> Reading {
+    fn take(registry: &Registry, runq: &mut RunQueue) -> Reading {
         let s = registry.stats.snapshot();
         let busy = s
             .busy_histogram
@@ -248,12 +248,7 @@ impl Reading {
             items: s.items,
             idle: s.busy_histogram.first().copied().unwrap_or_default(),
             busy: Duration::from_secs_f64(busy),
-            runq_ns: registry
-                .stats
-                .worker_tids()
-                .iter()
-                .filter_map(|&t| runq_wait_ns(t))
-                .sum(),
+            runq_ns: runq.total_ns(&registry.stats.worker_tids()),
         }
     }
 
@@ -311,14 +306,53 @@ fn sample_ready(sample: &Sample, waited: u32, cfg: &Config) -> bool {
     !(in_progress && sample.work < MIN_SAMPLE_TASKS && waited < MAX_SAMPLE_INTERVALS)
 }
 
-/// Run-queue wait of thread `tid` of this process so far (second field of its schedstat).
-/// `throttle-probe` has a full schedstat reader; the runtime may not depend on the probe, and
-/// this is the one number it needs.
-fn runq_wait_ns(tid: u32) -> Option<u64> {
-    if tid == 0 {
-        return None;
+/// The workers' run-queue wait so far: the second field of each worker's
+/// `/proc/self/task/<tid>/schedstat`. `throttle-probe` has a full schedstat reader; the runtime
+/// may not depend on the probe, and this is the one number it needs.
+///
+/// Each file is opened once and read again from offset 0 (`pread`) every interval: the kernel
+/// writes the line anew on every read at 0. Opening is most of a read's cost here: one pass
+/// over 64 threads' files took 560-1060 us with an open, read and close per file, 69 us with
+/// the files kept open (one process of 64 threads, 500 passes; issue 16: the controller's
+/// cost grew with threads). The descriptors (close-on-exec) live as long as auto mode; a
+/// worker that exits leaves its file answering ESRCH, and a thread id reused later is never
+/// read by mistake, as a path could be.
+#[derive(Default)]
+struct RunQueue {
+    /// Per worker index: the thread id its file belongs to, and the file (`None` where it
+    /// could not be opened).
+    files: Vec<(u32, Option<std::fs::File>)>,
+}
+
+impl RunQueue {
+    /// The sum over `tids` (indexed by worker; 0: not started).
+    fn total_ns(&mut self, tids: &[u32]) -> u64 {
+        if self.files.len() < tids.len() {
+            self.files.resize_with(tids.len(), || (0, None));
+        }
+        let mut sum = 0;
+        for (slot, &tid) in self.files.iter_mut().zip(tids) {
+            if tid == 0 {
+                continue;
+            }
+            if slot.0 != tid {
+                let path = format!("/proc/self/task/{tid}/schedstat");
+                *slot = (tid, std::fs::File::open(path).ok());
+            }
+            if let Some(ns) = slot.1.as_ref().and_then(runq_wait_ns) {
+                sum += ns;
+            }
+        }
+        sum
     }
-    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+}
+
+/// The run-queue wait in a schedstat file, read from its start.
+fn runq_wait_ns(file: &std::fs::File) -> Option<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = [0u8; 96];
+    let n = file.read_at(&mut buf, 0).ok()?;
+    let text = std::str::from_utf8(&buf[..n]).ok()?;
     text.split_whitespace().nth(1)?.parse().ok()
 }
 
@@ -334,10 +368,11 @@ fn drive(
     let mut ctl = Controller::new(Config::new(registry.threads()));
     // Cold start: the scan begins at the top (capped by the budget, if any).
     set_limit(ctl.k());
-    let mut prev = Reading::take(registry);
+    let mut runq = RunQueue::default();
+    let mut prev = Reading::take(registry, &mut runq);
     let mut waited = 0u32;
     while !stop.wait(interval) {
-        let now = Reading::take(registry);
+        let now = Reading::take(registry, &mut runq);
         let old_k = registry.sleep.load().limit();
         let sample = now.since(&prev, old_k);
         waited += 1;
@@ -374,16 +409,65 @@ fn drive(
             if stop.wait(interval / TRANSITION_DIVISOR) {
                 return;
             }
-            prev = Reading::take(registry);
+            prev = Reading::take(registry, &mut runq);
         }
     }
 }
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{sample_ready, work_done, Stop, MAX_SAMPLE_INTERVALS};
+    use super::{sample_ready, work_done, RunQueue, Stop, MAX_SAMPLE_INTERVALS};
     use crate::controller::{Config, Sample};
     use std::time::Duration;
+
+    /// The kept-open schedstat files read the live value, skip workers not started, and
+    /// read nothing (no error, no stale value) from a thread that exited; a new thread id in a
+    /// worker's place gets its own file.
+    #[test]
+    #[cfg_attr(miri, ignore = "reads /proc")]
+    fn the_run_queue_reader_follows_threads_through_kept_open_files() {
+        let tid_of = || {
+            // SAFETY: gettid has no preconditions and cannot fail.
+            (unsafe { libc::gettid() }) as u32
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let worker = std::thread::spawn(move || {
+            tx.send(tid_of()).unwrap();
+            done_rx.recv().unwrap();
+        });
+        let other = rx.recv().unwrap();
+        let me = tid_of();
+        let mut runq = RunQueue::default();
+        runq.total_ns(&[0, me, other]);
+        assert!(
+            runq.files[0].1.is_none(),
+            "a worker not started has no file"
+        );
+        assert!(runq.files[1].1.is_some() && runq.files[2].1.is_some());
+        // Our own wait only grows; the file is read again from its start.
+        let read = |q: &RunQueue, i: usize| q.files[i].1.as_ref().and_then(super::runq_wait_ns);
+        let before = read(&runq, 1).expect("our own schedstat reads");
+        std::thread::yield_now();
+        assert!(read(&runq, 1).unwrap() >= before);
+        done_tx.send(()).unwrap();
+        worker.join().unwrap();
+        // `join` returns when the thread's id is cleared, a moment before the kernel lets the
+        // task go: wait for that (bounded) before looking.
+        let gone = std::time::Instant::now();
+        while read(&runq, 2).is_some() && gone.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(
+            read(&runq, 2),
+            None,
+            "an exited thread's file reads nothing"
+        );
+        // The worker's place now holds this thread: a file of its own.
+        runq.total_ns(&[0, me, me]);
+        assert_eq!(runq.files[2].0, me);
+        assert!(read(&runq, 2).is_some());
+    }
 
     /// An interval in which a thread was busy but nothing finished (one long block at
     /// `k = 1`) is work in progress: it grows, and is reported (idle) only after the
