@@ -62,8 +62,16 @@ const EXPLORE_BURST: u64 = 4;
 /// 2 of 80 runs under load). Three, so that a burst of [`EXPLORE_BURST`] always brings a way
 /// past it.
 const MIN_SAMPLES: u64 = 3;
-/// The chosen way is timed once per this many calls (see `choose`).
+/// The chosen way is timed once per this many calls (see `choose`)...
 const TIME_EVERY: u64 = 8;
+/// ...or once per this many when a call of that way costs less than [`SHORT_CALL_CLOCKS`]
+/// times a timing's own cost (`clock_cost`): a call of 16 one-spin jobs is ~50 ns here, as
+/// much as the two clock reads, which timed one call in 8 added an eighth to every call.
+const TIME_EVERY_SHORT: u64 = 64;
+/// See [`TIME_EVERY_SHORT`].
+const SHORT_CALL_CLOCKS: f64 = 8.0;
+// Both are tested with a mask.
+const _: () = assert!(TIME_EVERY.is_power_of_two() && TIME_EVERY_SHORT.is_power_of_two());
 /// A call that takes longer than this in its cheaper way no longer explores running serially:
 /// 1 ms is some hundred times the cost of waking threads, so threads always pay there.
 pub(crate) const ALWAYS_PARALLEL: Duration = Duration::from_millis(1);
@@ -88,7 +96,117 @@ struct Slot {
     /// Samples taken of each way (saturating at `MIN_SAMPLES`): see `choose`.
     serial_n: AtomicU64,
     parallel_n: AtomicU64,
+    /// [`Plan::pack`] of what the fields above imply, 0 until both ways are measured.
+    plan: AtomicU64,
 }
+
+/// What a site's measurements imply for its next calls, worked out when they change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Plan {
+    /// The cheaper way.
+    better: Way,
+    /// The last parallel call took longer than [`ALWAYS_PARALLEL`]: never explore serially.
+    long: bool,
+    /// log2 of the exploration period, in calls.
+    period_log2: u32,
+    /// Calls of fewer indices than this are short (timed once per [`TIME_EVERY_SHORT`]).
+    short_below: u64,
+}
+
+impl Plan {
+    /// The plan of `slot`'s measurements; `None` until both ways are measured.
+    fn of(slot: &Slot) -> Option<Plan> {
+        let (s, p) = (load(&slot.serial), load(&slot.parallel));
+        if s == 0.0 || p == 0.0 {
+            return None;
+        }
+        let long =
+            slot.parallel_call_ns.load(Ordering::Relaxed) > ALWAYS_PARALLEL.as_nanos() as u64;
+        let (better, ratio, mean) = if s <= p {
+            (Way::Serial, p / s, s)
+        } else {
+            (Way::Parallel, s / p, p)
+        };
+        // Explore the other way in a burst of EXPLORE_BURST calls once per EXPLORE_EVERY ×
+        // EXPLORE_BURST × (its cost ratio) calls, so that exploring costs about
+        // 1/EXPLORE_EVERY of the time whatever the ratio. A burst, because the parallel way
+        // is only as fast as measured when the pool's threads are awake: the first call of a
+        // burst wakes them, the mean (weight 1/2 per sample) then follows the warm calls.
+        let worse_samples = match better {
+            Way::Serial => &slot.parallel_n,
+            Way::Parallel => &slot.serial_n,
+        };
+        let period = if worse_samples.load(Ordering::Relaxed) < MIN_SAMPLES {
+            // Too few samples of the other way to trust its mean: try it again soon.
+            2 * EXPLORE_BURST
+        } else {
+            (EXPLORE_EVERY as f64 * EXPLORE_BURST as f64 * ratio.max(1.0))
+                .min(MAX_EXPLORE_PERIOD as f64) as u64
+        };
+        // A power of two, so that the test is a mask: explorations come at most twice as
+        // seldom as the period asks, between 1/64 and 1/32 of the site's time.
+        let period_log2 = period
+            .max(2 * EXPLORE_BURST)
+            .next_power_of_two()
+            .trailing_zeros();
+        // A call is short when its expected time in the better way is below
+        // SHORT_CALL_CLOCKS timings.
+        let short_below = (SHORT_CALL_CLOCKS * clock_cost().as_nanos() as f64 / mean)
+            .min(SHORT_BELOW_MAX as f64) as u64;
+        Some(Plan {
+            better,
+            long,
+            period_log2,
+            short_below,
+        })
+    }
+
+    /// The way of call number `n` (of `len` indices) and whether to time it.
+    #[inline]
+    fn choose(self, n: u64, len: usize) -> (Way, bool) {
+        let explore = n & ((1 << self.period_log2) - 1) < EXPLORE_BURST;
+        match (self.better, explore) {
+            (Way::Serial, true) => (Way::Parallel, true),
+            (Way::Parallel, true) if !self.long => (Way::Serial, true),
+            (w, _) => {
+                let every = if (len as u64) < self.short_below {
+                    TIME_EVERY_SHORT
+                } else {
+                    TIME_EVERY
+                };
+                (w, n & (every - 1) == 0)
+            }
+        }
+    }
+
+    /// One word: bit 0 set (a plan), bit 1 serial is better, bit 2 long, bits 3..9 the
+    /// period's log2, bits 16.. `short_below`.
+    fn pack(self) -> u64 {
+        1 | u64::from(self.better == Way::Serial) << 1
+            | u64::from(self.long) << 2
+            | u64::from(self.period_log2) << 3
+            | self.short_below << 16
+    }
+
+    fn unpack(word: u64) -> Option<Plan> {
+        if word & 1 == 0 {
+            return None;
+        }
+        Some(Plan {
+            better: if word & 2 != 0 {
+                Way::Serial
+            } else {
+                Way::Parallel
+            },
+            long: word & 4 != 0,
+            period_log2: ((word >> 3) & 0x3f) as u32,
+            short_below: word >> 16,
+        })
+    }
+}
+
+/// Largest `short_below` a plan word holds (48 bits).
+const SHORT_BELOW_MAX: u64 = (1 << 48) - 1;
 
 /// The per-pool table.
 #[derive(Debug)]
@@ -151,8 +269,13 @@ impl CallSites {
 
     /// How the next call at `site` should run, and whether to time it (a clock read costs
     /// tens of ns, as much as a trivial call: the chosen way is timed one call in
-    /// [`TIME_EVERY`], an exploration always).
-    pub(crate) fn choose(&self, site: &'static Location<'static>) -> (Way, bool) {
+    /// [`TIME_EVERY`], or [`TIME_EVERY_SHORT`] for short calls; an exploration always).
+    ///
+    /// Once both ways are measured this is a few loads and a mask: what the means imply (the
+    /// better way, the exploration period, which calls are short) is worked out when a mean
+    /// changes (`record`, [`Plan`]), not on every call. A call of 16 one-spin jobs is ~50 ns,
+    /// and working it out here cost about a fifth of that.
+    pub(crate) fn choose(&self, site: &'static Location<'static>, len: usize) -> (Way, bool) {
         let Some(slot) = self.slot(site) else {
             return (Way::Parallel, false);
         };
@@ -160,46 +283,20 @@ impl CallSites {
         // only shifts when the next exploration happens, and the call stays a few ns.
         let n = slot.calls.load(Ordering::Relaxed);
         slot.calls.store(n.wrapping_add(1), Ordering::Relaxed);
-        let (s, p) = (load(&slot.serial), load(&slot.parallel));
-        let long =
-            slot.parallel_call_ns.load(Ordering::Relaxed) > ALWAYS_PARALLEL.as_nanos() as u64;
+        if let Some(plan) = Plan::unpack(slot.plan.load(Ordering::Relaxed)) {
+            return plan.choose(n, len);
+        }
+        let p = load(&slot.parallel);
         if p == 0.0 {
             return (Way::Parallel, true);
         }
-        if s == 0.0 {
-            // Parallel known, serial not: try serial once, unless calls are long.
-            return if n % EXPLORE_EVERY == 1 && !long {
-                (Way::Serial, true)
-            } else {
-                (Way::Parallel, n % TIME_EVERY == 0)
-            };
-        }
-        let (better, ratio) = if s <= p {
-            (Way::Serial, p / s)
+        // Parallel known, serial not: try serial once, unless calls are long.
+        let long =
+            slot.parallel_call_ns.load(Ordering::Relaxed) > ALWAYS_PARALLEL.as_nanos() as u64;
+        if n % EXPLORE_EVERY == 1 && !long {
+            (Way::Serial, true)
         } else {
-            (Way::Parallel, s / p)
-        };
-        // Explore the other way in a burst of EXPLORE_BURST calls once per EXPLORE_EVERY ×
-        // EXPLORE_BURST × (its cost ratio) calls, so that exploring costs about
-        // 1/EXPLORE_EVERY of the time whatever the ratio. A burst, because the parallel way
-        // is only as fast as measured when the pool's threads are awake: the first call of a
-        // burst wakes them, the mean (weight 1/2 per sample) then follows the warm calls.
-        let worse_samples = match better {
-            Way::Serial => &slot.parallel_n,
-            Way::Parallel => &slot.serial_n,
-        };
-        let period = if worse_samples.load(Ordering::Relaxed) < MIN_SAMPLES {
-            // Too few samples of the other way to trust its mean: try it again soon.
-            2 * EXPLORE_BURST
-        } else {
-            (EXPLORE_EVERY as f64 * EXPLORE_BURST as f64 * ratio.max(1.0))
-                .min(MAX_EXPLORE_PERIOD as f64) as u64
-        };
-        let explore = n % period.max(2 * EXPLORE_BURST) < EXPLORE_BURST;
-        match (better, explore) {
-            (Way::Serial, true) => (Way::Parallel, true),
-            (Way::Parallel, true) if !long => (Way::Serial, true),
-            (w, _) => (w, n % TIME_EVERY == 0),
+            (Way::Parallel, n & (TIME_EVERY - 1) == 0)
         }
     }
 
@@ -247,6 +344,8 @@ impl CallSites {
             let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
             slot.parallel_call_ns.store(ns, Ordering::Relaxed);
         }
+        let plan = Plan::of(slot).map_or(0, Plan::pack);
+        slot.plan.store(plan, Ordering::Relaxed);
     }
 
     /// Sites remembered (for tests).
@@ -288,13 +387,45 @@ mod tests {
         Location::caller()
     }
 
+    /// The packed plan keeps every field, and is there exactly once both ways are measured.
+    #[test]
+    fn a_plan_is_worked_out_once_both_ways_are_measured_and_packs_losslessly() {
+        for plan in [
+            Plan {
+                better: Way::Serial,
+                long: false,
+                period_log2: 3,
+                short_below: 0,
+            },
+            Plan {
+                better: Way::Parallel,
+                long: true,
+                period_log2: 16,
+                short_below: SHORT_BELOW_MAX,
+            },
+        ] {
+            assert_eq!(Plan::unpack(plan.pack()), Some(plan));
+        }
+        assert_eq!(Plan::unpack(0), None);
+        let t = CallSites::new();
+        let site = here();
+        t.record(site, Way::Parallel, 16, Duration::from_micros(20));
+        assert_eq!(t.slot(site).unwrap().plan.load(Ordering::Relaxed), 0);
+        t.record(site, Way::Serial, 16, Duration::from_micros(1));
+        let plan = Plan::unpack(t.slot(site).unwrap().plan.load(Ordering::Relaxed))
+            .expect("a plan once both ways are measured");
+        assert_eq!(plan.better, Way::Serial);
+        // One parallel sample (< MIN_SAMPLES): the other way is tried again soon.
+        assert_eq!(plan.period_log2, (2 * EXPLORE_BURST).trailing_zeros());
+    }
+
     #[test]
     fn learns_serial_for_cheap_calls_and_parallel_for_dear_ones() {
         let t = CallSites::new();
         let site = here();
         let mut ways = Vec::new();
         for _ in 0..64 {
-            let (w, _) = t.choose(site);
+            let (w, _) = t.choose(site, 1);
             let took = match w {
                 Way::Serial => Duration::from_nanos(500),
                 Way::Parallel => Duration::from_micros(20),
@@ -307,7 +438,7 @@ mod tests {
 
         let dear = here();
         for _ in 0..64 {
-            let (w, _) = t.choose(dear);
+            let (w, _) = t.choose(dear, 1);
             let took = match w {
                 Way::Serial => Duration::from_micros(400),
                 Way::Parallel => Duration::from_micros(210),
@@ -315,7 +446,7 @@ mod tests {
             t.record(dear, w, 100, took);
         }
         let parallel = (0..32).filter(|_| {
-            let (w, _) = t.choose(dear);
+            let (w, _) = t.choose(dear, 1);
             t.record(
                 dear,
                 w,
@@ -336,7 +467,7 @@ mod tests {
         let mut first_serial = true;
         let mut ways = Vec::new();
         for _ in 0..200 {
-            let (w, _) = t.choose(site);
+            let (w, _) = t.choose(site, 1);
             let took = match w {
                 Way::Serial if first_serial => {
                     first_serial = false;
@@ -359,7 +490,7 @@ mod tests {
         t.record(site, Way::Serial, 8, Duration::from_millis(2));
         let later: Vec<Way> = (0..100)
             .map(|_| {
-                let (w, _) = t.choose(site);
+                let (w, _) = t.choose(site, 1);
                 let took = match w {
                     Way::Serial => Duration::from_nanos(100),
                     Way::Parallel => Duration::from_micros(5),
@@ -382,7 +513,7 @@ mod tests {
         for i in 0..4 * SLOTS {
             let loc: &'static Location<'static> = Box::leak(Box::new(*here()));
             let _ = i;
-            let (w, _) = t.choose(loc);
+            let (w, _) = t.choose(loc, 1);
             t.record(loc, w, 10, Duration::from_micros(1));
         }
         assert!(t.used() <= SLOTS);

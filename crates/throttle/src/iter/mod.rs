@@ -55,7 +55,7 @@
 pub(crate) mod adapt;
 #[macro_use]
 mod delegate;
-mod inline_call;
+pub(crate) mod inline_call;
 
 mod array_impl;
 mod blocks;
