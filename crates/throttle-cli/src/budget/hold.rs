@@ -17,7 +17,14 @@
 //! was frozen as a whole, a shell's `fg`): the kernel tells the parent (SIGCHLD with
 //! `CLD_CONTINUED`), the handler here wakes the main loop through a self-pipe, and the command is
 //! stopped again at once, then step 2 again (a job it forked meanwhile is stopped too, usually
-//! before it did anything: a fork and an exec take longer than this reaction). A termination
+//! before it did anything: a fork and an exec take longer than this reaction). The kernel
+//! reports nothing when the command had not stopped yet: make starts its jobs with posix_spawn
+//! (`clone(CLONE_VM | CLONE_VFORK)`) and sleeps until the new job execs, where a SIGSTOP does
+//! not reach it, so the signal stays pending (until the hold ends, if the hold stopped that job
+//! too); a SIGCONT discards a pending SIGSTOP, and a process that never stopped was not
+//! "continued". So every look while held also reads /proc: no SIGSTOP pending and no thread
+//! stopped means the command runs free, and it is stopped again as above (within a tick, 10
+//! ms, not at once). A termination
 //! signal to `throttle run` ends the hold (the command and the held jobs are continued, so that
 //! they can act on it).
 //!
@@ -584,10 +591,8 @@ mod tests {
         let mut stack = vec![0u8; 256 * 1024];
         let mut fds = [0 as libc::c_int; 2];
         // SAFETY: `fds` has room for the two descriptors.
-        assert_eq!(
-            unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK) },
-            0
-        );
+        let made = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK) };
+        assert_eq!(made, 0);
         let (r, w) = (fds[0], fds[1]);
         // SAFETY: the child calls only async-signal-safe functions (setpgid, clone, write,
         // nanosleep, _exit) before it is killed.
@@ -623,8 +628,8 @@ mod tests {
         let drain = || {
             let mut buf = [0u8; 4096];
             let mut n = 0;
-            // SAFETY: reads into `buf` from our own non-blocking descriptor.
             loop {
+                // SAFETY: reads into `buf` from our own non-blocking descriptor.
                 let k = unsafe { libc::read(r, buf.as_mut_ptr().cast(), buf.len()) };
                 if k <= 0 {
                     return n;
