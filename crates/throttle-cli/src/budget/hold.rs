@@ -17,7 +17,14 @@
 //! was frozen as a whole, a shell's `fg`): the kernel tells the parent (SIGCHLD with
 //! `CLD_CONTINUED`), the handler here wakes the main loop through a self-pipe, and the command is
 //! stopped again at once, then step 2 again (a job it forked meanwhile is stopped too, usually
-//! before it did anything: a fork and an exec take longer than this reaction). A termination
+//! before it did anything: a fork and an exec take longer than this reaction). The kernel
+//! reports nothing when the command had not stopped yet: make starts its jobs with posix_spawn
+//! (`clone(CLONE_VM | CLONE_VFORK)`) and sleeps until the new job execs, where a SIGSTOP does
+//! not reach it, so the signal stays pending (until the hold ends, if the hold stopped that job
+//! too); a SIGCONT discards a pending SIGSTOP, and a process that never stopped was not
+//! "continued". So every look while held also reads /proc: no SIGSTOP pending and no thread
+//! stopped means the command runs free, and it is stopped again as above (within a tick, 10
+//! ms, not at once). A termination
 //! signal to `throttle run` ends the hold (the command and the held jobs are continued, so that
 //! they can act on it).
 //!
@@ -252,6 +259,53 @@ fn start_of(pid: i32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// SIGSTOP's bit in the signal masks of `/proc/PID/status` (signal n is bit n − 1).
+const SIGSTOP_BIT: u64 = 1 << (libc::SIGSTOP - 1);
+
+/// Whether `pid` runs free: none of its threads is stopped and no SIGSTOP is pending for it.
+/// A SIGSTOP sent to a process asleep where signals do not wake it (make in posix_spawn,
+/// waiting for its new job to exec) stays pending until it returns to user space; a SIGCONT
+/// meanwhile discards it, and since the process never stopped the kernel reports no continue
+/// (no SIGCHLD, no `CLD_CONTINUED`): only this look sees it.
+///
+/// The pending sets are read first (under the process's signal lock), the threads' states
+/// after: a thread that takes a SIGSTOP sets its stopped state under that same lock, so a stop
+/// under way is never taken for a continue. False when the process is gone or exiting.
+fn runs_free(pid: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let stop_pending = status.lines().any(|l| {
+        let mask = l
+            .strip_prefix("SigPnd:")
+            .or_else(|| l.strip_prefix("ShdPnd:"));
+        mask.and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|m| m & SIGSTOP_BIT != 0)
+    });
+    if stop_pending {
+        return false;
+    }
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    let mut any = false;
+    for t in tasks.flatten() {
+        let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
+            continue;
+        };
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|x| x.1.split_whitespace().next())
+            .unwrap_or("");
+        // Stopped (T), stopped by a tracer (t), exiting (Z, X): not running free.
+        if matches!(state, "T" | "t" | "Z" | "X") {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
 fn kill(pid: i32, sig: libc::c_int) {
     // SAFETY: kill(2) has no memory effects; the pids are the command's and its tree's.
     unsafe {
@@ -378,7 +432,9 @@ impl Hold {
                 self.signal(libc::SIGSTOP);
                 return Some(Change::Stopped(self.stop_jobs(since)));
             }
-            if continued {
+            // Continued as reported by the kernel, or continued before its stop took effect
+            // (then nothing is reported; `runs_free`).
+            if continued || runs_free(self.pid) {
                 self.signal(libc::SIGSTOP);
                 return Some(Change::StoppedAgain(self.stop_jobs(since)));
             }
@@ -466,5 +522,158 @@ impl Drop for Hold {
                 kill(pid, libc::SIGCONT);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The state letter of `pid` (`/proc/PID/stat` field 3).
+    fn state(pid: i32) -> Option<char> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .next()?
+            .chars()
+            .next()
+    }
+
+    /// The child of `clone(CLONE_VM | CLONE_VFORK)`: stops itself before it would exec, as a
+    /// job of make's that `throttle run` stopped right after make's posix_spawn created it.
+    extern "C" fn stop_self(_: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: getpid and kill are plain system calls (no libc state in the shared memory).
+        unsafe {
+            let me = libc::syscall(libc::SYS_getpid) as libc::pid_t;
+            libc::kill(me, libc::SIGSTOP);
+        }
+        0
+    }
+
+    /// Kills and reaps the test's command (its process group) when the test ends, also on a
+    /// failed assertion.
+    struct KillGroup(libc::pid_t);
+
+    impl Drop for KillGroup {
+        fn drop(&mut self) {
+            // SAFETY: our own child's process group; then reap the child.
+            unsafe {
+                libc::kill(-self.0, libc::SIGKILL);
+                libc::waitpid(self.0, std::ptr::null_mut(), 0);
+            }
+        }
+    }
+
+    fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+        let start = Instant::now();
+        while !cond() {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "timed out: {what}"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// make starts its jobs with posix_spawn (`clone(CLONE_VM | CLONE_VFORK)`): until the new
+    /// job execs, make sleeps in the kernel where a SIGSTOP does not reach it; the signal stays
+    /// pending. When the hold stops that job too (it started after the slot ended), make stays
+    /// in that sleep with the SIGSTOP pending. A SIGCONT to the whole tree from outside (a host
+    /// thawed) then discards the pending SIGSTOP: make never stopped, so the kernel reports no
+    /// continue (no SIGCHLD, no `CLD_CONTINUED`), the job execs, and make runs on. The hold must
+    /// see that make runs free and stop it again.
+    #[test]
+    fn a_command_held_inside_posix_spawn_and_continued_from_outside_is_stopped_again() {
+        let since = Instant::now();
+        std::thread::sleep(Duration::from_millis(20));
+        let mark = last_pid();
+        let mut stack = vec![0u8; 256 * 1024];
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: `fds` has room for the two descriptors.
+        let made = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK) };
+        assert_eq!(made, 0);
+        let (r, w) = (fds[0], fds[1]);
+        // SAFETY: the child calls only async-signal-safe functions (setpgid, clone, write,
+        // nanosleep, _exit) before it is killed.
+        let cmd = unsafe { libc::fork() };
+        assert!(cmd >= 0);
+        if cmd == 0 {
+            // SAFETY: see above; the clone child runs on `stack` (copied into this process).
+            unsafe {
+                libc::setpgid(0, 0);
+                let top = stack
+                    .as_mut_ptr()
+                    .add(stack.len() - 64)
+                    .cast::<libc::c_void>();
+                libc::clone(
+                    stop_self,
+                    top,
+                    libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                    std::ptr::null_mut(),
+                );
+                // The "next jobs": a byte every 2 ms while it runs.
+                let ts = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 2_000_000,
+                };
+                loop {
+                    libc::write(w, b"x".as_ptr().cast(), 1);
+                    libc::nanosleep(&ts, std::ptr::null_mut());
+                }
+            }
+        }
+        // SAFETY: our copy of the write end is not needed.
+        unsafe { libc::close(w) };
+        let drain = || {
+            let mut buf = [0u8; 4096];
+            let mut n = 0;
+            loop {
+                // SAFETY: reads into `buf` from our own non-blocking descriptor.
+                let k = unsafe { libc::read(r, buf.as_mut_ptr().cast(), buf.len()) };
+                if k <= 0 {
+                    return n;
+                }
+                n += k as usize;
+            }
+        };
+        let job = || {
+            processes()
+                .into_iter()
+                .find(|&(_, (ppid, _))| ppid == cmd)
+                .map(|(pid, _)| pid)
+        };
+        wait_for("the vfork child stops itself", || {
+            job().is_some_and(|j| state(j) == Some('T'))
+        });
+        let job = job().unwrap();
+        let _kill = KillGroup(cmd);
+        let mut hold = Hold::new(cmd as u32).unwrap();
+        hold.mark = mark;
+        assert_eq!(hold.update(false, Some(since)), Some(Change::Stopped(1)));
+        // Held: the command sleeps in its posix_spawn with our SIGSTOP pending.
+        assert_eq!(state(cmd), Some('D'));
+        assert_eq!(hold.update(false, Some(since)), None);
+        assert_eq!(drain(), 0);
+        // The host is frozen and thawed as a whole.
+        // SAFETY: signals to the command's own process group.
+        unsafe {
+            libc::kill(-cmd, libc::SIGSTOP);
+            libc::kill(-cmd, libc::SIGCONT);
+        }
+        wait_for("the job ends", || matches!(state(job), None | Some('Z')));
+        let mut again = None;
+        let start = Instant::now();
+        while again.is_none() && start.elapsed() < Duration::from_secs(2) {
+            again = hold.update(false, Some(since));
+            hold.wait(Duration::from_millis(10));
+        }
+        let verdict = (again, state(cmd));
+        // SAFETY: our own descriptor.
+        unsafe { libc::close(r) };
+        assert!(
+            matches!(verdict, (Some(Change::StoppedAgain(_)), Some('T'))),
+            "the command ran free after the outside SIGCONT: {verdict:?}"
+        );
     }
 }
