@@ -29,7 +29,7 @@
 //! (`#[track_caller]`). Each slot keeps the mean time per index of the two ways to run the
 //! site. A site runs the way that was cheaper; now and then it tries the other way (less often
 //! the dearer that way is, see [`EXPLORE_EVERY`]), so that the choice follows the job's cost
-//! as it changes, for about 3 % of the site's time. Sites whose calls take longer than [`ALWAYS_PARALLEL`] stop exploring
+//! as it changes, for about 2–3 % of the site's time. Sites whose calls take longer than [`ALWAYS_PARALLEL`] stop exploring
 //! the serial way: there the pool's thread count is the controller's business.
 //!
 //! Correct under concurrency without locks: slots are claimed with one compare-exchange of the
@@ -48,7 +48,8 @@ pub(crate) const SLOTS: usize = 256;
 /// Slots probed from a site's hash before giving up.
 const PROBES: usize = 8;
 /// A site runs the way it thinks slower once per this many calls times the cost ratio of the
-/// two ways (exploration), so exploring costs about 1/32 = 3 % of the site's time.
+/// two ways (exploration), rounded up to a power of two (`Plan`), so exploring costs between
+/// 1/64 and 1/32 (2–3 %) of the site's time.
 pub(crate) const EXPLORE_EVERY: u64 = 32;
 /// Longest exploration period, in calls: a site notices a change of its job's cost within
 /// this many calls.
