@@ -14,6 +14,7 @@
 //! that ever counts (the floor of the noise is a fifth of it, so on a quiet host a change of
 //! 0.25 fires within three intervals, as the fixed rule did).
 
+use super::noise::LearnedNoise;
 use super::Config;
 
 /// Prior of the run-queue fraction's noise (standard deviation of one interval): 0.05, the
@@ -38,11 +39,8 @@ pub(super) struct LoadWatch {
     first: Vec<f64>,
     /// Samples folded into `level`.
     n: u32,
-    /// Sum of squared deviations from `level`, winsorized at 3σ, and their count.
-    sq_dev: f64,
-    dof: f64,
-    /// Winsorized squared deviations not yet in `sq_dev` (see [`DELAY`]).
-    pending: Vec<f64>,
+    /// The noise of one interval's fraction about `level` (`noise.rs`; see [`DELAY`]).
+    noise: LearnedNoise,
     /// One-sided CUSUMs: the load rose, the load fell.
     up: f64,
     down: f64,
@@ -54,9 +52,7 @@ impl LoadWatch {
             level: f64::NAN,
             first: Vec::new(),
             n: 0,
-            sq_dev: 0.0,
-            dof: 0.0,
-            pending: Vec::new(),
+            noise: LearnedNoise::default(),
             up: 0.0,
             down: 0.0,
         }
@@ -67,9 +63,7 @@ impl LoadWatch {
     /// threshold of 5σ: the smallest change that counts).
     fn noise(&self, cfg: &Config) -> f64 {
         let floor = cfg.load_threshold / cfg.shift_threshold.max(1.0);
-        ((self.sq_dev + PRIOR_WEIGHT * PRIOR_NOISE * PRIOR_NOISE) / (self.dof + PRIOR_WEIGHT))
-            .sqrt()
-            .max(floor)
+        self.noise.sigma(PRIOR_NOISE, PRIOR_WEIGHT).max(floor)
     }
 
     /// Takes one settled interval's run-queue fraction; true when the load has moved beyond
@@ -99,12 +93,7 @@ impl LoadWatch {
         if self.up.max(self.down) > h {
             return true;
         }
-        let w = dev.clamp(-3.0 * noise, 3.0 * noise);
-        self.pending.push(w * w);
-        if self.pending.len() > DELAY {
-            self.sq_dev += self.pending.remove(0);
-            self.dof += 1.0;
-        }
+        self.noise.learn(dev, noise, DELAY);
         if dev.abs() <= 3.0 * noise {
             self.n += 1;
             self.level += (rq - self.level) / f64::from(self.n.min(16));
@@ -116,8 +105,7 @@ impl LoadWatch {
     /// `k` and maybe the work are new), the learned noise is kept (it is the host's).
     pub(super) fn renewed(&self) -> LoadWatch {
         LoadWatch {
-            sq_dev: self.sq_dev + self.pending.iter().sum::<f64>(),
-            dof: self.dof + self.pending.len() as f64,
+            noise: self.noise.settled(),
             ..LoadWatch::new()
         }
     }

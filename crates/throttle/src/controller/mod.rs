@@ -41,6 +41,7 @@
 pub(crate) mod auto;
 mod flat;
 mod load;
+mod noise;
 pub mod sim;
 
 pub use auto::{ControllerEvent, DEFAULT_INTERVAL};
@@ -265,16 +266,10 @@ struct Settled {
     baseline: f64,
     /// Samples folded into `baseline`.
     n: u32,
-    /// Sum of squared relative deviations (for the noise estimate): the scatter of the scan's
+    /// The noise of one interval's relative deviation (`noise.rs`): the scatter of the scan's
     /// repeated points about their medians, then each settled interval's deviation from the
-    /// baseline, winsorized at 3σ.
-    sq_dev: f64,
-    /// Degrees of freedom behind `sq_dev`.
-    dof: f64,
-    /// Winsorized squared deviations not yet in `sq_dev`: each waits [`RESCAN_SEEDS`]
-    /// intervals, so that the deviations of a real shift (which fires the CUSUM within that
-    /// many) never widen the noise estimate, and so the threshold, while they accumulate.
-    pending: Vec<f64>,
+    /// baseline, each entering after [`RESCAN_SEEDS`] intervals.
+    noise: noise::LearnedNoise,
     /// The last few throughputs measured at the settled `k` (newest last): after a shift they
     /// are the first points of the new scan, so the scan need not measure this `k` again.
     recent: Vec<f64>,
@@ -676,9 +671,7 @@ impl Controller {
         self.phase = Phase::Settled(Settled {
             baseline,
             n: 1,
-            sq_dev,
-            dof,
-            pending: Vec::new(),
+            noise: noise::LearnedNoise::new(sq_dev, dof),
             recent: Vec::new(),
             load: self.load.renewed(),
             up: 0.0,
@@ -698,9 +691,9 @@ impl Controller {
         // samples are in), never below the floor.
         // The estimate is pooled with a prior of PRIOR_NOISE worth PRIOR_WEIGHT samples, so that
         // the first few deviations cannot make it tiny (a hair trigger) or huge (deaf).
-        let noise = ((st.sq_dev + PRIOR_WEIGHT * PRIOR_NOISE * PRIOR_NOISE)
-            / (st.dof + PRIOR_WEIGHT))
-            .sqrt()
+        let noise = st
+            .noise
+            .sigma(PRIOR_NOISE, PRIOR_WEIGHT)
             .max(self.cfg.min_noise);
         let dev = x / st.baseline - 1.0;
         let (drift, h) = (
@@ -730,16 +723,8 @@ impl Controller {
             self.rescan_after_shift(&st, sign);
             return self.decide(self.k, Reason::ThroughputShift);
         }
-        // The noise estimate takes every interval, winsorized at 3σ: dropping the large
-        // deviations instead would keep the estimate near the prior on a machine whose real
-        // interval noise is far larger (a shared host: ±30 % and more), and every burst of
-        // that noise would then look like a shift and cost a rescan.
-        let w_dev = dev.clamp(-3.0 * noise, 3.0 * noise);
-        st.pending.push(w_dev * w_dev);
-        if st.pending.len() > RESCAN_SEEDS {
-            st.sq_dev += st.pending.remove(0);
-            st.dof += 1.0;
-        }
+        // Every interval enters the noise estimate, winsorized (`noise.rs`).
+        st.noise.learn(dev, noise, RESCAN_SEEDS);
         if dev.abs() <= 3.0 * noise {
             // Fold in (outliers are not): a plain mean over the first 16 samples, then a slow
             // moving average, so that the baseline follows a slow drift.
