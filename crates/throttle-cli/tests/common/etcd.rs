@@ -53,6 +53,57 @@ pub fn etcd_or_skip(test: &str) -> Option<PathBuf> {
     }
 }
 
+/// A CLOCK_MONOTONIC instant by which process `pid` had been created: its start time in
+/// /proc/PID/stat (clock ticks of CLOCK_BOOTTIME since boot) rounded up to the next tick and
+/// moved to CLOCK_MONOTONIC (the two differ by the time the machine was suspended, read now).
+pub fn created_by(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name's closing parenthesis: state is field 3, starttime 22.
+    let ticks: u64 = stat
+        .rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let hz = u64::try_from(hz).ok().filter(|&h| h > 0)?;
+    let boot_ns = (ticks + 1) * (1_000_000_000 / hz);
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through the valid pointer we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    let boot_now = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+    let suspended = boot_now.saturating_sub(mono_ns());
+    Some(boot_ns.saturating_sub(suspended))
+}
+
+/// The process make started for the recipe that runs the calling process: this process or
+/// the closest ancestor whose parent is `make` (a recipe with shell syntax runs under
+/// `/bin/sh -c`, which may fork). `None` when no make is among the first few ancestors.
+pub fn make_job() -> Option<u32> {
+    let parent = |pid: u32| -> Option<(u32, String)> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (head, tail) = stat.rsplit_once(')')?;
+        let comm = head.split_once('(')?.1.to_string();
+        let ppid = tail.split_whitespace().nth(1)?.parse().ok()?;
+        Some((ppid, comm))
+    };
+    let mut pid = std::process::id();
+    for _ in 0..4 {
+        let (ppid, _) = parent(pid)?;
+        let (_, parent_comm) = parent(ppid)?;
+        if parent_comm == "make" {
+            return Some(pid);
+        }
+        pid = ppid;
+    }
+    None
+}
+
 /// CLOCK_MONOTONIC in nanoseconds: one clock machine-wide, so times stamped by different
 /// processes compare.
 pub fn mono_ns() -> u64 {
@@ -639,6 +690,10 @@ pub struct Task {
     pub begin: u64,
     /// When it ended, if it logged its end.
     pub end: Option<u64>,
+    /// For the tests' own logger: a CLOCK_MONOTONIC instant by which the job that runs it (the
+    /// process make started for the recipe) had been created, from its start time in
+    /// /proc (clock ticks, so up to one tick late). `None` for throttle-pool tasks.
+    pub job_by: Option<u64>,
 }
 
 /// Reads a task log. Two line formats: `begin HOST PID T` / `end HOST PID T` (the tests' own
@@ -654,7 +709,7 @@ pub fn read_tasks(path: &Path, default_host: &str) -> Vec<Task> {
     for line in body.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         let (kind, host, pid, t) = match f.as_slice() {
-            [k @ ("begin" | "end"), h, p, t] => {
+            [k @ ("begin" | "end"), h, p, t, ..] if f.len() <= 5 => {
                 let secs: f64 = t.parse().unwrap_or_else(|_| panic!("bad time in {line:?}"));
                 (
                     *k == "begin",
@@ -673,6 +728,15 @@ pub fn read_tasks(path: &Path, default_host: &str) -> Vec<Task> {
             _ => panic!("bad task log line {line:?} in {}", path.display()),
         };
         let key = (host.clone(), pid.clone());
+        // `begin HOST PID T JOB_BY`: the fifth field as the tests' logger writes it.
+        let job_by = match f.as_slice() {
+            ["begin", _, _, _, j] => Some(
+                (j.parse::<f64>()
+                    .unwrap_or_else(|_| panic!("bad job time in {line:?}"))
+                    * 1e9) as u64,
+            ),
+            _ => None,
+        };
         if kind {
             serial += 1;
             open.entry(key).or_default().push(tasks.len());
@@ -681,6 +745,7 @@ pub fn read_tasks(path: &Path, default_host: &str) -> Vec<Task> {
                 id: format!("{pid}#{serial}"),
                 begin: t,
                 end: None,
+                job_by,
             });
         } else {
             let q = open
@@ -727,4 +792,117 @@ pub fn running_at<'a>(
         .copied()
         .filter(|t| t.begin <= at && t.end.unwrap_or_else(|| open_until(t)) > at)
         .collect()
+}
+
+/// A simulated host frozen as a whole, like a paused VM or `docker pause`: the cgroup v2
+/// freezer (`cgroup.freeze`). Unlike a SIGSTOP and SIGCONT to every process of the tree, a
+/// freeze and a thaw leave each process's own stopped state alone: a command that
+/// `throttle run` holds stopped is still stopped after the thaw, as after a real host's resume,
+/// and nobody continued it from outside. Fatal signals still kill frozen processes (cgroup v2),
+/// so a test that ends early leaves nothing frozen behind.
+pub struct Freezer {
+    dir: PathBuf,
+    /// `<dir>/cgroup.procs` as a C string, for the child to join between fork and exec.
+    procs: std::ffi::CString,
+}
+
+impl Freezer {
+    /// A new, empty freezer group for `name` below this process's own cgroup v2 directory;
+    /// `None` when there is no cgroup v2 hierarchy with a freezer this process may write to
+    /// (then the tests freeze with signals).
+    pub fn new(name: &str) -> Option<Freezer> {
+        let mount = std::fs::read_to_string("/proc/self/mountinfo")
+            .ok()?
+            .lines()
+            .find_map(|l| {
+                let (pre, post) = l.split_once(" - ")?;
+                (post.split_whitespace().next() == Some("cgroup2"))
+                    .then(|| pre.split_whitespace().nth(4).map(PathBuf::from))?
+            })?;
+        let own = std::fs::read_to_string("/proc/self/cgroup")
+            .ok()?
+            .lines()
+            .find_map(|l| l.strip_prefix("0::").map(str::to_string))?;
+        let dir = mount
+            .join(own.trim_start_matches('/'))
+            .join(format!("throttle-test-{}-{name}", std::process::id()));
+        std::fs::create_dir(&dir).ok()?;
+        let f = Freezer {
+            procs: std::ffi::CString::new(dir.join("cgroup.procs").as_os_str().as_encoded_bytes())
+                .ok()?,
+            dir,
+        };
+        // A freezer this process can write (and a group a process can be moved into: checked
+        // by the first spawn, which fails loudly if not).
+        std::fs::write(f.dir.join("cgroup.freeze"), "0").ok()?;
+        Some(f)
+    }
+
+    /// Has the child started by `cmd` join this group before it execs (so everything it
+    /// starts is in the group too).
+    pub fn join_in_child(&self, cmd: &mut Command) {
+        let procs = self.procs.clone();
+        // SAFETY: the closure runs in the child between fork and exec and calls only open(2),
+        // write(2) and close(2), which are async-signal-safe, on a path allocated before the
+        // fork; "0" moves the writing process.
+        unsafe {
+            cmd.pre_exec(move || {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let n = libc::write(fd, b"0".as_ptr().cast(), 1);
+                let err = std::io::Error::last_os_error();
+                libc::close(fd);
+                if n != 1 {
+                    return Err(err);
+                }
+                Ok(())
+            });
+        }
+    }
+
+    /// Freezes every process of the group and waits (at most 5 s) until the kernel reports
+    /// them all frozen; false if it did not within that time.
+    pub fn freeze(&self) -> bool {
+        self.set(true)
+    }
+
+    /// Thaws the group and waits until the kernel reports it thawed.
+    pub fn thaw(&self) -> bool {
+        self.set(false)
+    }
+
+    fn set(&self, frozen: bool) -> bool {
+        let want = if frozen { "frozen 1" } else { "frozen 0" };
+        std::fs::write(
+            self.dir.join("cgroup.freeze"),
+            if frozen { "1" } else { "0" },
+        )
+        .expect("writing cgroup.freeze");
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(5) {
+            let events =
+                std::fs::read_to_string(self.dir.join("cgroup.events")).unwrap_or_default();
+            if events.lines().any(|l| l == want) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        false
+    }
+}
+
+impl Drop for Freezer {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.dir.join("cgroup.freeze"), "0");
+        // The group can be removed once its processes are gone (the host killed and reaped
+        // before this runs; its last descendants may take a moment to exit).
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
