@@ -32,10 +32,11 @@ macro_rules! cluster {
 }
 
 /// Not a test: the task logger that make recipes run (this binary again, with
-/// `CB_TASK="LOG HOST MILLIS"`). Appends `begin HOST PID T JOB_BY`, sleeps, appends `end HOST
-/// PID T`. JOB_BY is when make's job for this recipe had been created at the latest
-/// (`etcd::created_by`): a job make started before its host was frozen may log its begin only
-/// after the thaw, and it is a job started before the freeze all the same.
+/// `CB_TASK="LOG HOST MILLIS"`). Appends `begin HOST PID T JOB_BY JOB_PID`, sleeps, appends
+/// `end HOST PID T`. JOB_PID is make's job for this recipe (`etcd::make_job`), JOB_BY when it
+/// had been created at the latest (`etcd::created_by`): a job make started before its host was
+/// frozen may log its begin only after the thaw, and it is a job running at the freeze all
+/// the same.
 #[test]
 #[ignore = "helper process for the other tests, not a test"]
 fn helper_task_logger() {
@@ -55,11 +56,12 @@ fn helper_task_logger() {
         .expect("task log");
     let pid = std::process::id();
     let secs = |t: u64| format!("{}.{:09}", t / 1_000_000_000, t % 1_000_000_000);
-    let job_by = etcd::make_job().and_then(etcd::created_by);
+    let job_pid = etcd::make_job().unwrap_or(pid);
+    let job_by = etcd::created_by(job_pid);
     let t = mono_ns();
-    // Without make (or /proc) the job is this process, created by now.
+    // Without /proc: created by now.
     let job = secs(job_by.unwrap_or(t).min(t));
-    let begin = format!("begin {host} {pid} {} {job}\n", secs(t));
+    let begin = format!("begin {host} {pid} {} {job} {job_pid}\n", secs(t));
     file.write_all(begin.as_bytes()).expect("task log write");
     std::thread::sleep(Duration::from_millis(ms));
     let end = format!("end {host} {pid} {}\n", secs(mono_ns()));
@@ -211,6 +213,9 @@ struct Host {
     stopped_at: Vec<u64>,
     /// When each freeze's thaw began (one per entry of `stopped_at` but a freeze still on).
     resumed_at: Vec<u64>,
+    /// Per freeze: the processes of the tree that were not stopped (by `throttle run`'s hold)
+    /// when it froze.
+    running_at: Vec<std::collections::HashSet<i32>>,
     /// Whether it is frozen now.
     frozen: bool,
     /// Its cgroup freezer, when this machine has one (`freeze` then uses it).
@@ -300,6 +305,7 @@ fn spawn_cmd(dir: &Path, budget: Option<&str>, n: usize, host: &str, command: &[
         killed_at: None,
         stopped_at: Vec::new(),
         resumed_at: Vec::new(),
+        running_at: Vec::new(),
         frozen: false,
         events: vec![(mono_ns(), "started")],
     }
@@ -335,8 +341,12 @@ impl Host {
                         "freeze (not confirmed in 5 s)"
                     },
                 ));
+                // Frozen, the tree holds still: what the hold had not stopped was running.
+                self.running_at.push(etcd::unstopped(self.pid()));
             }
             None => {
+                // Read just before the signal (a process forked in between is missed).
+                self.running_at.push(etcd::unstopped(self.pid()));
                 self.signal_group(libc::SIGSTOP);
                 self.events.push((mono_ns(), "SIGSTOP"));
             }
@@ -364,6 +374,7 @@ impl Host {
     /// (`throttle run` leads it; make, its jobs and their programs are in it).
     fn stop_group(&mut self) {
         self.stopped_at.push(mono_ns());
+        self.running_at.push(etcd::unstopped(self.pid()));
         self.signal_group(libc::SIGSTOP);
         self.frozen = true;
         self.events.push((mono_ns(), "SIGSTOP"));
@@ -383,18 +394,19 @@ impl Host {
     }
 
     /// Whether task `t` of this host counts as running when the host was frozen: it began
-    /// before a freeze and ended after it, or its job (the process make started) was created
-    /// in the second before a freeze or during it and its program logged the begin only after
-    /// the thaw (frozen between make's fork and the logger's first line). Such jobs go on after
-    /// the thaw like any job started before the host lost its slot (docs/cluster-budget.md).
+    /// before a freeze and ended after it, or its job (the process make started) was a process
+    /// of the tree not stopped by the hold when the host froze, and its program logged the
+    /// begin only after the thaw (frozen between make's fork and the logger's first line).
+    /// Such jobs go on after the thaw like any job started before the host lost its slot
+    /// (docs/cluster-budget.md). A job held stopped at the freeze is not one of them.
     fn running_at_freeze(&self, t: &Task, open_until: u64) -> bool {
         let end = t.end.unwrap_or(open_until);
         self.stopped_at.iter().enumerate().any(|(i, &s)| {
             let resumed = self.resumed_at.get(i).copied().unwrap_or(u64::MAX);
+            let running = |pid: i32| self.running_at.get(i).is_some_and(|r| r.contains(&pid));
             end > s
                 && (t.begin <= s
-                    || t.job_by
-                        .is_some_and(|j| j <= resumed && j + 1_000_000_000 > s && t.begin > s))
+                    || (t.job_by.is_some_and(|j| j <= resumed) && t.job_pid.is_some_and(running)))
         })
     }
 
@@ -585,7 +597,13 @@ fn check_hold(tasks: &[Task], hosts: &[&Host], now: u64, what: &str) -> HoldChec
                 .max()
             {
                 Some(&c) => out.raced.push((t.begin as f64 - c as f64) / 1e6),
-                None => bad.push(format!("  {} {} began at {}", t.host, t.id, t.begin)),
+                None => bad.push(format!(
+                    "  {} {} began at {}, its job created by {}",
+                    t.host,
+                    t.id,
+                    t.begin,
+                    t.job_by.map_or("?".to_string(), |j| j.to_string())
+                )),
             }
         }
         assert!(
@@ -1471,9 +1489,9 @@ impl Rng {
 /// With the freezer, one run in the first three failed the hold check: a job make had forked
 /// just before the freeze logged its begin 2.6 ms after the thaw, when `throttle run` had
 /// already held make. It is a job started before the freeze (and before the host's slot
-/// ended), which goes on as documented; the logger now writes when its job was created (its
-/// start time in /proc) and a job created before the thaw whose task begins after the freeze
-/// counts as running at the freeze (`Host::running_at_freeze`).
+/// ended), which goes on as documented; the logger now writes its job's pid and creation time,
+/// the test notes the processes the hold had not stopped when a freeze took hold, and a task
+/// whose job was one of them counts as running at the freeze (`Host::running_at_freeze`).
 ///
 /// Earlier fixes this run found: a lost lease let make recycle tokens the host no longer held
 /// (issue 20's B1: 4 at once in runs that failed at rounds 100–700); a host started right

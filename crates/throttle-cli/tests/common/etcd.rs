@@ -659,6 +659,24 @@ pub fn tree(root: i32) -> Vec<i32> {
     out
 }
 
+/// The processes of `root`'s tree that are not stopped (state other than `T`/`t`, read from
+/// /proc/PID/stat; a process frozen by the cgroup v2 freezer shows its own state, `T` if it
+/// was stopped before the freeze).
+pub fn unstopped(root: i32) -> std::collections::HashSet<i32> {
+    tree(root)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                let state = stat
+                    .rsplit_once(')')
+                    .and_then(|x| x.1.split_whitespace().next())
+                    .unwrap_or("");
+                !matches!(state, "T" | "t")
+            })
+        })
+        .collect()
+}
+
 /// Sends `sig` to `root` and every descendant, parents first, re-reading /proc until no new
 /// descendant shows up (a process forked between two reads is caught by the next one).
 pub fn signal_tree(root: i32, sig: i32) {
@@ -694,6 +712,8 @@ pub struct Task {
     /// process make started for the recipe) had been created, from its start time in
     /// /proc (clock ticks, so up to one tick late). `None` for throttle-pool tasks.
     pub job_by: Option<u64>,
+    /// For the tests' own logger: that job's pid.
+    pub job_pid: Option<i32>,
 }
 
 /// Reads a task log. Two line formats: `begin HOST PID T` / `end HOST PID T` (the tests' own
@@ -709,7 +729,7 @@ pub fn read_tasks(path: &Path, default_host: &str) -> Vec<Task> {
     for line in body.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         let (kind, host, pid, t) = match f.as_slice() {
-            [k @ ("begin" | "end"), h, p, t, ..] if f.len() <= 5 => {
+            [k @ ("begin" | "end"), h, p, t, ..] if f.len() <= 6 => {
                 let secs: f64 = t.parse().unwrap_or_else(|_| panic!("bad time in {line:?}"));
                 (
                     *k == "begin",
@@ -728,14 +748,21 @@ pub fn read_tasks(path: &Path, default_host: &str) -> Vec<Task> {
             _ => panic!("bad task log line {line:?} in {}", path.display()),
         };
         let key = (host.clone(), pid.clone());
-        // `begin HOST PID T JOB_BY`: the fifth field as the tests' logger writes it.
-        let job_by = match f.as_slice() {
-            ["begin", _, _, _, j] => Some(
-                (j.parse::<f64>()
-                    .unwrap_or_else(|_| panic!("bad job time in {line:?}"))
-                    * 1e9) as u64,
+        // `begin HOST PID T JOB_BY JOB_PID`: the last two fields as the tests' logger writes
+        // them.
+        let (job_by, job_pid) = match f.as_slice() {
+            ["begin", _, _, _, j, jp] => (
+                Some(
+                    (j.parse::<f64>()
+                        .unwrap_or_else(|_| panic!("bad job time in {line:?}"))
+                        * 1e9) as u64,
+                ),
+                Some(
+                    jp.parse::<i32>()
+                        .unwrap_or_else(|_| panic!("bad job pid in {line:?}")),
+                ),
             ),
-            _ => None,
+            _ => (None, None),
         };
         if kind {
             serial += 1;
@@ -746,6 +773,7 @@ pub fn read_tasks(path: &Path, default_host: &str) -> Vec<Task> {
                 begin: t,
                 end: None,
                 job_by,
+                job_pid,
             });
         } else {
             let q = open
