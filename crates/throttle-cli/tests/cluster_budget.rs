@@ -561,17 +561,26 @@ struct HoldCheck {
     /// Tasks that began while held, within `OUTSIDE_CONT_RACE_NS` after the test continued
     /// their host: how long after that SIGCONT each began, ms.
     raced: Vec<f64>,
+    /// Tasks that began while held whose job make had created before the hold began (a job
+    /// started before its host's slot ended, which goes on, or one started between the end
+    /// and `throttle run`'s look, which that look stops): how long after the hold's start
+    /// each began, ms.
+    existing: Vec<f64>,
 }
 
-/// The hold (issue 20, B1): no task of a host begins while `throttle run` holds its command
-/// stopped, except in the race right after the test itself continued that host's whole process
-/// group (counted in `raced`). Panics with the offending tasks otherwise.
+/// The hold (issue 20, B1): no job of a host is created while `throttle run` holds its
+/// command stopped, so no task begins then, except the task of a job created before the hold
+/// began (counted in `existing`: its program may log its begin a few milliseconds after its
+/// job was created) and in the race right after the test itself continued that host's whole
+/// process group (counted in `raced`). Panics with the offending tasks otherwise.
 fn check_hold(tasks: &[Task], hosts: &[&Host], now: u64, what: &str) -> HoldCheck {
     let mut out = HoldCheck {
         holds: 0,
         held_ms: 0.0,
         raced: Vec::new(),
+        existing: Vec::new(),
     };
+    let tick = etcd::tick_ns();
     for h in hosts {
         let held = held_intervals(h, now);
         out.holds += held.len();
@@ -585,9 +594,16 @@ fn check_hold(tasks: &[Task], hosts: &[&Host], now: u64, what: &str) -> HoldChec
         let mut bad = Vec::new();
         let open_until = h.killed_at.unwrap_or(now);
         for t in tasks.iter().filter(|t| t.host == h.name) {
-            if !held.iter().any(|&(a, b)| t.begin > a && t.begin < b)
-                || h.running_at_freeze(t, open_until)
-            {
+            let Some(&(a, _)) = held.iter().find(|&&(a, b)| t.begin > a && t.begin < b) else {
+                continue;
+            };
+            if h.running_at_freeze(t, open_until) {
+                continue;
+            }
+            // Created (at the earliest: `job_by` is rounded up to a clock tick) before the
+            // hold's SIGSTOP was sent: not a job the held command started.
+            if t.job_by.is_some_and(|j| j.saturating_sub(tick) <= a) {
+                out.existing.push(ms(t.begin - a));
                 continue;
             }
             // The thaw is stamped after the signal was sent: a begin a little before it counts.
@@ -1492,6 +1508,13 @@ impl Rng {
 /// ended), which goes on as documented; the logger now writes its job's pid and creation time,
 /// the test notes the processes the hold had not stopped when a freeze took hold, and a task
 /// whose job was one of them counts as running at the freeze (`Host::running_at_freeze`).
+/// One later run (load 0.9, no freeze near it) failed the hold check once more, on a task
+/// that began 6.9 ms after the hold's SIGSTOP to make, from a job created in the 10 ms tick
+/// that held the SIGSTOP, which the hold's search for jobs started after the slot ended did
+/// not count as one: a job started before the slot ended, or in the instant between its end
+/// and the look (both documented). The hold's promise is about jobs: the check now fails on a
+/// job *created* while held, and counts and prints the tasks of jobs created before the hold
+/// began.
 ///
 /// Earlier fixes this run found: a lost lease let make recycle tokens the host no longer held
 /// (issue 20's B1: 4 at once in runs that failed at rounds 100–700); a host started right
@@ -1671,9 +1694,15 @@ fn randomized_faults_keep_the_budget() {
     let refs: Vec<&Host> = hosts.iter().collect();
     let hold = check_hold(&etcd::read_tasks(&log, "?"), &refs, mono_ns(), "end");
     eprintln!(
-        "cluster_budget: randomized fault run: commands held stopped {} time(s), {:.0} ms in all; tasks that began while held: {} in the race after the test continued their host ({}), none otherwise",
+        "cluster_budget: randomized fault run: commands held stopped {} time(s), {:.0} ms in all; tasks that began while held: {} from jobs created before the hold began ({}), {} in the race after the test continued their host ({}), none otherwise",
         hold.holds,
         hold.held_ms,
+        hold.existing.len(),
+        hold.existing
+            .iter()
+            .map(|r| format!("{r:+.1} ms"))
+            .collect::<Vec<_>>()
+            .join(", "),
         hold.raced.len(),
         hold.raced
             .iter()

@@ -53,6 +53,14 @@ pub fn etcd_or_skip(test: &str) -> Option<PathBuf> {
     }
 }
 
+/// One clock tick of /proc's process start times, in nanoseconds (10 ms at the usual
+/// `CLK_TCK` of 100).
+pub fn tick_ns() -> u64 {
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    1_000_000_000 / u64::try_from(hz).ok().filter(|&h| h > 0).unwrap_or(100)
+}
+
 /// A CLOCK_MONOTONIC instant by which process `pid` had been created: its start time in
 /// /proc/PID/stat (clock ticks of CLOCK_BOOTTIME since boot) rounded up to the next tick and
 /// moved to CLOCK_MONOTONIC (the two differ by the time the machine was suspended, read now).
@@ -66,10 +74,7 @@ pub fn created_by(pid: u32) -> Option<u64> {
         .nth(19)?
         .parse()
         .ok()?;
-    // SAFETY: sysconf has no memory effects.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    let hz = u64::try_from(hz).ok().filter(|&h| h > 0)?;
-    let boot_ns = (ticks + 1) * (1_000_000_000 / hz);
+    let boot_ns = (ticks + 1) * tick_ns();
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
