@@ -856,19 +856,53 @@ impl Freezer {
             .ok()?
             .lines()
             .find_map(|l| l.strip_prefix("0::").map(str::to_string))?;
-        let dir = mount
-            .join(own.trim_start_matches('/'))
-            .join(format!("throttle-test-{}-{name}", std::process::id()));
+        let parent = mount.join(own.trim_start_matches('/'));
+        Freezer::remove_stale(&parent);
+        let dir = parent.join(format!("throttle-test-{}-{name}", std::process::id()));
         std::fs::create_dir(&dir).ok()?;
         let f = Freezer {
             procs: std::ffi::CString::new(dir.join("cgroup.procs").as_os_str().as_encoded_bytes())
                 .ok()?,
             dir,
         };
-        // A freezer this process can write (and a group a process can be moved into: checked
-        // by the first spawn, which fails loudly if not).
+        // A freezer this process can write, and a group a new process can join (cgroup v2
+        // refuses that in some layouts, e.g. with controllers enabled below a cgroup that has
+        // processes): tried with a child that exits at once. Otherwise `None` (dropping `f`
+        // removes the group), and the tests freeze with signals.
         std::fs::write(f.dir.join("cgroup.freeze"), "0").ok()?;
-        Some(f)
+        let mut probe = Command::new("true");
+        probe.stdout(Stdio::null()).stderr(Stdio::null());
+        f.join_in_child(&mut probe);
+        probe.status().ok()?.success().then_some(f)
+    }
+
+    /// Removes the groups of test processes that died without dropping theirs (a test binary
+    /// killed by a timeout): what is left in them is killed (`cgroup.kill`, which reaches
+    /// frozen processes) and the groups removed.
+    fn remove_stale(parent: &Path) {
+        let Ok(entries) = std::fs::read_dir(parent) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .strip_prefix("throttle-test-")
+                .and_then(|r| r.split('-').next())
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+                continue;
+            }
+            let _ = std::fs::write(e.path().join("cgroup.kill"), "1");
+            for _ in 0..50 {
+                if std::fs::remove_dir(e.path()).is_ok() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
     }
 
     /// Has the child started by `cmd` join this group before it execs (so everything it
@@ -928,9 +962,12 @@ impl Freezer {
 
 impl Drop for Freezer {
     fn drop(&mut self) {
+        // The host was killed and reaped before this runs, but processes its `throttle run`
+        // left (make, reparented when it died) are not its descendants any more: kill what is
+        // left in the group (`cgroup.kill` reaches frozen processes too), then remove it.
+        let _ = std::fs::write(self.dir.join("cgroup.kill"), "1");
         let _ = std::fs::write(self.dir.join("cgroup.freeze"), "0");
-        // The group can be removed once its processes are gone (the host killed and reaped
-        // before this runs; its last descendants may take a moment to exit).
+        // The group can be removed once its processes are gone (they may take a moment).
         for _ in 0..50 {
             if std::fs::remove_dir(&self.dir).is_ok() {
                 return;
