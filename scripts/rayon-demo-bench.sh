@@ -67,6 +67,12 @@ auto=0
 decisions=0
 demo_src=""
 usage_err() { echo "rayon-demo-bench.sh: $1 (try --help)" >&2; exit 2; }
+# The demos and their command lines, for a summary's header.
+print_demos() {
+  for d in "${DEMOS[@]}"; do
+    echo "$d :: ${CMD[$d]/$demo_src\//}"
+  done | sed 's/^/  /'
+}
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1; shift ;;
@@ -395,9 +401,7 @@ if [ "$auto" = 1 ]; then
   echo "rayon-demo: $(git -C "$demo_src" rev-parse --short HEAD 2>/dev/null || echo "$demo_src")," \
     "facade at $(git -C "$ROOT" rev-parse --short HEAD): auto (THROTTLE_AUTO=1) vs fixed k = 1..$kmax" \
     "(THROTTLE_THREADS=k), $reps reps interleaved, $(nproc) CPUs, $(date -u '+%Y-%m-%d %H:%M UTC')"
-  for d in "${DEMOS[@]}"; do
-    echo "$d :: ${CMD[$d]/$demo_src\//}"
-  done | sed 's/^/  /'
+  print_demos
   awk -F'\t' -v kmax="$kmax" '
     NR == 1 { next }
     !($1 in seen) { seen[$1] = 1; order = order " " $1 }
@@ -486,9 +490,7 @@ echo
 echo "rayon-demo: $(git -C "$demo_src" rev-parse --short HEAD 2>/dev/null || echo "$demo_src")," \
   "rayon $rayon_version vs facade at $(git -C "$ROOT" rev-parse --short HEAD)," \
   "$reps reps, $(nproc) CPUs, $(date -u '+%Y-%m-%d %H:%M UTC')"
-for d in "${DEMOS[@]}"; do
-  echo "$d :: ${CMD[$d]/$demo_src\//}"
-done | sed 's/^/  /'
+print_demos
 echo
 awk -F'\t' '
   NR == 1 { next }

@@ -857,7 +857,9 @@ impl Freezer {
             .lines()
             .find_map(|l| l.strip_prefix("0::").map(str::to_string))?;
         let parent = mount.join(own.trim_start_matches('/'));
-        Freezer::remove_stale(&parent);
+        // Once per test binary: the groups of dead test binaries do not come back.
+        static STALE: std::sync::Once = std::sync::Once::new();
+        STALE.call_once(|| Freezer::remove_stale(&parent));
         let dir = parent.join(format!("throttle-test-{}-{name}", std::process::id()));
         std::fs::create_dir(&dir).ok()?;
         let f = Freezer {
