@@ -28,8 +28,29 @@ const MIN_SAMPLE_TASKS: f64 = 32.0;
 /// A sample grows for at most this many intervals while it has too few tasks.
 const MAX_SAMPLE_INTERVALS: u32 = 8;
 
+/// While the controller scans or verifies (not settled), it samples this many times per
+/// interval: 12.5 ms at the default 50 ms. A scan point is a question about the work ("how
+/// fast at this `k`?"), and while it is asked the pool may run at a poor `k`: on a 2-thread
+/// pool the cold start's scan spent 0.16 s at `k = 1` (3 samples of 50 ms), a third of a
+/// rayon-demo program whose parallel part lasts half a second, for a question that a 2 ×
+/// difference answers in a few milliseconds. A sample still grows until it holds
+/// [`MIN_SAMPLE_TASKS`] units of work, so coarse work gets the samples it needs; the settled
+/// controller keeps the full interval (its run-queue reads and its noise are per interval).
+const SCAN_DIVISOR: u32 = 4;
+
+/// The sampling period for the controller's phase: `interval` when settled, a
+/// [`SCAN_DIVISOR`]th of it (but not below 1 ms, unless `interval` itself is shorter) while it
+/// scans.
+fn sampling_period(interval: Duration, settled: bool) -> Duration {
+    if settled {
+        interval
+    } else {
+        (interval / SCAN_DIVISOR).max(interval.min(Duration::from_millis(1)))
+    }
+}
+
 /// The transition after a change of the limit, excluded from the next sample: a fifth of the
-/// interval (10 ms by default): a lowered limit takes effect at task boundaries, usually
+/// sampling period (10 ms settled, 2.5 ms scanning, by default): a lowered limit takes effect at task boundaries, usually
 /// within microseconds (`throttle-bench --bench limit_response`), but tasks of a few ms exist.
 const TRANSITION_DIVISOR: u32 = 5;
 
@@ -370,16 +391,21 @@ fn drive(
     set_limit(ctl.k());
     let mut runq = RunQueue::default();
     let mut prev = Reading::take(registry, &mut runq);
-    let mut waited = 0u32;
-    while !stop.wait(interval) {
+    loop {
+        let period = sampling_period(interval, ctl.is_settled());
+        if stop.wait(period) {
+            return;
+        }
         let now = Reading::take(registry, &mut runq);
         let old_k = registry.sleep.load().limit();
         let sample = now.since(&prev, old_k);
-        waited += 1;
-        if !sample_ready(&sample, waited, ctl.config()) {
+        // How long the sample has grown, in whole intervals (scan samples are shorter).
+        let grown = now.at.saturating_duration_since(prev.at);
+        let waited =
+            u32::try_from(grown.as_nanos() / interval.as_nanos().max(1)).unwrap_or(u32::MAX);
+        if !sample_ready(&sample, waited.max(1), ctl.config()) {
             continue;
         }
-        waited = 0;
         prev = now;
         let d = ctl.step(&sample);
         registry
@@ -406,7 +432,7 @@ fn drive(
             registry.stats.count_controller_change();
             // The next sample starts after a short transition: threads over a lowered limit
             // finish their current task, woken ones start. Measuring it would blur two `k`s.
-            if stop.wait(interval / TRANSITION_DIVISOR) {
+            if stop.wait(period / TRANSITION_DIVISOR) {
                 return;
             }
             prev = Reading::take(registry, &mut runq);
