@@ -495,6 +495,27 @@ mod tests {
         assert!(read(&runq, 2).is_some());
     }
 
+    /// Scan samples are a quarter of the interval, settled ones the whole interval; a very
+    /// short interval is not cut below 1 ms (nor lengthened).
+    #[test]
+    fn the_scan_samples_four_times_per_interval_and_the_settled_controller_once() {
+        let ms = Duration::from_millis;
+        assert_eq!(super::sampling_period(ms(50), true), ms(50));
+        assert_eq!(
+            super::sampling_period(ms(50), false),
+            Duration::from_micros(12_500)
+        );
+        assert_eq!(super::sampling_period(ms(2), false), ms(1));
+        assert_eq!(
+            super::sampling_period(Duration::from_micros(400), false),
+            Duration::from_micros(400)
+        );
+        assert_eq!(
+            super::sampling_period(Duration::MAX, false),
+            Duration::MAX / 4
+        );
+    }
+
     /// An interval in which a thread was busy but nothing finished (one long block at
     /// `k = 1`) is work in progress: it grows, and is reported (idle) only after the
     /// longest growth. A truly idle interval is reported at once.
