@@ -171,11 +171,12 @@ pub fn warm_until_settled(
     loop {
         run(pool, kind, items.min(256), shared);
         let log = pool.controller_log();
-        if log
-            .iter()
-            .skip(from.min(log.len()))
-            .any(|e| matches!(e.reason, Reason::Verified | Reason::BestMeasured))
-        {
+        if log.iter().skip(from.min(log.len())).any(|e| {
+            matches!(
+                e.reason,
+                Reason::Verified | Reason::BestMeasured | Reason::Challenged
+            )
+        }) {
             return true;
         }
         if start.elapsed() >= limit {

@@ -228,9 +228,12 @@ pub fn steady(settings: &Settings) -> Result<Report> {
         auto.set_concurrency_auto()?;
         let (t, ()) = time(|| adaptive::run(&auto, Kind::Cpu, items, shared));
         let log = auto.controller_log();
-        let first = log
-            .iter()
-            .position(|e| matches!(e.reason, Reason::Verified | Reason::BestMeasured));
+        let first = log.iter().position(|e| {
+            matches!(
+                e.reason,
+                Reason::Verified | Reason::BestMeasured | Reason::Challenged
+            )
+        });
         after_ref.borrow_mut().push(first.map_or(usize::MAX, |i| {
             log[i + 1..].iter().filter(|e| e.old_k != e.new_k).count()
         }));

@@ -133,6 +133,13 @@ pub enum Reason {
     /// Mid-scan, the pool has been idle for [`Config::idle_best_after`] intervals: the best
     /// `k` measured so far is put in force until work returns (the scan then goes on).
     IdleBest,
+    /// The model's choice measured, now the larger `k` that measured best, once more right
+    /// after it: a throughput that grows through the run (the forks of a divide-and-conquer
+    /// run) favours whatever `k` was measured last, and the scan measures the smaller `k`s
+    /// last.
+    Challenge,
+    /// The larger `k`, measured right after the model's choice, was far faster: settled on it.
+    Challenged,
 }
 
 impl fmt::Display for Reason {
@@ -147,6 +154,8 @@ impl fmt::Display for Reason {
             Reason::ThroughputShift => "throughput-shift",
             Reason::LoadShift => "load-shift",
             Reason::IdleBest => "idle-best",
+            Reason::Challenge => "challenge",
+            Reason::Challenged => "challenged",
         })
     }
 }
@@ -177,6 +186,11 @@ pub struct Config {
     /// The verifying measurement may fall this far below the best measured point before the
     /// model is overruled. 0.2: two samples with ±10 % noise can differ by that much by chance.
     pub verify_tolerance: f64,
+    /// The larger `k` measured right after the model's choice ([`Reason::Challenge`]) wins when
+    /// it is this much faster than the choice's own verifying sample. 0.2, as
+    /// `verify_tolerance`: what two noisy samples can differ by, and far less than the gap the
+    /// challenge is for (a `k` that runs half as fast).
+    pub challenge_margin: f64,
     /// Settled: the CUSUM drift, in units of the measured noise (standard deviation of one
     /// interval's relative throughput). Deviations smaller than this are treated as noise.
     /// 1.0: detects a sustained shift of two standard deviations or more within a few
@@ -230,6 +244,7 @@ impl Config {
             slack: 0.03,
             scan_stop: 0.6,
             verify_tolerance: 0.2,
+            challenge_margin: 0.2,
             shift_drift: 1.0,
             shift_threshold: 5.0,
             min_noise: 0.03,
@@ -255,6 +270,14 @@ enum Phase {
     Verify {
         points: Vec<(usize, f64)>,
         candidate: usize,
+    },
+    /// Measuring `larger` right after the candidate measured `candidate_x` (see
+    /// [`Reason::Challenge`]).
+    Challenge {
+        points: Vec<(usize, f64)>,
+        candidate: usize,
+        candidate_x: f64,
+        larger: usize,
     },
     /// Staying at `k`.
     Settled(Settled),
@@ -475,12 +498,16 @@ impl Controller {
             if self.idle_run == self.cfg.idle_best_after {
                 let best = match &self.phase {
                     Phase::Settled(_) => None,
-                    Phase::Scan { points } | Phase::Verify { points, .. } if points.is_empty() => {
+                    Phase::Scan { points }
+                    | Phase::Verify { points, .. }
+                    | Phase::Challenge { points, .. }
+                        if points.is_empty() =>
+                    {
                         Some(self.cfg.max_k)
                     }
-                    Phase::Scan { points } | Phase::Verify { points, .. } => {
-                        Some(best_mean(points).0)
-                    }
+                    Phase::Scan { points }
+                    | Phase::Verify { points, .. }
+                    | Phase::Challenge { points, .. } => Some(best_mean(points).0),
                 };
                 if let Some(best) = best.filter(|&b| b != self.k) {
                     return self.decide(best, Reason::IdleBest);
@@ -501,6 +528,29 @@ impl Controller {
             } => {
                 points.push((s.k, x));
                 self.after_verify(points, candidate, s)
+            }
+            Phase::Challenge {
+                mut points,
+                candidate,
+                candidate_x,
+                larger,
+            } => {
+                points.push((s.k, x));
+                if s.k != larger {
+                    // Not yet in force: measure again.
+                    self.phase = Phase::Challenge {
+                        points,
+                        candidate,
+                        candidate_x,
+                        larger,
+                    };
+                    return self.decide(larger, Reason::Challenge);
+                }
+                if x > (1.0 + self.cfg.challenge_margin) * candidate_x {
+                    self.settle_at(points, larger, Reason::Challenged)
+                } else {
+                    self.settle_on(points, candidate)
+                }
             }
             Phase::Settled(st) => self.while_settled(st, s, x),
         }
@@ -647,6 +697,34 @@ impl Controller {
             self.phase = Phase::Verify { points, candidate };
             return self.decide(candidate, Reason::Fit);
         }
+        // The larger k that measured best, if any: measured once more, right after the
+        // candidate (`Reason::Challenge`). The scan steps down, so every smaller k was measured
+        // after every larger one, and a rate that grows through the run (quicksort's forks:
+        // a few large partitions first, thousands of small ones last) made the smallest look
+        // as fast as the larger (controller/README.md, "What it cannot see"). Two samples
+        // side by side share the trend; the larger k measured second even has it on its side,
+        // so the candidate must beat a margin against it, not the trend.
+        //
+        // Only on pools of at most 3 threads (`scan_repeats` > 1), whose scan measures each
+        // `k` three times in a row, so that the whole scan's trend lies between two `k`s. A
+        // larger pool's scan takes each `k` once and fits a curve through them; there the
+        // challenge would cost an excursion from the choice and back on every settle (two
+        // changes of `k` on the simulator's plants, which have no trend), and it is not built.
+        let larger = points
+            .iter()
+            .map(|p| p.0)
+            .filter(|&k| k > candidate && self.cfg.scan_repeats > 1)
+            .max_by(|&a, &b| mean_at(&points, a).total_cmp(&mean_at(&points, b)));
+        if let Some(larger) = larger {
+            let candidate_x = points.last().expect("just pushed").1;
+            self.phase = Phase::Challenge {
+                points,
+                candidate,
+                candidate_x,
+                larger,
+            };
+            return self.decide(larger, Reason::Challenge);
+        }
         self.settle_on(points, candidate)
     }
 
@@ -659,6 +737,10 @@ impl Controller {
         } else {
             (best_k, Reason::BestMeasured)
         };
+        self.settle_at(points, k, reason)
+    }
+
+    fn settle_at(&mut self, points: Vec<(usize, f64)>, k: usize, reason: Reason) -> Decision {
         let baseline = mean_at(&points, k);
         let (sq_dev, dof) = scatter(&points);
         if let Some(from) = self.rescanned_from.take() {
@@ -1177,6 +1259,34 @@ mod tests {
             seen[9..].iter().all(|&s| s == (1, Reason::Hold)),
             "{seen:?}"
         );
+    }
+
+    /// A rate that grows through the run, the same at every k (quicksort's forks: the later a
+    /// sample, the smaller its tasks), on work where 2 threads are twice as fast as 1. The scan
+    /// measures 2, then 1 after it, and the growth makes 1 look as fast; the fit chooses 1.
+    /// The larger k measured once more right after the choice's sample shows the gap, and the
+    /// controller settles on 2.
+    #[test]
+    fn a_rate_that_grows_through_the_run_does_not_settle_on_the_k_measured_last() {
+        let mut c = Controller::new(Config::new(2));
+        let mut seen = Vec::new();
+        for i in 0..10 {
+            let k = c.k();
+            // 2 × per thread, and the rate grows 26 % per interval (doubles in three).
+            let x = 1000.0 * k as f64 * 1.26f64.powi(i);
+            let d = c.step(&Sample::throughput(k, x, T));
+            seen.push((k, d.k, d.reason));
+            if c.is_settled() {
+                break;
+            }
+        }
+        assert!(
+            seen.contains(&(1, 2, Reason::Challenge)),
+            "the trend should have fooled the fit: {seen:?}"
+        );
+        // Settled on 2 by the challenge. (The growth goes on and later starts a rescan, as
+        // any sustained shift does; this test is about the settling.)
+        assert_eq!(seen.last(), Some(&(2, 2, Reason::Challenged)), "{seen:?}");
     }
 
     /// A gain of 10 % from 1 to 8 threads on a quiet host (±2 %) is not flat work: the repeats

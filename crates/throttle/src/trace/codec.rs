@@ -16,7 +16,7 @@ const CONTROLLER: u8 = 23;
 const TOKEN_ACQUIRE: u8 = 24;
 const TOKEN_RELEASE: u8 = 25;
 
-const REASONS: [Reason; 9] = [
+const REASONS: [Reason; 11] = [
     Reason::Scan,
     Reason::Fit,
     Reason::Verified,
@@ -26,6 +26,8 @@ const REASONS: [Reason; 9] = [
     Reason::ThroughputShift,
     Reason::LoadShift,
     Reason::IdleBest,
+    Reason::Challenge,
+    Reason::Challenged,
 ];
 
 impl EventKind {
