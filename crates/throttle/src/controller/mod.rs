@@ -538,13 +538,7 @@ impl Controller {
                 points.push((s.k, x));
                 if s.k != larger {
                     // Not yet in force: measure again.
-                    self.phase = Phase::Challenge {
-                        points,
-                        candidate,
-                        candidate_x,
-                        larger,
-                    };
-                    return self.decide(larger, Reason::Challenge);
+                    return self.challenge(points, candidate, candidate_x, larger);
                 }
                 if x > (1.0 + self.cfg.challenge_margin) * candidate_x {
                     self.settle_at(points, larger, Reason::Challenged)
@@ -710,22 +704,37 @@ impl Controller {
         // larger pool's scan takes each `k` once and fits a curve through them; there the
         // challenge would cost an excursion from the choice and back on every settle (two
         // changes of `k` on the simulator's plants, which have no trend), and it is not built.
-        let larger = points
-            .iter()
-            .map(|p| p.0)
-            .filter(|&k| k > candidate && self.cfg.scan_repeats > 1)
-            .max_by(|&a, &b| mean_at(&points, a).total_cmp(&mean_at(&points, b)));
+        let larger = if self.cfg.scan_repeats > 1 {
+            points
+                .iter()
+                .map(|p| p.0)
+                .filter(|&k| k > candidate)
+                .max_by(|&a, &b| mean_at(&points, a).total_cmp(&mean_at(&points, b)))
+        } else {
+            None
+        };
         if let Some(larger) = larger {
             let candidate_x = points.last().expect("just pushed").1;
-            self.phase = Phase::Challenge {
-                points,
-                candidate,
-                candidate_x,
-                larger,
-            };
-            return self.decide(larger, Reason::Challenge);
+            return self.challenge(points, candidate, candidate_x, larger);
         }
         self.settle_on(points, candidate)
+    }
+
+    /// Puts `larger` in force to be measured against the candidate's sample `candidate_x`.
+    fn challenge(
+        &mut self,
+        points: Vec<(usize, f64)>,
+        candidate: usize,
+        candidate_x: f64,
+        larger: usize,
+    ) -> Decision {
+        self.phase = Phase::Challenge {
+            points,
+            candidate,
+            candidate_x,
+            larger,
+        };
+        self.decide(larger, Reason::Challenge)
     }
 
     fn settle_on(&mut self, points: Vec<(usize, f64)>, candidate: usize) -> Decision {
