@@ -239,6 +239,14 @@ run_file() { # $1 suite, $2 crate dir, $3 test name
     fi
   else
     verdict="compile errors: $(grep '^error' "$log.build" | grep -vc 'could not compile' || true)"
+    # A build that failed without a compile error (rustc killed by a signal, a full disk, a
+    # linker failure) says why only at the end of its log: show it, so that a CI log tells.
+    {
+      echo
+      echo "rayon-tests.sh: $key did not build; the end of $log.build:"
+      tail -n 25 "$log.build" | sed 's/^/  | /'
+      echo "rayon-tests.sh: disk free where it builds: $(df -h "$WORK" | awk 'NR == 2 {print $4}')"
+    } >&2
   fi
   local judged="reported"
   if expected "$key"; then
