@@ -89,6 +89,9 @@ struct Slot {
     /// Address of the site's `Location`, 0 while free.
     key: AtomicUsize,
     calls: AtomicU64,
+    /// Calls that ran the serial way (for [`Stats::serial_calls`](crate::Stats)); counted as
+    /// `calls` is, with a plain load and store.
+    serial_calls: AtomicU64,
     /// Mean ns per index, as `f64` bits (0 = not measured yet).
     serial: AtomicU64,
     parallel: AtomicU64,
@@ -115,8 +118,9 @@ struct Plan {
 }
 
 impl Plan {
-    /// The plan of `slot`'s measurements; `None` until both ways are measured.
-    fn of(slot: &Slot) -> Option<Plan> {
+    /// The plan of `slot`'s measurements; `None` until both ways are measured. `tail_ns`: the
+    /// CPU time a burst of parallel calls leaves behind it (see [`CallSites::new`]).
+    fn of(slot: &Slot, tail_ns: f64) -> Option<Plan> {
         let (s, p) = (load(&slot.serial), load(&slot.parallel));
         if s == 0.0 || p == 0.0 {
             return None;
@@ -124,7 +128,14 @@ impl Plan {
         let long =
             slot.parallel_call_ns.load(Ordering::Relaxed) > ALWAYS_PARALLEL.as_nanos() as u64;
         let (better, ratio, mean) = if s <= p {
-            (Way::Serial, p / s, s)
+            // A burst of parallel calls costs more than the calls: the threads it woke search
+            // for about SEARCH_SPIN after it before they sleep, CPU time that a busy host takes
+            // from the caller. Counted once per burst. Without it, a site of 16 one-spin jobs
+            // explored every ~300 µs and the 50 µs searches after each burst cost it a fifth
+            // of its speed on 2 loaded CPUs (`throttle adapt`, `jobs` at L = 1 and 10).
+            let call = slot.parallel_call_ns.load(Ordering::Relaxed).max(1) as f64;
+            let burst = EXPLORE_BURST as f64 * call;
+            (Way::Serial, p / s * (1.0 + tail_ns / burst), s)
         } else {
             (Way::Parallel, s / p, p)
         };
@@ -189,6 +200,7 @@ impl Plan {
             | self.short_below << 16
     }
 
+    #[inline]
     fn unpack(word: u64) -> Option<Plan> {
         if word & 1 == 0 {
             return None;
@@ -213,8 +225,9 @@ const SHORT_BELOW_MAX: u64 = (1 << 48) - 1;
 #[derive(Debug)]
 pub(crate) struct CallSites {
     slots: Box<[Slot]>,
-    /// Calls run the serial way so far (for [`Stats::serial_calls`](crate::Stats)).
-    serial: std::sync::atomic::AtomicU64,
+    /// CPU time, in ns, that the other threads of the pool spend searching after a burst of
+    /// parallel calls: one search spin each.
+    tail_ns: f64,
 }
 
 /// The most a sample counts for, as a multiple of the mean it updates (see `record`).
@@ -225,23 +238,28 @@ const UP_CLIP: f64 = 2.0;
 const NEW_WEIGHT: f64 = 0.5;
 
 impl CallSites {
-    pub(crate) fn new() -> CallSites {
+    /// The table of a pool of `threads` threads.
+    pub(crate) fn new(threads: usize) -> CallSites {
         CallSites {
             slots: (0..SLOTS).map(|_| Slot::default()).collect(),
-            serial: std::sync::atomic::AtomicU64::new(0),
+            tail_ns: crate::worker::SEARCH_SPIN.as_nanos() as f64
+                * threads.saturating_sub(1) as f64,
         }
     }
 
-    /// Counts one call run the serial way.
-    pub(crate) fn count_serial(&self) {
-        self.serial.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Calls run the serial way so far.
+    /// Calls run the serial way so far, summed over the sites (a few hundred relaxed loads:
+    /// for `Pool::stats`, not for a hot path). Each site counts its own, with a plain load
+    /// and store: a locked add on one word for the whole pool cost about a tenth of a call of
+    /// 16 one-spin jobs (`throttle adapt`'s `jobs` at L = 1), and two racing calls of one
+    /// site losing a count is harmless here.
     pub(crate) fn serial_calls(&self) -> u64 {
-        self.serial.load(Ordering::Relaxed)
+        self.slots
+            .iter()
+            .map(|s| s.serial_calls.load(Ordering::Relaxed))
+            .sum()
     }
 
+    #[inline]
     fn slot(&self, site: &'static Location<'static>) -> Option<&Slot> {
         let key = site as *const Location<'static> as usize;
         // Locations are distinct statics; mix the address so neighbours spread.
@@ -276,10 +294,22 @@ impl CallSites {
     /// better way, the exploration period, which calls are short) is worked out when a mean
     /// changes (`record`, [`Plan`]), not on every call. A call of 16 one-spin jobs is ~50 ns,
     /// and working it out here cost about a fifth of that.
+    #[inline]
     pub(crate) fn choose(&self, site: &'static Location<'static>, len: usize) -> (Way, bool) {
         let Some(slot) = self.slot(site) else {
             return (Way::Parallel, false);
         };
+        let chosen = Self::choose_in(slot, len);
+        if chosen.0 == Way::Serial {
+            let n = slot.serial_calls.load(Ordering::Relaxed);
+            slot.serial_calls
+                .store(n.wrapping_add(1), Ordering::Relaxed);
+        }
+        chosen
+    }
+
+    #[inline]
+    fn choose_in(slot: &Slot, len: usize) -> (Way, bool) {
         // A plain load and store, not a read-modify-write: racing calls may lose a count, which
         // only shifts when the next exploration happens, and the call stays a few ns.
         let n = slot.calls.load(Ordering::Relaxed);
@@ -301,14 +331,25 @@ impl CallSites {
         }
     }
 
-    /// Records that a call at `site` of `len` indices ran `way` in `took`.
+    /// Records that a call at `site` of `len` indices ran `way` in `took`. `alone`: the call
+    /// ran the parallel way while the pool's limit was 1 on a pool of several threads (auto
+    /// mode's controller at `k = 1`, or a jobserver lending no token). Such a run measured the
+    /// serial way plus the cost of forking, not what the parallel way costs when it may use
+    /// the pool, and it is not recorded: the parallel mean keeps what was measured at a larger
+    /// limit. Recorded, it taught the site "serial" while the limit was 1, and the controller,
+    /// which sees no work from serial calls, never had a reason to raise the limit again:
+    /// `throttle adapt`'s `jobs` at L = 100 000 ran at the serial rate, 0.65 × all threads.
     pub(crate) fn record(
         &self,
         site: &'static Location<'static>,
         way: Way,
         len: usize,
         took: Duration,
+        alone: bool,
     ) {
+        if alone && way == Way::Parallel {
+            return;
+        }
         let Some(slot) = self.slot(site) else {
             return;
         };
@@ -345,7 +386,7 @@ impl CallSites {
             let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
             slot.parallel_call_ns.store(ns, Ordering::Relaxed);
         }
-        let plan = Plan::of(slot).map_or(0, Plan::pack);
+        let plan = Plan::of(slot, self.tail_ns).map_or(0, Plan::pack);
         slot.plan.store(plan, Ordering::Relaxed);
     }
 
@@ -388,6 +429,64 @@ mod tests {
         Location::caller()
     }
 
+    /// A parallel run with one run slot on a pool of several threads is not a sample of the
+    /// parallel way: a site that learned "parallel" at a larger limit keeps it through a
+    /// stretch at limit 1, where its parallel runs cost what serial runs do (and more).
+    #[test]
+    fn a_parallel_run_with_one_slot_teaches_the_site_nothing() {
+        let t = CallSites::new(2);
+        let site = here();
+        for _ in 0..MIN_SAMPLES {
+            t.record(site, Way::Parallel, 16, Duration::from_micros(10), false);
+            t.record(site, Way::Serial, 16, Duration::from_micros(20), false);
+        }
+        let plan = |t: &CallSites| Plan::unpack(t.slot(site).unwrap().plan.load(Ordering::Relaxed));
+        let before = plan(&t).expect("both ways measured");
+        assert_eq!(before.better, Way::Parallel);
+        let mean = load(&t.slot(site).unwrap().parallel);
+        // At limit 1 a parallel run takes the serial time and a fork's more.
+        for _ in 0..100 {
+            t.record(site, Way::Parallel, 16, Duration::from_micros(25), true);
+        }
+        assert_eq!(load(&t.slot(site).unwrap().parallel), mean);
+        assert_eq!(plan(&t), Some(before));
+        // The same runs taken as parallel samples would have turned the site serial: the
+        // test above is not vacuous.
+        for _ in 0..100 {
+            t.record(site, Way::Parallel, 16, Duration::from_micros(25), false);
+        }
+        assert_eq!(plan(&t).unwrap().better, Way::Serial);
+        // A serial run is a serial sample whatever the limit.
+        let serial = load(&t.slot(site).unwrap().serial);
+        t.record(site, Way::Serial, 16, Duration::from_micros(30), true);
+        assert_ne!(load(&t.slot(site).unwrap().serial), serial);
+    }
+
+    /// A site where serial is better explores the parallel way less often on a pool whose
+    /// woken threads search longer after each burst: the search is part of what exploring
+    /// costs.
+    #[test]
+    fn exploring_counts_the_search_the_burst_leaves_behind() {
+        let period = |threads: usize| {
+            let t = CallSites::new(threads);
+            let site = here();
+            for _ in 0..MIN_SAMPLES {
+                t.record(site, Way::Parallel, 16, Duration::from_micros(2), false);
+                t.record(site, Way::Serial, 16, Duration::from_nanos(500), false);
+            }
+            let plan = Plan::unpack(t.slot(site).unwrap().plan.load(Ordering::Relaxed)).unwrap();
+            assert_eq!(plan.better, Way::Serial);
+            1u64 << plan.period_log2
+        };
+        // One thread: nobody searches; the period follows the cost ratio alone (about 4).
+        let alone = period(1);
+        assert!((256..=2048).contains(&alone), "{alone}");
+        // Two threads: one search spin (50 µs) per burst of four 2 µs calls.
+        let two = period(2);
+        assert!(two >= 8 * alone, "{alone} -> {two}");
+        assert!(two <= MAX_EXPLORE_PERIOD, "{two}");
+    }
+
     /// The packed plan keeps every field, and is there exactly once both ways are measured.
     #[test]
     fn a_plan_is_worked_out_once_both_ways_are_measured_and_packs_losslessly() {
@@ -408,11 +507,11 @@ mod tests {
             assert_eq!(Plan::unpack(plan.pack()), Some(plan));
         }
         assert_eq!(Plan::unpack(0), None);
-        let t = CallSites::new();
+        let t = CallSites::new(2);
         let site = here();
-        t.record(site, Way::Parallel, 16, Duration::from_micros(20));
+        t.record(site, Way::Parallel, 16, Duration::from_micros(20), false);
         assert_eq!(t.slot(site).unwrap().plan.load(Ordering::Relaxed), 0);
-        t.record(site, Way::Serial, 16, Duration::from_micros(1));
+        t.record(site, Way::Serial, 16, Duration::from_micros(1), false);
         let plan = Plan::unpack(t.slot(site).unwrap().plan.load(Ordering::Relaxed))
             .expect("a plan once both ways are measured");
         assert_eq!(plan.better, Way::Serial);
@@ -422,7 +521,7 @@ mod tests {
 
     #[test]
     fn learns_serial_for_cheap_calls_and_parallel_for_dear_ones() {
-        let t = CallSites::new();
+        let t = CallSites::new(2);
         let site = here();
         let mut ways = Vec::new();
         for _ in 0..64 {
@@ -431,7 +530,7 @@ mod tests {
                 Way::Serial => Duration::from_nanos(500),
                 Way::Parallel => Duration::from_micros(20),
             };
-            t.record(site, w, 100, took);
+            t.record(site, w, 100, took, false);
             ways.push(w);
         }
         let serial = ways[32..].iter().filter(|&&w| w == Way::Serial).count();
@@ -444,7 +543,7 @@ mod tests {
                 Way::Serial => Duration::from_micros(400),
                 Way::Parallel => Duration::from_micros(210),
             };
-            t.record(dear, w, 100, took);
+            t.record(dear, w, 100, took, false);
         }
         let parallel = (0..32).filter(|_| {
             let (w, _) = t.choose(dear, 1);
@@ -453,6 +552,7 @@ mod tests {
                 w,
                 100,
                 Duration::from_micros(if w == Way::Serial { 400 } else { 210 }),
+                false,
             );
             w == Way::Parallel
         });
@@ -461,7 +561,7 @@ mod tests {
 
     #[test]
     fn one_preempted_sample_does_not_lock_a_site_out_of_a_way() {
-        let t = CallSites::new();
+        let t = CallSites::new(2);
         let site = here();
         // Serial is cheap (100 ns a call), parallel dear (5 µs), but the first serial call
         // was preempted for 2 ms: taken alone, parallel looks 400 times cheaper.
@@ -477,7 +577,7 @@ mod tests {
                 Way::Serial => Duration::from_nanos(100),
                 Way::Parallel => Duration::from_micros(5),
             };
-            t.record(site, w, 8, took);
+            t.record(site, w, 8, took, false);
             ways.push(w);
         }
         let serial = ways[100..].iter().filter(|&&w| w == Way::Serial).count();
@@ -488,7 +588,7 @@ mod tests {
 
         // Later, with the site settled on serial, one more preempted call raises the serial
         // mean by half at most: parallel (50 times dearer) does not win.
-        t.record(site, Way::Serial, 8, Duration::from_millis(2));
+        t.record(site, Way::Serial, 8, Duration::from_millis(2), false);
         let later: Vec<Way> = (0..100)
             .map(|_| {
                 let (w, _) = t.choose(site, 1);
@@ -496,7 +596,7 @@ mod tests {
                     Way::Serial => Duration::from_nanos(100),
                     Way::Parallel => Duration::from_micros(5),
                 };
-                t.record(site, w, 8, took);
+                t.record(site, w, 8, took, false);
                 w
             })
             .collect();
@@ -509,13 +609,13 @@ mod tests {
 
     #[test]
     fn the_table_is_bounded() {
-        let t = CallSites::new();
+        let t = CallSites::new(2);
         // Many distinct sites: fake locations leaked for the test.
         for i in 0..4 * SLOTS {
             let loc: &'static Location<'static> = Box::leak(Box::new(*here()));
             let _ = i;
             let (w, _) = t.choose(loc, 1);
-            t.record(loc, w, 10, Duration::from_micros(1));
+            t.record(loc, w, 10, Duration::from_micros(1), false);
         }
         assert!(t.used() <= SLOTS);
         assert!(t.used() >= SLOTS / 2, "the table fills up: {}", t.used());

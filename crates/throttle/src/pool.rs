@@ -265,7 +265,7 @@ impl PoolBuilder {
             #[cfg(not(loom))]
             budget: None,
             auto: AutoSlot::new(),
-            sites: CallSites::new(),
+            sites: CallSites::new(threads),
             hooks,
         };
         let homes = if self.placement {
@@ -971,15 +971,19 @@ impl Pool {
         run: impl FnOnce(Way) -> R,
     ) -> R {
         let (way, timed) = self.sites.choose(site, len);
-        if way == Way::Serial {
-            self.sites.count_serial();
-        }
         if !timed {
             return run(way);
         }
+        // Whether a parallel run had the pool to itself or one run slot (see `record`): the
+        // limit at its start and at its end, so that a run during which the controller raised
+        // the limit counts.
+        let one_slot = || self.threads() > 1 && self.concurrency() == 1;
+        let alone_at_start = way == Way::Parallel && one_slot();
         let start = Instant::now();
         let r = run(way);
-        self.sites.record(site, way, len, start.elapsed());
+        let took = start.elapsed();
+        let alone = alone_at_start && one_slot();
+        self.sites.record(site, way, len, took, alone);
         r
     }
 

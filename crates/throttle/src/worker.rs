@@ -100,7 +100,7 @@ pub(crate) struct Participant {
 /// cost of a `pause` varies tenfold between CPUs (48 rounds of growing pauses took ~300 µs here).
 /// 50 µs covers the gap between the frames of a game loop or the phases of a computation, about
 /// twice what waking a sleeper costs here (~25 µs), and keeps an idle pool's cost per burst small.
-const SEARCH_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
+pub(crate) const SEARCH_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// How long a thread waiting for a stolen fork spins (helping if it can) before it sleeps. The
 /// thief is running that fork right now, so it usually finishes soon; sleeping early would add a
