@@ -114,10 +114,27 @@ fn a_pushed_fork_reaches_a_sleeping_worker() {
 /// loom reports.
 #[test]
 fn a_waiting_owner_helps_its_thief_with_descendants() {
-    model(|| {
+    waiting_owner_model(false);
+}
+
+/// The same, while the controller asks the fork owners for their counts
+/// (`Registry::request_flush`): the request shares the word that the owner's push reads for
+/// its fork waiters, and answering it (clearing the bit, publishing the counts) must neither
+/// hide a waiter from the push nor wake one that is not there.
+#[test]
+fn a_flush_request_beside_a_fork_waiter_loses_no_wake_up() {
+    waiting_owner_model(true);
+}
+
+fn waiting_owner_model(flush_requests: bool) {
+    model(move || {
         let (registry, d0, d1) = two_workers();
         let r = registry.clone();
         let worker = thread::spawn(move || worker_main(r, 1, d1, None));
+        let asker = flush_requests.then(|| {
+            let r = registry.clone();
+            thread::spawn(move || r.request_flush())
+        });
         let me = Participant::new(
             &registry,
             Some(0),
@@ -153,6 +170,9 @@ fn a_waiting_owner_helps_its_thief_with_descendants() {
         drop(current);
         registry.terminate();
         worker.join().unwrap();
+        if let Some(asker) = asker {
+            asker.join().unwrap();
+        }
     });
 }
 

@@ -92,10 +92,17 @@ impl SharedQueue {
 #[derive(Debug, Default)]
 pub(crate) struct Waiters {
     /// Their number, readable without the lock: a publisher's path reads it (one load of a
-    /// line only waiters write).
+    /// line only waiters write), plus [`FLUSH_REQUEST`] on a fork owner's entry.
     count: AtomicUsize,
     list: Mutex<Vec<Arc<Parker>>>,
 }
+
+/// A bit of a fork owner's waiter word (`Registry::fork_waiters`) that asks its owner to move
+/// its counts to the shared counters at its next push ([`Registry::request_flush`]). In the
+/// waiter word because the push already loads that word and leaves its fast path when it is
+/// not zero: asking costs the fork path nothing, and the answer is one slow path per request.
+/// The waiter count lives in the bits below; nothing counts that high.
+pub(crate) const FLUSH_REQUEST: usize = 1 << (usize::BITS - 1);
 
 impl Waiters {
     /// Adds `me`. The SeqCst count change, then the caller's SeqCst fence and its look for
@@ -124,7 +131,7 @@ impl Waiters {
     /// (after its registration and fence) sees the work.
     #[inline]
     fn wake_one(&self) -> bool {
-        if self.count.load(Ordering::SeqCst) == 0 {
+        if self.count.load(Ordering::SeqCst) & !FLUSH_REQUEST == 0 {
             return false;
         }
         let waiter = {
@@ -402,6 +409,18 @@ impl Registry {
         match slot {
             Some(slot) => &self.fork_waiters[slot].count,
             None => &self.no_fork_waiters,
+        }
+    }
+
+    /// Asks every participant that owns a deque to move its fork and item counts to the
+    /// shared counters at its next push (`Participant::look_after_push`). A participant counts
+    /// its forks in a plain cell and publishes them when its call or task ends; a sort or a
+    /// recursion that one call runs for a second would otherwise reach the counters, and the
+    /// controller, only at its end. Called by the controller before it reads the counters: one
+    /// relaxed read-modify-write per deque, on a line that only fork waiters otherwise write.
+    pub(crate) fn request_flush(&self) {
+        for w in self.fork_waiters.iter() {
+            w.count.fetch_or(FLUSH_REQUEST, Ordering::Relaxed);
         }
     }
 

@@ -12,7 +12,7 @@ use crate::deque::Worker;
 use crate::job::JobRef;
 use crate::latch::{JobLatch, Thief};
 use crate::placement::Placement;
-use crate::registry::{Registry, Taken};
+use crate::registry::{Registry, Taken, FLUSH_REQUEST};
 use crate::sleep::{Parker, WaitWake, Wake};
 use crate::stats::Counters;
 use crate::sync::{spin_over, Arc, AtomicUsize, Ordering};
@@ -625,11 +625,28 @@ impl Participant {
         unsafe { &*self.fork_waiters }.load(Ordering::Relaxed) > 0
     }
 
-    /// A push saw a state word it has not judged yet, or threads waiting for its forks: judge
-    /// it, and take the slow path if someone must be told.
+    /// True if a thread sleeps waiting for a fork this thread runs, not counting a flush
+    /// request in the same word.
+    fn has_fork_waiters_asleep(&self) -> bool {
+        // SAFETY: as in `has_fork_waiters`.
+        unsafe { &*self.fork_waiters }.load(Ordering::Relaxed) & !FLUSH_REQUEST > 0
+    }
+
+    /// A push saw a state word it has not judged yet, or threads waiting for its forks, or a
+    /// flush request: answer the request, judge the word, and take the slow path if someone
+    /// must be told.
     #[inline(never)]
     fn look_after_push(&self, s: crate::sleep::state::State) {
-        if s.after_push_needs_a_look(|| self.has_fork_waiters()) {
+        // SAFETY: as in `has_fork_waiters`.
+        let word = unsafe { &*self.fork_waiters };
+        if word.load(Ordering::Relaxed) & FLUSH_REQUEST != 0 {
+            // The controller wants fresh counts (`Registry::request_flush`). Cleared first, by
+            // a read-modify-write that keeps the waiter count beside it: a request made after
+            // this clear is answered at a later push.
+            word.fetch_and(!FLUSH_REQUEST, Ordering::Relaxed);
+            self.flush();
+        }
+        if s.after_push_needs_a_look(|| self.has_fork_waiters_asleep()) {
             self.after_push(s);
         } else {
             // Nothing to do for this word with no waiters either: remember it.

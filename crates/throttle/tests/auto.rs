@@ -396,3 +396,49 @@ fn the_item_counter_moves_during_a_loop_at_k_1() {
         assert_eq!(pool.stats().items - before, n as u64, "{how}");
     }
 }
+
+/// Forks reach the shared counters while the call that makes them runs, in auto mode: the
+/// controller asks each participant to publish its counts at its next push before it reads
+/// them. Before, a participant published its forks when its call or task ended, so a sort or
+/// a recursion that one call ran for a second reached the controller only at its end (in
+/// rayon-demo's mergesort the scan's second sample came 0.85 s after the first). Here one
+/// call forks until the test has seen its forks counted from outside; without the requests
+/// the count stays where it was until the call returns, and the watchdog fails the test.
+#[test]
+fn forks_of_a_long_call_reach_the_counters_while_it_runs() {
+    // One thread: nobody steals a fork and publishes it when the stolen task ends.
+    let pool = Pool::new(1).unwrap();
+    pool.set_concurrency_auto_every(Duration::from_millis(10))
+        .unwrap();
+    let seen = AtomicBool::new(false);
+    let before = pool.stats().tasks;
+    std::thread::scope(|s| {
+        let call = s.spawn(|| {
+            pool.install(|| {
+                let mut rounds = 0u64;
+                while !seen.load(Ordering::Relaxed) {
+                    assert_eq!(fib(&pool, 12), fib_serial(12));
+                    rounds += 1;
+                }
+                rounds
+            })
+        });
+        let watchdog = Instant::now();
+        let mut counted = true;
+        while pool.stats().tasks == before {
+            if watchdog.elapsed() > Duration::from_secs(20) {
+                counted = false;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Ends the call before judging, so that a failure does not leave it running.
+        seen.store(true, Ordering::Relaxed);
+        assert!(call.join().unwrap() > 0);
+        assert!(
+            counted,
+            "no fork counted in 20 s while the call ran (stats: {:?})",
+            pool.stats()
+        );
+    });
+}

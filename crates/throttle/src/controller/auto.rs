@@ -377,6 +377,33 @@ fn runq_wait_ns(file: &std::fs::File) -> Option<u64> {
     text.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// How long before a reading the controller asks the participants for their counts: a tenth
+/// of the sampling period (1.25 ms while scanning, 5 ms settled by default). A thread that
+/// forks publishes at its next push, microseconds later; one inside a long leaf publishes when
+/// the leaf ends, as before.
+fn flush_lead(period: Duration) -> Duration {
+    period / 10
+}
+
+/// Asks the participants to publish their counts (`Registry::request_flush`), waits
+/// [`flush_lead`] for the answers, and reads. `None` if stopped meanwhile.
+///
+/// Both ends of a sample are read this way, so a sample holds the forks made between two
+/// requests: those of the `k` it is attributed to (a change of `k` is followed by a transition
+/// longer than the lead before the next sample's first reading).
+fn fresh_reading(
+    registry: &Registry,
+    runq: &mut RunQueue,
+    stop: &Stop,
+    period: Duration,
+) -> Option<Reading> {
+    registry.request_flush();
+    if stop.wait(flush_lead(period)) {
+        return None;
+    }
+    Some(Reading::take(registry, runq))
+}
+
 /// The controller thread's loop.
 fn drive(
     registry: &Registry,
@@ -390,13 +417,18 @@ fn drive(
     // Cold start: the scan begins at the top (capped by the budget, if any).
     set_limit(ctl.k());
     let mut runq = RunQueue::default();
-    let mut prev = Reading::take(registry, &mut runq);
+    let Some(mut prev) = fresh_reading(registry, &mut runq, stop, sampling_period(interval, false))
+    else {
+        return;
+    };
     loop {
         let period = sampling_period(interval, ctl.is_settled());
-        if stop.wait(period) {
+        if stop.wait(period - flush_lead(period)) {
             return;
         }
-        let now = Reading::take(registry, &mut runq);
+        let Some(now) = fresh_reading(registry, &mut runq, stop, period) else {
+            return;
+        };
         let old_k = registry.sleep.load().limit();
         let sample = now.since(&prev, old_k);
         // How long the sample has grown, in whole intervals (scan samples are shorter).
@@ -435,7 +467,10 @@ fn drive(
             if stop.wait(period / TRANSITION_DIVISOR) {
                 return;
             }
-            prev = Reading::take(registry, &mut runq);
+            let Some(p) = fresh_reading(registry, &mut runq, stop, period) else {
+                return;
+            };
+            prev = p;
         }
     }
 }
