@@ -533,7 +533,8 @@ fn phases(threads: usize, secs: f64, reps: usize, plot: bool) -> anyhow::Result<
     for (i, &kind) in plan.iter().enumerate() {
         let ratio = med[threads][i] / best[i].1;
         // For each repetition: the time from the phase's start until the phase's best k was
-        // in force (0 if it already was).
+        // in force (0 if it already was), or "never" if not before the phase ended.
+        let phase_len = Duration::from_secs_f64(secs);
         let times: Vec<String> = reached[i]
             .iter()
             .flatten()
@@ -542,6 +543,7 @@ fn phases(threads: usize, secs: f64, reps: usize, plot: bool) -> anyhow::Result<
                     return "0".to_string();
                 }
                 log.iter()
+                    .take_while(|e| e.at < start + phase_len)
                     .find(|e| e.at >= start && e.new_k == best[i].0)
                     .map(|e| format!("{:.0}", (e.at - start).as_secs_f64() * 1000.0))
                     .unwrap_or_else(|| "never".into())
