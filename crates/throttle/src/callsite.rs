@@ -339,6 +339,12 @@ impl CallSites {
     /// limit. Recorded, it taught the site "serial" while the limit was 1, and the controller,
     /// which sees no work from serial calls, never had a reason to raise the limit again:
     /// `throttle adapt`'s `jobs` at L = 100 000 ran at the serial rate, 0.65 × all threads.
+    /// The one exception is a site's first parallel run: with no parallel cost at all the site
+    /// never tries the serial way (`choose`), and a site first called while the limit is 1
+    /// stayed parallel for good (`tests/iter_auto.rs` on a loaded 2-CPU host). A cost measured
+    /// alone errs towards serial, whose calls leave the pool idle, and an idle pool's
+    /// controller raises the limit (`idle-best`), where the next exploration measures the
+    /// parallel way for real.
     pub(crate) fn record(
         &self,
         site: &'static Location<'static>,
@@ -347,12 +353,12 @@ impl CallSites {
         took: Duration,
         alone: bool,
     ) {
-        if alone && way == Way::Parallel {
-            return;
-        }
         let Some(slot) = self.slot(site) else {
             return;
         };
+        if alone && way == Way::Parallel && load(&slot.parallel) != 0.0 {
+            return;
+        }
         // The two clock reads are part of `took`; for a trivial loop they are most of it, and
         // would make both ways look alike.
         let took = took.saturating_sub(clock_cost());
@@ -456,6 +462,13 @@ mod tests {
             t.record(site, Way::Parallel, 16, Duration::from_micros(25), false);
         }
         assert_eq!(plan(&t).unwrap().better, Way::Serial);
+        // A site's first parallel run is recorded even alone: without it the site would
+        // never try the serial way.
+        let fresh = here();
+        t.record(fresh, Way::Parallel, 16, Duration::from_micros(25), true);
+        assert_ne!(load(&t.slot(fresh).unwrap().parallel), 0.0);
+        let tries_serial = (0..2 * EXPLORE_EVERY).any(|_| t.choose(fresh, 16).0 == Way::Serial);
+        assert!(tries_serial);
         // A serial run is a serial sample whatever the limit.
         let serial = load(&t.slot(site).unwrap().serial);
         t.record(site, Way::Serial, 16, Duration::from_micros(30), true);
