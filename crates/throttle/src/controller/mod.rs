@@ -329,6 +329,9 @@ pub struct Controller {
 const QUIET_BASE: u32 = 20;
 /// Most intervals of quiet: 640 (32 s at 50 ms).
 const QUIET_MAX: u32 = 640;
+/// During quiet a shift starts a rescan when its CUSUM passes this many thresholds: 2, so that
+/// a burst of up to 4 intervals at the largest step passes.
+const QUIET_BAR: f64 = 2.0;
 
 /// A fitted USL curve: `X(k) = k / (a + b·k + c·k²)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -801,21 +804,34 @@ impl Controller {
             st.recent.remove(0);
         }
         st.recent.push(x);
-        if st.holdoff > 0 {
-            // Quiet after rescans that found nothing new: what moved the throughput is taken
-            // for noise of this host, and forgotten.
+        // Quiet after rescans that found nothing new: what moved the throughput then is taken
+        // for noise of this host. The bar is raised, not the eyes closed: a shift must pass
+        // QUIET_BAR thresholds (5 intervals at the largest step, against 3) to start a rescan,
+        // so a burst like the one that started the fruitless rescan passes, and a change of
+        // the work is still seen. Before, the quiet zeroed the CUSUMs while the noise
+        // estimate went on learning, and a change inside the quiet was learned as noise.
+        let bar = if st.holdoff > 0 {
             st.holdoff -= 1;
-            st.up = 0.0;
-            st.down = 0.0;
             st.load.forget();
-        }
-        if st.up.max(st.down) > h {
+            if st.holdoff == 0 {
+                // The quiet ends: what it collected below its bar was taken for noise.
+                st.up = 0.0;
+                st.down = 0.0;
+            }
+            QUIET_BAR * h
+        } else {
+            h
+        };
+        if st.up.max(st.down) > bar {
             let sign = if st.up > st.down { 1.0 } else { -1.0 };
+            st.noise.drop_waiting();
             self.rescan_after_shift(&st, sign);
             return self.decide(self.k, Reason::ThroughputShift);
         }
-        // Every interval enters the noise estimate, winsorized (`noise.rs`).
-        st.noise.learn(dev, noise, RESCAN_SEEDS);
+        // Every interval enters the noise estimate, winsorized, once the CUSUM run it belongs
+        // to (if any) ended as noise (`noise.rs`, `learn_between_runs`).
+        st.noise
+            .learn_between_runs(dev, noise, st.up > 0.0 || st.down > 0.0);
         if dev.abs() <= 3.0 * noise {
             // Fold in (outliers are not): a plain mean over the first 16 samples, then a slow
             // moving average, so that the baseline follows a slow drift.
@@ -1120,8 +1136,24 @@ mod tests {
         assert!(!burst(&mut c).contains(&Reason::ThroughputShift));
         run(&mut c, &x, QUIET_BASE as usize);
         assert_eq!(burst(&mut c).last(), Some(&Reason::ThroughputShift));
-        // A rescan that finds another k ends the quiet: the work got lock-bound.
+        // The third rescan to the same k: four times the quiet, and a change of the work comes
+        // in it (it got lock-bound). The CUSUM passes the raised bar a few intervals later
+        // than a burst lasts, and the change's deviations do not enter the noise estimate
+        // while it accumulates.
+        run(&mut c, &x, 10);
+        assert_eq!(c.k(), k);
+        assert_eq!(c.quiet, 4 * QUIET_BASE);
         let lock = |k: usize| if k == 1 { 300.0 } else { 100.0 };
+        let seen = (0..12)
+            .map(|_| {
+                let k = c.k();
+                c.step(&Sample::throughput(k, lock(k), T)).reason
+            })
+            .position(|r| r == Reason::ThroughputShift);
+        assert!(
+            seen.is_some_and(|i| (4..8).contains(&i)),
+            "a lasting change in the quiet starts a rescan, later than a burst would: {seen:?}"
+        );
         run(&mut c, &lock, 12);
         assert!(c.is_settled());
         assert_eq!(c.k(), 1);
