@@ -165,18 +165,16 @@ pub fn warm_until_settled(
     shared: &Shared,
     limit: Duration,
 ) -> bool {
-    use throttle::controller::Reason;
     let from = pool.controller_log().len();
     let start = std::time::Instant::now();
     loop {
         run(pool, kind, items.min(256), shared);
         let log = pool.controller_log();
-        if log.iter().skip(from.min(log.len())).any(|e| {
-            matches!(
-                e.reason,
-                Reason::Verified | Reason::BestMeasured | Reason::Challenged
-            )
-        }) {
+        if log
+            .iter()
+            .skip(from.min(log.len()))
+            .any(|e| e.reason.settles())
+        {
             return true;
         }
         if start.elapsed() >= limit {

@@ -974,9 +974,9 @@ impl Pool {
         if !timed {
             return run(way);
         }
-        // Whether a parallel run had the pool to itself or one run slot (see `record`): the
-        // limit at its start and at its end, so that a run during which the controller raised
-        // the limit counts.
+        // Whether a parallel run had one run slot on a pool of several threads (`alone`, see
+        // `CallSites::record`): the limit at its start and at its end, so that a run during
+        // which the controller raised the limit is recorded.
         let one_slot = || self.threads() > 1 && self.concurrency() == 1;
         let alone_at_start = way == Way::Parallel && one_slot();
         let start = Instant::now();

@@ -7,7 +7,6 @@ use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use throttle::controller::Reason;
 use throttle::Pool;
 use throttle_workloads::adaptive::{self, Kind, Shared};
 use throttle_workloads::kernels::spin;
@@ -228,12 +227,7 @@ pub fn steady(settings: &Settings) -> Result<Report> {
         auto.set_concurrency_auto()?;
         let (t, ()) = time(|| adaptive::run(&auto, Kind::Cpu, items, shared));
         let log = auto.controller_log();
-        let first = log.iter().position(|e| {
-            matches!(
-                e.reason,
-                Reason::Verified | Reason::BestMeasured | Reason::Challenged
-            )
-        });
+        let first = log.iter().position(|e| e.reason.settles());
         after_ref.borrow_mut().push(first.map_or(usize::MAX, |i| {
             log[i + 1..].iter().filter(|e| e.old_k != e.new_k).count()
         }));

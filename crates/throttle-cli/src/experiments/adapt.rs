@@ -369,14 +369,8 @@ fn print_k_over_time(log: &[ControllerEvent], now: usize) {
         .iter()
         .filter(|e| {
             e.old_k != e.new_k
-                || matches!(
-                    e.reason,
-                    Reason::Verified
-                        | Reason::BestMeasured
-                        | Reason::Challenged
-                        | Reason::ThroughputShift
-                        | Reason::LoadShift
-                )
+                || e.reason.settles()
+                || matches!(e.reason, Reason::ThroughputShift | Reason::LoadShift)
         })
         .map(|e| {
             format!(
@@ -722,12 +716,7 @@ fn steady(threads: usize, secs: f64, plot: bool) -> anyhow::Result<Timeline> {
     auto.set_concurrency_auto()?;
     let (n, points) = adapt_plot::record(&auto, plot, || run_for(&auto, Kind::Cpu, secs, &shared));
     let log = auto.controller_log();
-    let settled = log.iter().position(|e| {
-        matches!(
-            e.reason,
-            Reason::Verified | Reason::BestMeasured | Reason::Challenged
-        )
-    });
+    let settled = log.iter().position(|e| e.reason.settles());
     let after = settled.map_or(0, |i| {
         log[i + 1..].iter().filter(|e| e.old_k != e.new_k).count()
     });

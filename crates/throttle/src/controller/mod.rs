@@ -21,8 +21,10 @@
 //! 5. **Settled**: stay still. Only a sustained shift of the throughput (or of the run-queue
 //!    wait) away from what was measured when it settled starts a new scan. No probing while
 //!    settled: a settled pool pays nothing for the controller. A rescan that settles on the
-//!    `k` it left (the shift was the host's noise) buys quiet: no rescan for 20 intervals, then
-//!    twice as many after each further such rescan, up to 640; finding another `k` ends it.
+//!    `k` it left (the shift was the host's noise) buys quiet: for 20 intervals, then twice as
+//!    many after each further such rescan, up to 640, a shift must pass twice the threshold to
+//!    start a rescan (a burst like the last one passes, a lasting change does not); finding
+//!    another `k` ends it. Load shifts start none during the quiet.
 //!
 //! # Examples
 //! ```
@@ -140,6 +142,24 @@ pub enum Reason {
     Challenge,
     /// The larger `k`, measured right after the model's choice, was far faster: settled on it.
     Challenged,
+}
+
+impl Reason {
+    /// Whether a decision with this reason ends a scan: the controller stays at its `k` from
+    /// then on until a shift starts a rescan (`verified`, `best-measured`, `challenged`).
+    ///
+    /// # Examples
+    /// ```
+    /// use throttle::controller::Reason;
+    /// assert!(Reason::Verified.settles());
+    /// assert!(!Reason::Scan.settles());
+    /// ```
+    pub fn settles(self) -> bool {
+        matches!(
+            self,
+            Reason::Verified | Reason::BestMeasured | Reason::Challenged
+        )
+    }
 }
 
 impl fmt::Display for Reason {
@@ -301,7 +321,8 @@ struct Settled {
     /// One-sided CUSUMs of the relative deviation: upward and downward.
     up: f64,
     down: f64,
-    /// Intervals left during which no shift starts a rescan (see [`Controller::quiet`]).
+    /// Intervals left of the quiet, during which a throughput shift must pass [`QUIET_BAR`]
+    /// thresholds and a load shift starts no rescan (see [`Controller::quiet`]).
     holdoff: u32,
 }
 
@@ -315,9 +336,9 @@ pub struct Controller {
     idle_run: u32,
     /// The `k` that a rescan left, while that rescan runs.
     rescanned_from: Option<usize>,
-    /// Intervals without rescans after settling: 0 normally; a rescan that settles on the
-    /// `k` it left (nothing had changed but noise) makes it [`QUIET_BASE`] or doubles it, up to
-    /// [`QUIET_MAX`], and a rescan that finds another `k` resets it.
+    /// Intervals of quiet after settling (see `Settled::holdoff`): 0 normally; a rescan that
+    /// settles on the `k` it left (nothing had changed but noise) makes it [`QUIET_BASE`] or
+    /// doubles it, up to [`QUIET_MAX`], and a rescan that finds another `k` resets it.
     quiet: u32,
     /// The load detector of the last settled period, whose learned noise (the host's) the
     /// next one starts from.
@@ -1106,8 +1127,9 @@ mod tests {
     }
 
     /// A rescan that settles on the `k` it left (the "shift" was the host's noise) buys quiet:
-    /// for `QUIET_BASE` intervals no shift starts another, and each further such rescan doubles
-    /// the quiet. A rescan that finds another `k` ends it.
+    /// for `QUIET_BASE` intervals a burst like it starts no other, and each further such rescan
+    /// doubles the quiet; a lasting change inside the quiet still starts one. A rescan that
+    /// finds another `k` ends it.
     #[test]
     fn a_rescan_back_to_the_same_k_doubles_the_quiet_after_it() {
         let x = |k: usize| 100.0 * k as f64;

@@ -4,9 +4,11 @@
 //!
 //! Every deviation enters winsorized at 3σ: dropping the large ones instead would keep the
 //! estimate near the prior on a host whose real noise is far larger (a shared host: ±30 % and
-//! more), and every burst of that noise would then look like a change. Each waits a few
-//! intervals before it enters, so that the deviations of a real change (which fires the CUSUM
-//! within that time) never widen the threshold while they accumulate. The estimate is pooled
+//! more), and every burst of that noise would then look like a change. Each waits before it
+//! enters, so that the deviations of a real change never widen the threshold while its CUSUM
+//! accumulates: the run-queue fraction's a fixed few intervals (`learn`, which fires within
+//! them), the throughput's until its CUSUM run ends below the threshold (`learn_between_runs`,
+//! which may take longer: a step of a few σ, or the quiet's raised bar). The estimate is pooled
 //! with a prior, so that the first few deviations cannot make it tiny (a hair trigger) or huge
 //! (deaf).
 
