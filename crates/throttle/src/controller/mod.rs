@@ -284,8 +284,12 @@ const MIN_SCAN_POINTS: usize = 4;
 /// Where the state machine is.
 #[derive(Debug, Clone, PartialEq)]
 enum Phase {
-    /// Measuring the halving scan; `points` so far.
-    Scan { points: Vec<(usize, f64)> },
+    /// Measuring the halving scan; `points` so far, of which the first `seeds` are settled
+    /// samples kept from before a rescan (`rescan_after_shift`).
+    Scan {
+        points: Vec<(usize, f64)>,
+        seeds: usize,
+    },
     /// Measuring the model's choice.
     Verify {
         points: Vec<(usize, f64)>,
@@ -451,7 +455,10 @@ impl Controller {
         Controller {
             k: cfg.max_k,
             cfg,
-            phase: Phase::Scan { points: Vec::new() },
+            phase: Phase::Scan {
+                points: Vec::new(),
+                seeds: 0,
+            },
             idle_run: 0,
             rescanned_from: None,
             quiet: 0,
@@ -477,13 +484,17 @@ impl Controller {
     /// Forgets what it learned and scans again from the top.
     pub fn restart(&mut self) {
         self.k = self.cfg.max_k;
-        self.phase = Phase::Scan { points: Vec::new() };
+        self.phase = Phase::Scan {
+            points: Vec::new(),
+            seeds: 0,
+        };
     }
 
     /// Scans again from the top after a shift. A small pool (no fit: each of its two or three
     /// points is measured [`Config::scan_repeats`] times) keeps the latest measurements at the
     /// settled `k` (those after the shift) as the scan's first points, which saves an interval
-    /// at that `k`. A larger pool starts afresh: there the settled `k` is usually off the
+    /// at that `k`, and starts one step below the top when that `k` is the top. A larger pool
+    /// starts afresh: there the settled `k` is usually off the
     /// halving grid, and two noisy extra points moved the fit more than they helped (on the
     /// simulator: 6 more of 1 800 segments missed the 5 % band).
     fn rescan_after_shift(&mut self, st: &Settled, dev_sign: f64) {
@@ -504,8 +515,19 @@ impl Controller {
             .take_while(|&&x| dev_sign == 0.0 || (x / st.baseline - 1.0) * dev_sign > 0.0)
             .map(|&x| (k, x))
             .collect();
-        self.k = self.cfg.max_k;
-        self.phase = Phase::Scan { points: seeds };
+        // The scan starts at the top, unless the seed is the top: then that point has its
+        // fresh sample, and the next one down is the question. (A lock-bound phase found at
+        // the top measured the top twice more, 76 ms at 0.15 × `k = 1`'s speed, before it
+        // looked below.)
+        self.k = if !seeds.is_empty() && k == self.cfg.max_k {
+            (k / 2).max(1)
+        } else {
+            self.cfg.max_k
+        };
+        self.phase = Phase::Scan {
+            seeds: seeds.len(),
+            points: seeds,
+        };
     }
 
     /// Takes the measurements of one interval and returns the `k` for the next.
@@ -522,14 +544,14 @@ impl Controller {
             if self.idle_run == self.cfg.idle_best_after {
                 let best = match &self.phase {
                     Phase::Settled(_) => None,
-                    Phase::Scan { points }
+                    Phase::Scan { points, .. }
                     | Phase::Verify { points, .. }
                     | Phase::Challenge { points, .. }
                         if points.is_empty() =>
                     {
                         Some(self.cfg.max_k)
                     }
-                    Phase::Scan { points }
+                    Phase::Scan { points, .. }
                     | Phase::Verify { points, .. }
                     | Phase::Challenge { points, .. } => Some(best_mean(points).0),
                 };
@@ -540,11 +562,17 @@ impl Controller {
             return self.decide(self.k, Reason::Idle);
         }
         self.idle_run = 0;
-        let phase = std::mem::replace(&mut self.phase, Phase::Scan { points: Vec::new() });
+        let phase = std::mem::replace(
+            &mut self.phase,
+            Phase::Scan {
+                points: Vec::new(),
+                seeds: 0,
+            },
+        );
         match phase {
-            Phase::Scan { mut points } => {
+            Phase::Scan { mut points, seeds } => {
                 points.push((s.k, x));
-                self.after_scan_point(points)
+                self.after_scan_point(points, seeds)
             }
             Phase::Verify {
                 mut points,
@@ -579,40 +607,30 @@ impl Controller {
         Decision { k: self.k, reason }
     }
 
-    fn after_scan_point(&mut self, points: Vec<(usize, f64)>) -> Decision {
+    fn after_scan_point(&mut self, points: Vec<(usize, f64)>, seeds: usize) -> Decision {
         let best = best_mean(&points).1;
         let (last_k, _) = *points.last().expect("just pushed");
         let at_last = points.iter().filter(|p| p.0 == last_k).count() as u32;
         let last_x = mean_at(&points, last_k);
-        // More threads than a point already measured, and far below it: a clear loser at
-        // once, repeating it only costs (after a shift on a lock-bound workload the top of the
-        // scan is the slowest k). Only upwards: the first interval at a *lower* k is often
-        // low on real work (a pool of spawned batches ramps up), and judging fewer threads a
-        // loser on one such sample settled the lock workload on k = 2 (measured).
-        let best_other = points
-            .iter()
-            .filter(|p| p.0 < last_k)
-            .map(|p| mean_at(&points, p.0))
-            .fold(0.0, f64::max);
-        let clear_loser = last_x < self.cfg.scan_stop * best_other;
-        if at_last < self.cfg.scan_repeats && !clear_loser {
-            self.phase = Phase::Scan { points };
+        let loses = |k: usize| clear_loser(&points, seeds, k, self.cfg.scan_stop);
+        if at_last < self.cfg.scan_repeats && !loses(last_k) {
+            self.phase = Phase::Scan { points, seeds };
             return self.decide(last_k, Reason::Scan);
         }
         let past_peak = points.len() >= MIN_SCAN_POINTS && last_x < self.cfg.scan_stop * best;
         if last_k > 1 && !past_peak {
             // The next point down; one the scan already has enough samples of (seeded from
-            // the settled k after a shift) is skipped.
+            // the settled k after a shift), or knows to be a clear loser, is skipped.
             let enough = |k: usize| {
                 let n = points.iter().filter(|p| p.0 == k).count();
-                u32::try_from(n).unwrap_or(u32::MAX) >= self.cfg.scan_repeats
+                u32::try_from(n).unwrap_or(u32::MAX) >= self.cfg.scan_repeats || loses(k)
             };
             let mut next = last_k / 2;
             while next > 1 && enough(next) {
                 next /= 2;
             }
             if !enough(next) {
-                self.phase = Phase::Scan { points };
+                self.phase = Phase::Scan { points, seeds };
                 return self.decide(next, Reason::Scan);
             }
         }
@@ -621,7 +639,7 @@ impl Controller {
         // are measured again until each has 3 samples (`flat.rs`): their spread is the
         // measured noise the test needs, and their means are what it compares.
         if let Some(k) = flat::undecided_repeat(&points) {
-            self.phase = Phase::Scan { points };
+            self.phase = Phase::Scan { points, seeds };
             return self.decide(k, Reason::Scan);
         }
         // The candidate is measured (again) even if the scan already measured it: the scan saw
@@ -732,7 +750,9 @@ impl Controller {
             points
                 .iter()
                 .map(|p| p.0)
-                .filter(|&k| k > candidate)
+                .filter(|&k| {
+                    k > candidate && !lost_between(&points, k, candidate, self.cfg.scan_stop)
+                })
                 .max_by(|&a, &b| mean_at(&points, a).total_cmp(&mean_at(&points, b)))
         } else {
             None
@@ -909,6 +929,51 @@ fn scatter(points: &[(usize, f64)]) -> (f64, f64) {
         })
         .sum();
     (ss, points.len().saturating_sub(ks.len()) as f64)
+}
+
+/// Whether the scan knows `k` to be a clear loser, so that measuring it again only costs: its
+/// typical throughput is below `scan_stop` times that of another measured `k` that is either
+///
+/// - *smaller*: more threads and far slower, whatever the order of the samples (after a shift
+///   on a lock-bound workload the top of the scan is the slowest `k`); or
+/// - *larger*, when every sample of `k` is a seed (`points[..seeds]`, settled samples kept
+///   from before a rescan). The first sample at a lower `k` is often low on real work (a pool
+///   of spawned batches ramps up after a change), and judging fewer threads a loser on one
+///   such sample settled the lock workload on `k = 2` (measured); a settled sample has no
+///   change of `k` before it. Without this, a phase that wanted more threads than the
+///   settled `k = 1` went back to `k = 1` for two more samples after the top had measured
+///   twice its speed (`throttle adapt`'s phases: about 30 ms at half speed in every cpu
+///   phase, and the phase's reach time was the end of that dip).
+fn clear_loser(points: &[(usize, f64)], seeds: usize, k: usize, scan_stop: f64) -> bool {
+    if !points.iter().any(|p| p.0 == k) {
+        return false;
+    }
+    let x = mean_at(points, k);
+    let only_seeds = points[seeds.min(points.len())..].iter().all(|p| p.0 != k);
+    points
+        .iter()
+        .filter(|p| p.0 < k || (only_seeds && p.0 > k))
+        .any(|p| x < scan_stop * mean_at(points, p.0))
+}
+
+/// Whether every sample of `larger` was measured between two samples of `candidate` and came in
+/// below `scan_stop` times both of them. A trend through the run cannot explain that (a
+/// sample between two others of a monotonic trend lies between them), so the challenge
+/// (`Reason::Challenge`), which is there for trends, has nothing to find. A rescan seeded at
+/// the settled `k = 1` measures the top between that seed and the fresh samples below it; on
+/// the phases workload's lock phase the challenge measured the top again for 38 ms at
+/// 0.1 × `k = 1`'s speed after every such rescan.
+fn lost_between(points: &[(usize, f64)], larger: usize, candidate: usize, scan_stop: f64) -> bool {
+    let at = |k: usize| points.iter().enumerate().filter(move |(_, p)| p.0 == k);
+    let (Some(first), Some(last)) = (at(larger).next(), at(larger).next_back()) else {
+        return false;
+    };
+    let before = at(candidate).rfind(|(i, _)| *i < first.0);
+    let after = at(candidate).find(|(i, _)| *i > last.0);
+    match (before, after) {
+        (Some((_, b)), Some((_, a))) => at(larger).all(|(_, p)| p.1 < scan_stop * b.1.min(a.1)),
+        _ => false,
+    }
 }
 
 fn best_mean(points: &[(usize, f64)]) -> (usize, f64) {
@@ -1247,6 +1312,99 @@ mod tests {
         run(&mut c, &x, 12);
         assert!(c.is_settled());
         assert_eq!(c.k(), 2, "settled on the burst's evidence");
+    }
+
+    /// The phases workload's cpu phase after a lock phase, on a 2-thread pool settled at
+    /// `k = 1`: the shift's settled sample at `k = 1` (4 900 items/s) is a seed, and once the
+    /// top measured twice that it is a clear loser: the pool stays at `k = 2` from the shift
+    /// on. It used to go back to `k = 1` for two more samples (a dip of about 30 ms at half
+    /// speed in every cpu phase, `throttle adapt`). The counter-check: the same seed within
+    /// 60 % of the top is measured again.
+    #[test]
+    fn a_settled_sample_far_below_the_top_is_not_measured_again() {
+        let lock = |k: usize| if k == 1 { 8_700.0 } else { 1_150.0 };
+        let cpu = |k: usize| 4_900.0 * k as f64;
+        let mut c = Controller::new(Config::new(2));
+        run(&mut c, &lock, 12);
+        assert_eq!((c.is_settled(), c.k()), (true, 1));
+        let d = run(&mut c, &cpu, 12);
+        let shift = d
+            .iter()
+            .position(|d| d.reason == Reason::ThroughputShift)
+            .expect("the phase change starts a rescan");
+        assert!(
+            d[shift..].iter().all(|d| d.k == 2),
+            "went back to k = 1: {:?}",
+            &d[shift..]
+        );
+        assert!(c.is_settled());
+        // Counter-check: a seed that is not far below the top is measured again.
+        let mild = |k: usize| if k == 1 { 8_000.0 } else { 10_000.0 };
+        let mut c = Controller::new(Config::new(2));
+        run(&mut c, &lock, 12);
+        let d = run(&mut c, &mild, 12);
+        let shift = d
+            .iter()
+            .position(|d| d.reason == Reason::ThroughputShift)
+            .expect("the change starts a rescan");
+        assert!(
+            d[shift..]
+                .iter()
+                .any(|d| d.k == 1 && d.reason == Reason::Scan),
+            "{:?}",
+            &d[shift..]
+        );
+    }
+
+    /// The lock phase after a cpu phase, on a 2-thread pool settled at the top: the shift's
+    /// sample at `k = 2` is the top's fresh sample, so the rescan looks at `k = 1` first and
+    /// `k = 2` comes back only for the challenge. It used to measure the top twice more first
+    /// (76 ms at 0.15 × `k = 1`'s speed in every lock phase).
+    #[test]
+    fn a_rescan_seeded_at_the_top_looks_below_first() {
+        let lock = |k: usize| if k == 1 { 8_700.0 } else { 1_150.0 };
+        let cpu = |k: usize| 4_900.0 * k as f64;
+        let mut c = Controller::new(Config::new(2));
+        run(&mut c, &cpu, 12);
+        assert_eq!((c.is_settled(), c.k()), (true, 2));
+        let d = run(&mut c, &lock, 12);
+        let shift = d
+            .iter()
+            .position(|d| d.reason == Reason::ThroughputShift)
+            .expect("the phase change starts a rescan");
+        assert_eq!(d[shift].k, 1, "{:?}", &d[shift..]);
+        let at_top: Vec<Reason> = d[shift + 1..]
+            .iter()
+            .filter(|d| d.k == 2)
+            .map(|d| d.reason)
+            .collect();
+        assert_eq!(at_top, [Reason::Challenge], "{:?}", &d[shift..]);
+        assert_eq!((c.is_settled(), c.k()), (true, 1));
+    }
+
+    /// A rescan of a 2-thread pool settled at `k = 1` on a lock-like curve measures the top
+    /// between the settled seed and the fresh samples at `k = 1`; it lost to both, so no trend
+    /// explains it and the top is not challenged: one sample at `k = 2`, not two. The cold
+    /// start, which measures the top before every sample of `k = 1`, still challenges.
+    #[test]
+    fn a_top_that_lost_between_two_samples_is_not_challenged() {
+        let lock = |k: usize| if k == 1 { 8_700.0 } else { 1_150.0 };
+        let faster = |k: usize| if k == 1 { 12_000.0 } else { 1_150.0 };
+        let mut c = Controller::new(Config::new(2));
+        let cold = run(&mut c, &lock, 12);
+        assert!(
+            cold.iter().any(|d| d.reason == Reason::Challenge),
+            "{cold:?}"
+        );
+        assert_eq!((c.is_settled(), c.k()), (true, 1));
+        let d = run(&mut c, &faster, 12);
+        let shift = d
+            .iter()
+            .position(|d| d.reason == Reason::ThroughputShift)
+            .expect("the change starts a rescan");
+        assert_eq!(d[shift].k, 2, "{:?}", &d[shift..]);
+        assert!(d[shift + 1..].iter().all(|d| d.k == 1), "{:?}", &d[shift..]);
+        assert_eq!((c.is_settled(), c.k()), (true, 1));
     }
 
     #[test]
