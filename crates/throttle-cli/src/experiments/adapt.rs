@@ -261,6 +261,19 @@ fn met(ok: bool) -> &'static str {
     }
 }
 
+/// Issue 17's CPU target: where a smaller `k` is as fast as the best (within its spread), auto
+/// uses at most this many times that `k`'s CPU-seconds.
+const FRUGAL_CPU: f64 = 1.2;
+
+/// The index (`k - 1`) of the fewest threads whose median wall time lies within the spread
+/// (min-max) of the best fixed `k`'s, `best` itself if none smaller does.
+fn frugal_k(walls: &[Vec<f64>], best: usize) -> usize {
+    let (_, best_max) = min_max(&walls[best]);
+    (0..best)
+        .find(|&k| median(walls[k].clone()) <= best_max)
+        .unwrap_or(best)
+}
+
 /// A batch workload: fixed k = 1..=threads, then auto, interleaved.
 fn batch(
     kind: Kind,
@@ -345,6 +358,14 @@ fn batch(
         print!("; CPU-s ≤ {c} × k = cores: {}", met(cpu_ratio <= c));
     }
     println!();
+    let frugal = frugal_k(&walls[..threads], best);
+    println!(
+        "fewest threads as fast as the best (median within its min-max): k = {}; auto CPU-s / \
+         its CPU-s = {:.3}; target ≤ {FRUGAL_CPU} ×: {}",
+        frugal + 1,
+        cpu[threads] / cpu[frugal],
+        judged(&cpus[threads], &cpus[frugal], FRUGAL_CPU)
+    );
     print_k_over_time(&auto.controller_log(), auto.concurrency());
     println!();
     Ok(Timeline {
@@ -762,6 +783,22 @@ mod tests {
         assert!(j.starts_with("not shown"), "{j}");
         // One repetition each can never miss.
         assert!(judged(&[5.0], &[1.0], 1.01).contains("too few runs"));
+    }
+
+    #[test]
+    fn the_frugal_k_is_the_fewest_threads_within_the_best_spread() {
+        // k = 2 best (1.0-1.2 s), k = 1 within it (1.1 s median): k = 1.
+        let walls = vec![
+            vec![1.1, 1.1, 1.3],
+            vec![1.0, 1.0, 1.2],
+            vec![2.0, 2.0, 2.0],
+        ];
+        assert_eq!(frugal_k(&walls, 1), 0);
+        // k = 1 outside the best's spread: the best itself.
+        let walls = vec![vec![1.5, 1.5, 1.5], vec![1.0, 1.0, 1.2]];
+        assert_eq!(frugal_k(&walls, 1), 1);
+        // The best is k = 1: itself.
+        assert_eq!(frugal_k(&[vec![1.0]], 0), 0);
     }
 
     #[test]
