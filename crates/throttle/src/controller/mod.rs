@@ -290,15 +290,17 @@ enum Phase {
         points: Vec<(usize, f64)>,
         seeds: usize,
     },
-    /// Measuring the model's choice.
+    /// Measuring the model's choice (`seeds` as in `Scan`).
     Verify {
         points: Vec<(usize, f64)>,
+        seeds: usize,
         candidate: usize,
     },
     /// Measuring `larger` right after the candidate measured `candidate_x` (see
     /// [`Reason::Challenge`]).
     Challenge {
         points: Vec<(usize, f64)>,
+        seeds: usize,
         candidate: usize,
         candidate_x: f64,
         larger: usize,
@@ -576,13 +578,15 @@ impl Controller {
             }
             Phase::Verify {
                 mut points,
+                seeds,
                 candidate,
             } => {
                 points.push((s.k, x));
-                self.after_verify(points, candidate, s)
+                self.after_verify(points, seeds, candidate, s)
             }
             Phase::Challenge {
                 mut points,
+                seeds,
                 candidate,
                 candidate_x,
                 larger,
@@ -590,12 +594,12 @@ impl Controller {
                 points.push((s.k, x));
                 if s.k != larger {
                     // Not yet in force: measure again.
-                    return self.challenge(points, candidate, candidate_x, larger);
+                    return self.challenge(points, seeds, candidate, candidate_x, larger);
                 }
                 if x > (1.0 + self.cfg.challenge_margin) * candidate_x {
-                    self.settle_at(points, larger, Reason::Challenged)
+                    self.settle_at(points, seeds, larger, Reason::Challenged)
                 } else {
-                    self.settle_on(points, candidate)
+                    self.settle_on(points, seeds, candidate)
                 }
             }
             Phase::Settled(st) => self.while_settled(st, s, x),
@@ -645,7 +649,11 @@ impl Controller {
         // The candidate is measured (again) even if the scan already measured it: the scan saw
         // each point once, and the point we settle on deserves a second, averaged look.
         let candidate = self.model_choice(&points);
-        self.phase = Phase::Verify { points, candidate };
+        self.phase = Phase::Verify {
+            points,
+            seeds,
+            candidate,
+        };
         self.decide(candidate, Reason::Fit)
     }
 
@@ -725,12 +733,17 @@ impl Controller {
     fn after_verify(
         &mut self,
         points: Vec<(usize, f64)>,
+        seeds: usize,
         candidate: usize,
         s: &Sample,
     ) -> Decision {
         if s.k != candidate {
             // Measured something else (the limit was not yet in force): measure again.
-            self.phase = Phase::Verify { points, candidate };
+            self.phase = Phase::Verify {
+                points,
+                seeds,
+                candidate,
+            };
             return self.decide(candidate, Reason::Fit);
         }
         // The larger k that measured best, if any: measured once more, right after the
@@ -759,21 +772,23 @@ impl Controller {
         };
         if let Some(larger) = larger {
             let candidate_x = points.last().expect("just pushed").1;
-            return self.challenge(points, candidate, candidate_x, larger);
+            return self.challenge(points, seeds, candidate, candidate_x, larger);
         }
-        self.settle_on(points, candidate)
+        self.settle_on(points, seeds, candidate)
     }
 
     /// Puts `larger` in force to be measured against the candidate's sample `candidate_x`.
     fn challenge(
         &mut self,
         points: Vec<(usize, f64)>,
+        seeds: usize,
         candidate: usize,
         candidate_x: f64,
         larger: usize,
     ) -> Decision {
         self.phase = Phase::Challenge {
             points,
+            seeds,
             candidate,
             candidate_x,
             larger,
@@ -781,7 +796,7 @@ impl Controller {
         self.decide(larger, Reason::Challenge)
     }
 
-    fn settle_on(&mut self, points: Vec<(usize, f64)>, candidate: usize) -> Decision {
+    fn settle_on(&mut self, points: Vec<(usize, f64)>, seeds: usize, candidate: usize) -> Decision {
         // Best by the mean of each k's measurements, so that one outlier cannot win alone.
         let (best_k, best_x) = best_mean(&points);
         let measured = mean_at(&points, candidate);
@@ -790,12 +805,29 @@ impl Controller {
         } else {
             (best_k, Reason::BestMeasured)
         };
-        self.settle_at(points, k, reason)
+        self.settle_at(points, seeds, k, reason)
     }
 
-    fn settle_at(&mut self, points: Vec<(usize, f64)>, k: usize, reason: Reason) -> Decision {
-        let baseline = mean_at(&points, k);
-        let (sq_dev, dof) = scatter(&points);
+    /// Settles on `k`. The baseline and the noise's first estimate come from the samples this
+    /// scan measured, not its seeds (`points[..seeds]`, samples of an earlier settled period):
+    /// a seed is a 50 ms interval among 12.5 ms samples, and it may be the passing burst that
+    /// fired the rescan. Settled on `k = 2` with a burst's seed (100 items/s) and one fresh
+    /// sample (200) as its baseline's two samples, the pool started at 150 and every interval
+    /// at 200 was a deviation of +33 %.
+    fn settle_at(
+        &mut self,
+        points: Vec<(usize, f64)>,
+        seeds: usize,
+        k: usize,
+        reason: Reason,
+    ) -> Decision {
+        let fresh = &points[seeds.min(points.len())..];
+        let baseline = if fresh.iter().any(|p| p.0 == k) {
+            mean_at(fresh, k)
+        } else {
+            mean_at(&points, k)
+        };
+        let (sq_dev, dof) = scatter(fresh);
         if let Some(from) = self.rescanned_from.take() {
             self.quiet = if from == k {
                 (self.quiet * 2).clamp(QUIET_BASE, QUIET_MAX)
@@ -913,21 +945,37 @@ const RESCAN_SEEDS_KEPT: usize = 1;
 
 /// The scatter of repeated measurements about their `k`'s typical value: the sum of squared
 /// relative deviations and its degrees of freedom (samples minus distinct `k`s).
+///
+/// Each deviation is winsorized at 3 × the larger of [`PRIOR_NOISE`] and a robust scale of the
+/// deviations (1.4826 × their median absolute value, over the `k`s measured more than once),
+/// as every settled interval's is at 3σ. The settled noise starts from this sum, and one
+/// unwinsorized outlier deafened it for tens of seconds: a cold scan of the lock workload whose
+/// first 12.5 ms sample at `k = 2` caught the pool before its threads contended (4 847 items/s
+/// against 1 050 and 1 075 after it) started the settled σ at 1.2, still 0.39 after 2 s
+/// of settled intervals, so a threshold of 5σ ≈ 200 % never saw the cpu phase's drop of 38 %
+/// at `k = 1` (the phases workload's cpu phase stayed at `k = 1` throughout, 3 phases in a
+/// row).
 fn scatter(points: &[(usize, f64)]) -> (f64, f64) {
     let mut ks: Vec<usize> = points.iter().map(|p| p.0).collect();
     ks.sort_unstable();
     ks.dedup();
-    let ss = points
+    let devs: Vec<f64> = points
         .iter()
+        .filter(|&&(k, _)| points.iter().filter(|p| p.0 == k).count() > 1)
         .map(|&(k, x)| {
             let m = mean_at(points, k);
             if m > 0.0 {
-                (x / m - 1.0).powi(2)
+                x / m - 1.0
             } else {
                 0.0
             }
         })
-        .sum();
+        .collect();
+    let mut abs: Vec<f64> = devs.iter().map(|d| d.abs()).collect();
+    abs.sort_by(f64::total_cmp);
+    let robust = abs.get(abs.len() / 2).map_or(0.0, |m| 1.4826 * m);
+    let cap = 3.0 * robust.max(PRIOR_NOISE);
+    let ss = devs.iter().map(|d| d.clamp(-cap, cap).powi(2)).sum();
     (ss, points.len().saturating_sub(ks.len()) as f64)
 }
 
@@ -1309,8 +1357,8 @@ mod tests {
             fired |= d.reason == Reason::ThroughputShift;
         }
         assert!(fired, "the burst started no rescan");
-        run(&mut c, &x, 12);
-        assert!(c.is_settled());
+        let d = run(&mut c, &x, 12);
+        assert!(c.is_settled(), "{d:?}");
         assert_eq!(c.k(), 2, "settled on the burst's evidence");
     }
 
@@ -1405,6 +1453,27 @@ mod tests {
         assert_eq!(d[shift].k, 2, "{:?}", &d[shift..]);
         assert!(d[shift + 1..].iter().all(|d| d.k == 1), "{:?}", &d[shift..]);
         assert_eq!((c.is_settled(), c.k()), (true, 1));
+    }
+
+    /// A cold scan whose first sample caught the pool before its threads contended (the lock
+    /// workload: 4 847 items/s at `k = 2`, then 1 050 and 1 075) must not deafen the settled
+    /// pool: the cpu phase's drop of 40 % at `k = 1` is found within a few intervals. With the
+    /// outlier's squared deviation in the noise's start, σ began at 1.2 and no drop was found
+    /// in 40 intervals (measured: three cpu phases in a row at `k = 1`).
+    #[test]
+    fn one_outlier_of_the_scan_does_not_deafen_the_settled_pool() {
+        let lock = |k: usize| if k == 1 { 8_000.0 } else { 1_060.0 };
+        let cpu = |k: usize| 4_850.0 * k as f64;
+        let mut c = Controller::new(Config::new(2));
+        c.step(&Sample::throughput(2, 4_847.0, T));
+        run(&mut c, &lock, 12);
+        assert_eq!((c.is_settled(), c.k()), (true, 1));
+        let d = run(&mut c, &cpu, 8);
+        assert!(
+            d.iter().any(|d| d.reason == Reason::ThroughputShift),
+            "{d:?}"
+        );
+        assert_eq!(c.k(), 2, "{d:?}");
     }
 
     #[test]
