@@ -464,10 +464,15 @@ fn drive(
             registry.stats.count_controller_change();
             // The next sample starts after a short transition: threads over a lowered limit
             // finish their current task, woken ones start. Measuring it would blur two `k`s.
-            if stop.wait(period / TRANSITION_DIVISOR) {
+            // Scaled to the period of the sample that follows it, not of the one just taken:
+            // a settled pool's rescan that changes `k` at once (a small pool's rescan seeded
+            // at the top starts below it) waited the settled 10 + 5 ms at the new `k` before
+            // its first 12.5 ms sample, where a scan waits 2.5 + 1.25 ms.
+            let next = sampling_period(interval, ctl.is_settled());
+            if stop.wait(next / TRANSITION_DIVISOR) {
                 return;
             }
-            let Some(p) = fresh_reading(registry, &mut runq, stop, period) else {
+            let Some(p) = fresh_reading(registry, &mut runq, stop, next) else {
                 return;
             };
             prev = p;
