@@ -951,8 +951,8 @@ const RESCAN_SEEDS_KEPT: usize = 1;
 /// as every settled interval's is at 3σ. The settled noise starts from this sum, and one
 /// unwinsorized outlier deafened it for tens of seconds: a cold scan of the lock workload whose
 /// first 12.5 ms sample at `k = 2` caught the pool before its threads contended (4 847 items/s
-/// against 1 050 and 1 075 after it) started the settled σ at 1.2, still 0.39 after 2 s
-/// of settled intervals, so a threshold of 5σ ≈ 200 % never saw the cpu phase's drop of 38 %
+/// against 1 050 and 1 075 after it) put the settled σ at 0.92 in its first interval, still
+/// 0.43 after 2 s of settled intervals, so a threshold of 5σ ≈ 200 % never saw the cpu phase's drop of 38 %
 /// at `k = 1` (the phases workload's cpu phase stayed at `k = 1` throughout, 3 phases in a
 /// row).
 fn scatter(points: &[(usize, f64)]) -> (f64, f64) {
@@ -1458,7 +1458,7 @@ mod tests {
     /// A cold scan whose first sample caught the pool before its threads contended (the lock
     /// workload: 4 847 items/s at `k = 2`, then 1 050 and 1 075) must not deafen the settled
     /// pool: the cpu phase's drop of 40 % at `k = 1` is found within a few intervals. With the
-    /// outlier's squared deviation in the noise's start, σ began at 1.2 and no drop was found
+    /// outlier's squared deviation in the noise's start, σ began at 0.92 and no drop was found
     /// in 40 intervals (measured: three cpu phases in a row at `k = 1`).
     #[test]
     fn one_outlier_of_the_scan_does_not_deafen_the_settled_pool() {
