@@ -1362,6 +1362,38 @@ mod tests {
         assert_eq!(c.k(), 2, "settled on the burst's evidence");
     }
 
+    /// The phases workload's lock-bound curve on 2 threads (items/s; `throttle adapt`).
+    fn lock(k: usize) -> f64 {
+        if k == 1 {
+            8_700.0
+        } else {
+            1_150.0
+        }
+    }
+
+    /// The phases workload's compute-bound curve on 2 threads.
+    fn cpu(k: usize) -> f64 {
+        4_900.0 * k as f64
+    }
+
+    /// A 2-thread controller settled on `before` at `settled_k`, then given 12 intervals of
+    /// `after`: the controller and its decisions from the rescan the change started on.
+    fn rescan_after(
+        before: &dyn Fn(usize) -> f64,
+        settled_k: usize,
+        after: &dyn Fn(usize) -> f64,
+    ) -> (Controller, Vec<Decision>) {
+        let mut c = Controller::new(Config::new(2));
+        run(&mut c, before, 12);
+        assert_eq!((c.is_settled(), c.k()), (true, settled_k));
+        let d = run(&mut c, after, 12);
+        let shift = d
+            .iter()
+            .position(|d| d.reason == Reason::ThroughputShift)
+            .unwrap_or_else(|| panic!("the change started no rescan: {d:?}"));
+        (c, d[shift..].to_vec())
+    }
+
     /// The phases workload's cpu phase after a lock phase, on a 2-thread pool settled at
     /// `k = 1`: the shift's settled sample at `k = 1` (4 900 items/s) is a seed, and once the
     /// top measured twice that it is a clear loser: the pool stays at `k = 2` from the shift
@@ -1370,37 +1402,15 @@ mod tests {
     /// 60 % of the top is measured again.
     #[test]
     fn a_settled_sample_far_below_the_top_is_not_measured_again() {
-        let lock = |k: usize| if k == 1 { 8_700.0 } else { 1_150.0 };
-        let cpu = |k: usize| 4_900.0 * k as f64;
-        let mut c = Controller::new(Config::new(2));
-        run(&mut c, &lock, 12);
-        assert_eq!((c.is_settled(), c.k()), (true, 1));
-        let d = run(&mut c, &cpu, 12);
-        let shift = d
-            .iter()
-            .position(|d| d.reason == Reason::ThroughputShift)
-            .expect("the phase change starts a rescan");
-        assert!(
-            d[shift..].iter().all(|d| d.k == 2),
-            "went back to k = 1: {:?}",
-            &d[shift..]
-        );
+        let (c, d) = rescan_after(&lock, 1, &cpu);
+        assert!(d.iter().all(|d| d.k == 2), "went back to k = 1: {d:?}");
         assert!(c.is_settled());
         // Counter-check: a seed that is not far below the top is measured again.
         let mild = |k: usize| if k == 1 { 8_000.0 } else { 10_000.0 };
-        let mut c = Controller::new(Config::new(2));
-        run(&mut c, &lock, 12);
-        let d = run(&mut c, &mild, 12);
-        let shift = d
-            .iter()
-            .position(|d| d.reason == Reason::ThroughputShift)
-            .expect("the change starts a rescan");
+        let (_, d) = rescan_after(&lock, 1, &mild);
         assert!(
-            d[shift..]
-                .iter()
-                .any(|d| d.k == 1 && d.reason == Reason::Scan),
-            "{:?}",
-            &d[shift..]
+            d.iter().any(|d| d.k == 1 && d.reason == Reason::Scan),
+            "{d:?}"
         );
     }
 
@@ -1410,23 +1420,14 @@ mod tests {
     /// (76 ms at 0.15 × `k = 1`'s speed in every lock phase).
     #[test]
     fn a_rescan_seeded_at_the_top_looks_below_first() {
-        let lock = |k: usize| if k == 1 { 8_700.0 } else { 1_150.0 };
-        let cpu = |k: usize| 4_900.0 * k as f64;
-        let mut c = Controller::new(Config::new(2));
-        run(&mut c, &cpu, 12);
-        assert_eq!((c.is_settled(), c.k()), (true, 2));
-        let d = run(&mut c, &lock, 12);
-        let shift = d
-            .iter()
-            .position(|d| d.reason == Reason::ThroughputShift)
-            .expect("the phase change starts a rescan");
-        assert_eq!(d[shift].k, 1, "{:?}", &d[shift..]);
-        let at_top: Vec<Reason> = d[shift + 1..]
+        let (c, d) = rescan_after(&cpu, 2, &lock);
+        assert_eq!(d[0].k, 1, "{d:?}");
+        let at_top: Vec<Reason> = d[1..]
             .iter()
             .filter(|d| d.k == 2)
             .map(|d| d.reason)
             .collect();
-        assert_eq!(at_top, [Reason::Challenge], "{:?}", &d[shift..]);
+        assert_eq!(at_top, [Reason::Challenge], "{d:?}");
         assert_eq!((c.is_settled(), c.k()), (true, 1));
     }
 
@@ -1436,22 +1437,15 @@ mod tests {
     /// start, which measures the top before every sample of `k = 1`, still challenges.
     #[test]
     fn a_top_that_lost_between_two_samples_is_not_challenged() {
-        let lock = |k: usize| if k == 1 { 8_700.0 } else { 1_150.0 };
-        let faster = |k: usize| if k == 1 { 12_000.0 } else { 1_150.0 };
-        let mut c = Controller::new(Config::new(2));
-        let cold = run(&mut c, &lock, 12);
+        let cold = run(&mut Controller::new(Config::new(2)), &lock, 12);
         assert!(
             cold.iter().any(|d| d.reason == Reason::Challenge),
             "{cold:?}"
         );
-        assert_eq!((c.is_settled(), c.k()), (true, 1));
-        let d = run(&mut c, &faster, 12);
-        let shift = d
-            .iter()
-            .position(|d| d.reason == Reason::ThroughputShift)
-            .expect("the change starts a rescan");
-        assert_eq!(d[shift].k, 2, "{:?}", &d[shift..]);
-        assert!(d[shift + 1..].iter().all(|d| d.k == 1), "{:?}", &d[shift..]);
+        let faster = |k: usize| if k == 1 { 12_000.0 } else { 1_150.0 };
+        let (c, d) = rescan_after(&lock, 1, &faster);
+        assert_eq!(d[0].k, 2, "{d:?}");
+        assert!(d[1..].iter().all(|d| d.k == 1), "{d:?}");
         assert_eq!((c.is_settled(), c.k()), (true, 1));
     }
 
