@@ -34,19 +34,30 @@ const MAX_SAMPLE_INTERVALS: u32 = 8;
 /// pool the cold start's scan spent 0.16 s at `k = 1` (3 samples of 50 ms), a third of a
 /// rayon-demo program whose parallel part lasts half a second, for a question that a 2 ×
 /// difference answers in a few milliseconds. A sample still grows until it holds
-/// [`MIN_SAMPLE_TASKS`] units of work, so coarse work gets the samples it needs; the settled
-/// controller keeps the full interval (its run-queue reads and its noise are per interval).
+/// [`MIN_SAMPLE_TASKS`] units of work, so coarse work gets the samples it needs.
 const SCAN_DIVISOR: u32 = 4;
 
-/// The sampling period for the controller's phase: `interval` when settled, a
-/// [`SCAN_DIVISOR`]th of it (but not below 1 ms, unless `interval` itself is shorter) while it
-/// scans.
-fn sampling_period(interval: Duration, settled: bool) -> Duration {
-    if settled {
-        interval
-    } else {
-        (interval / SCAN_DIVISOR).max(interval.min(Duration::from_millis(1)))
-    }
+/// Settled and with work running, the controller samples this many times per interval: 25 ms
+/// at the default 50 ms. A change of the work is seen when the settled CUSUM fires, which
+/// takes three samples at the largest step (`Controller::step`, settled), and the samples'
+/// length is most of the time a phase of new work runs at the old `k`: with 50 ms samples the
+/// phases workload's cpu phase found at `k = 1` put `k = 2` in force after 92-376 ms, median
+/// 316 (`throttle adapt --workloads phases --reps 5`); with 25 ms after 64-80 ms. The noise
+/// of the shorter samples is learned like any other (the CUSUM's threshold is in units of
+/// it), and the quiet after fruitless rescans is a time (`QUIET_BASE`), not a count. An idle
+/// pool keeps the whole interval: nothing to see sooner, and half the wake-ups.
+const SETTLED_DIVISOR: u32 = 2;
+
+/// The sampling period for the controller's phase: a [`SETTLED_DIVISOR`]th of `interval` when
+/// settled with work running, `interval` when settled and idle, and a [`SCAN_DIVISOR`]th of it
+/// while it scans (none below 1 ms, unless `interval` itself is shorter).
+fn sampling_period(interval: Duration, settled: bool, idle: bool) -> Duration {
+    let divisor = match (settled, idle) {
+        (true, true) => 1,
+        (true, false) => SETTLED_DIVISOR,
+        (false, _) => SCAN_DIVISOR,
+    };
+    (interval / divisor).max(interval.min(Duration::from_millis(1)))
 }
 
 /// The transition after a change of the limit, excluded from the next sample: a fifth of the
@@ -322,9 +333,23 @@ fn work_done(tasks: u64, items: u64) -> f64 {
 /// task or block longer than the interval). Before the second case grew, such intervals went
 /// to the controller as idle, and five in a row mid-scan put another `k` in force
 /// (`idle-best`) while the work was still running.
-fn sample_ready(sample: &Sample, waited: u32, cfg: &Config) -> bool {
+///
+/// `expected` is the work the controller's expected rate (`Controller::expected_rate`: the
+/// settled baseline, or the best point of a scan) would have done in the sample, 0 if it has
+/// none. A sample whose work, even with three standard deviations of a count added, stays
+/// below [`Config::scan_stop`] of that is a clear drop, which is what the settled controller
+/// looks for and what makes a scan point a clear loser: it goes to the controller at once
+/// instead of growing. (The phases workload's lock phase runs at about 1 000 items/s at
+/// `k = 2`: found at the settled `k = 2` of a cpu phase, its first 25 ms samples grew to 50 ms
+/// each before the drop could count, and a rescan from the settled `k = 1` measured the top
+/// for 38 ms at a tenth of `k = 1`'s speed, where 12.5 ms held a dozen items against a
+/// hundred expected.) A sample with no finished work still grows: its threads may be inside
+/// long tasks.
+fn sample_ready(sample: &Sample, waited: u32, cfg: &Config, expected: f64) -> bool {
     let in_progress = sample.work > 0.0 || sample.utilisation() >= cfg.idle_utilisation;
-    !(in_progress && sample.work < MIN_SAMPLE_TASKS && waited < MAX_SAMPLE_INTERVALS)
+    let clear_drop = sample.work > 0.0
+        && sample.work + 3.0 * sample.work.sqrt() + 3.0 < cfg.scan_stop * expected;
+    clear_drop || !(in_progress && sample.work < MIN_SAMPLE_TASKS && waited < MAX_SAMPLE_INTERVALS)
 }
 
 /// The workers' run-queue wait so far: the second field of each worker's
@@ -417,12 +442,14 @@ fn drive(
     // Cold start: the scan begins at the top (capped by the budget, if any).
     set_limit(ctl.k());
     let mut runq = RunQueue::default();
-    let Some(mut prev) = fresh_reading(registry, &mut runq, stop, sampling_period(interval, false))
-    else {
+    let first = sampling_period(interval, false, false);
+    let Some(mut prev) = fresh_reading(registry, &mut runq, stop, first) else {
         return;
     };
+    // Whether the last sample found the pool idle (it then samples the whole interval).
+    let mut idle = false;
     loop {
-        let period = sampling_period(interval, ctl.is_settled());
+        let period = sampling_period(interval, ctl.is_settled(), idle);
         if stop.wait(period - flush_lead(period)) {
             return;
         }
@@ -435,11 +462,15 @@ fn drive(
         let grown = now.at.saturating_duration_since(prev.at);
         let waited =
             u32::try_from(grown.as_nanos() / interval.as_nanos().max(1)).unwrap_or(u32::MAX);
-        if !sample_ready(&sample, waited.max(1), ctl.config()) {
+        let expected = ctl
+            .expected_rate()
+            .map_or(0.0, |rate| rate * sample.interval.as_secs_f64());
+        if !sample_ready(&sample, waited.max(1), ctl.config(), expected) {
             continue;
         }
         prev = now;
         let d = ctl.step(&sample);
+        idle = d.reason == Reason::Idle;
         registry
             .trace()
             .record_pool(crate::trace::EventKind::Controller {
@@ -466,9 +497,9 @@ fn drive(
             // finish their current task, woken ones start. Measuring it would blur two `k`s.
             // Scaled to the period of the sample that follows it, not of the one just taken:
             // a settled pool's rescan that changes `k` at once (a small pool's rescan seeded
-            // at the top starts below it) waited the settled 10 + 5 ms at the new `k` before
-            // its first 12.5 ms sample, where a scan waits 2.5 + 1.25 ms.
-            let next = sampling_period(interval, ctl.is_settled());
+            // at the top starts below it) waited the settled 10 + 5 ms (then) at the new `k`
+            // before its first 12.5 ms sample, where a scan waits 2.5 + 1.25 ms.
+            let next = sampling_period(interval, ctl.is_settled(), idle);
             if stop.wait(next / TRANSITION_DIVISOR) {
                 return;
             }
@@ -535,23 +566,28 @@ mod tests {
         assert!(read(&runq, 2).is_some());
     }
 
-    /// Scan samples are a quarter of the interval, settled ones the whole interval; a very
-    /// short interval is not cut below 1 ms (nor lengthened).
+    /// Scan samples are a quarter of the interval, settled ones half of it while work runs and
+    /// the whole interval while the pool is idle; a very short interval is not cut below 1 ms
+    /// (nor lengthened).
     #[test]
-    fn the_scan_samples_four_times_per_interval_and_the_settled_controller_once() {
+    fn the_scan_samples_four_times_per_interval_and_the_settled_controller_twice() {
         let ms = Duration::from_millis;
-        assert_eq!(super::sampling_period(ms(50), true), ms(50));
+        assert_eq!(super::sampling_period(ms(50), true, false), ms(25));
+        assert_eq!(super::sampling_period(ms(50), true, true), ms(50));
+        for idle in [false, true] {
+            assert_eq!(
+                super::sampling_period(ms(50), false, idle),
+                Duration::from_micros(12_500)
+            );
+        }
+        assert_eq!(super::sampling_period(ms(2), false, false), ms(1));
+        assert_eq!(super::sampling_period(ms(2), true, false), ms(1));
         assert_eq!(
-            super::sampling_period(ms(50), false),
-            Duration::from_micros(12_500)
-        );
-        assert_eq!(super::sampling_period(ms(2), false), ms(1));
-        assert_eq!(
-            super::sampling_period(Duration::from_micros(400), false),
+            super::sampling_period(Duration::from_micros(400), false, false),
             Duration::from_micros(400)
         );
         assert_eq!(
-            super::sampling_period(Duration::MAX, false),
+            super::sampling_period(Duration::MAX, false, false),
             Duration::MAX / 4
         );
     }
@@ -570,28 +606,40 @@ mod tests {
             busy: t,
             runq_wait: Duration::ZERO,
         };
-        assert!(!sample_ready(&busy_nothing_done, 1, &cfg));
+        assert!(!sample_ready(&busy_nothing_done, 1, &cfg, 0.0));
         assert!(!sample_ready(
             &busy_nothing_done,
             MAX_SAMPLE_INTERVALS - 1,
-            &cfg
+            &cfg,
+            0.0
         ));
-        assert!(sample_ready(&busy_nothing_done, MAX_SAMPLE_INTERVALS, &cfg));
+        assert!(sample_ready(
+            &busy_nothing_done,
+            MAX_SAMPLE_INTERVALS,
+            &cfg,
+            0.0
+        ));
         let idle = Sample {
             busy: Duration::ZERO,
             ..busy_nothing_done
         };
-        assert!(sample_ready(&idle, 1, &cfg));
+        assert!(sample_ready(&idle, 1, &cfg, 0.0));
         let few = Sample {
             work: 3.0,
             ..busy_nothing_done
         };
-        assert!(!sample_ready(&few, 1, &cfg));
+        assert!(!sample_ready(&few, 1, &cfg, 0.0));
         let enough = Sample {
             work: 20_000.0,
             ..busy_nothing_done
         };
-        assert!(sample_ready(&enough, 1, &cfg));
+        assert!(sample_ready(&enough, 1, &cfg, 0.0));
+        // Where the expected rate would have done far more: a few units are a clear drop, and
+        // go to the controller at once; nothing finished still grows; an expectation that a
+        // count of 3 could reach within its noise leaves the rule as it was.
+        assert!(sample_ready(&few, 1, &cfg, 250.0));
+        assert!(!sample_ready(&busy_nothing_done, 1, &cfg, 250.0));
+        assert!(!sample_ready(&few, 1, &cfg, 15.0));
     }
 
     /// A wait as long as `Duration::MAX` (from `set_concurrency_auto_every(Duration::MAX)`)

@@ -21,8 +21,8 @@
 //! 5. **Settled**: stay still. Only a sustained shift of the throughput (or of the run-queue
 //!    wait) away from what was measured when it settled starts a new scan. No probing while
 //!    settled: a settled pool pays nothing for the controller. A rescan that settles on the
-//!    `k` it left (the shift was the host's noise) buys quiet: for 20 intervals, then twice as
-//!    many after each further such rescan, up to 640, a shift must pass twice the threshold to
+//!    `k` it left (the shift was the host's noise) buys quiet: for 1 s, then twice as long
+//!    after each further such rescan, up to 32 s, a shift must pass twice the threshold to
 //!    start a rescan (a burst like the last one passes, a lasting change does not); finding
 //!    another `k` ends it. Load shifts start none during the quiet.
 //!
@@ -327,9 +327,10 @@ struct Settled {
     /// One-sided CUSUMs of the relative deviation: upward and downward.
     up: f64,
     down: f64,
-    /// Intervals left of the quiet, during which a throughput shift must pass [`QUIET_BAR`]
-    /// thresholds and a load shift starts no rescan (see [`Controller::quiet`]).
-    holdoff: u32,
+    /// What is left of the quiet, during which a throughput shift must pass [`QUIET_BAR`]
+    /// thresholds and a load shift starts no rescan (see [`Controller::quiet`]). Counted down
+    /// by each sample's length: settled samples are shorter while work runs (`auto.rs`).
+    holdoff: Duration,
 }
 
 /// The controller state machine. See the module docs.
@@ -342,20 +343,21 @@ pub struct Controller {
     idle_run: u32,
     /// The `k` that a rescan left, while that rescan runs.
     rescanned_from: Option<usize>,
-    /// Intervals of quiet after settling (see `Settled::holdoff`): 0 normally; a rescan that
-    /// settles on the `k` it left (nothing had changed but noise) makes it [`QUIET_BASE`] or
-    /// doubles it, up to [`QUIET_MAX`], and a rescan that finds another `k` resets it.
-    quiet: u32,
+    /// Quiet after settling (see `Settled::holdoff`): none normally; a rescan that settles on
+    /// the `k` it left (nothing had changed but noise) makes it [`QUIET_BASE`] or doubles it,
+    /// up to [`QUIET_MAX`], and a rescan that finds another `k` resets it.
+    quiet: Duration,
     /// The load detector of the last settled period, whose learned noise (the host's) the
     /// next one starts from.
     load: load::LoadWatch,
 }
 
-/// Intervals of quiet after the first rescan that came back to the same `k`: 20 (1 s at the
-/// default 50 ms interval), doubled by each further such rescan.
-const QUIET_BASE: u32 = 20;
-/// Most intervals of quiet: 640 (32 s at 50 ms).
-const QUIET_MAX: u32 = 640;
+/// Quiet after the first rescan that came back to the same `k`: 1 s (20 intervals of the
+/// default 50 ms), doubled by each further such rescan. A time, not a count of samples: the
+/// settled controller samples twice per interval while work runs.
+const QUIET_BASE: Duration = Duration::from_secs(1);
+/// The longest quiet: 32 s.
+const QUIET_MAX: Duration = Duration::from_secs(32);
 /// During quiet a shift starts a rescan when its CUSUM passes this many thresholds: 2, so that
 /// a burst of up to 4 intervals at the largest step passes.
 const QUIET_BAR: f64 = 2.0;
@@ -463,7 +465,7 @@ impl Controller {
             },
             idle_run: 0,
             rescanned_from: None,
-            quiet: 0,
+            quiet: Duration::ZERO,
             load: load::LoadWatch::new(),
         }
     }
@@ -481,6 +483,20 @@ impl Controller {
     /// Whether it is settled (staying still until something changes).
     pub fn is_settled(&self) -> bool {
         matches!(self.phase, Phase::Settled(_))
+    }
+
+    /// The throughput (work per second) the next sample is judged against: settled, the
+    /// baseline; scanning, verifying or challenging, the best point measured so far. `None`
+    /// before the first point.
+    pub fn expected_rate(&self) -> Option<f64> {
+        match &self.phase {
+            Phase::Settled(st) => Some(st.baseline),
+            Phase::Scan { points, .. }
+            | Phase::Verify { points, .. }
+            | Phase::Challenge { points, .. } => {
+                Some(best_mean(points).1).filter(|_| !points.is_empty())
+            }
+        }
     }
 
     /// Forgets what it learned and scans again from the top.
@@ -833,7 +849,7 @@ impl Controller {
             self.quiet = if from == k {
                 (self.quiet * 2).clamp(QUIET_BASE, QUIET_MAX)
             } else {
-                0
+                Duration::ZERO
             };
         }
         self.phase = Phase::Settled(Settled {
@@ -884,10 +900,10 @@ impl Controller {
         // so a burst like the one that started the fruitless rescan passes, and a change of
         // the work is still seen. Before, the quiet zeroed the CUSUMs while the noise
         // estimate went on learning, and a change inside the quiet was learned as noise.
-        let bar = if st.holdoff > 0 {
-            st.holdoff -= 1;
+        let bar = if !st.holdoff.is_zero() {
+            st.holdoff = st.holdoff.saturating_sub(s.interval);
             st.load.forget();
-            if st.holdoff == 0 {
+            if st.holdoff.is_zero() {
                 // The quiet ends: what it collected below its bar was taken for noise.
                 st.up = 0.0;
                 st.down = 0.0;
@@ -1271,7 +1287,7 @@ mod tests {
     }
 
     /// A rescan that settles on the `k` it left (the "shift" was the host's noise) buys quiet:
-    /// for `QUIET_BASE` intervals a burst like it starts no other, and each further such rescan
+    /// for `QUIET_BASE` a burst like it starts no other, and each further such rescan
     /// doubles the quiet; a lasting change inside the quiet still starts one. A rescan that
     /// finds another `k` ends it.
     #[test]
@@ -1291,16 +1307,17 @@ mod tests {
         run(&mut c, &x, 10);
         assert!(c.is_settled());
         assert_eq!(c.k(), k);
-        // Now the same burst is taken for noise, for QUIET_BASE intervals.
+        // Now the same burst is taken for noise, for QUIET_BASE.
+        let quiet = (QUIET_BASE.as_nanos() / T.as_nanos()) as usize;
         assert!(!burst(&mut c).contains(&Reason::ThroughputShift));
-        run(&mut c, &x, QUIET_BASE as usize);
+        run(&mut c, &x, quiet);
         assert_eq!(burst(&mut c).last(), Some(&Reason::ThroughputShift));
         run(&mut c, &x, 10);
         assert_eq!(c.k(), k);
         // The second rescan to the same k: twice the quiet.
-        run(&mut c, &x, QUIET_BASE as usize);
+        run(&mut c, &x, quiet);
         assert!(!burst(&mut c).contains(&Reason::ThroughputShift));
-        run(&mut c, &x, QUIET_BASE as usize);
+        run(&mut c, &x, quiet);
         assert_eq!(burst(&mut c).last(), Some(&Reason::ThroughputShift));
         // The third rescan to the same k: four times the quiet, and a change of the work comes
         // in it (it got lock-bound). The CUSUM passes the raised bar a few intervals later
@@ -1323,7 +1340,7 @@ mod tests {
         run(&mut c, &lock, 12);
         assert!(c.is_settled());
         assert_eq!(c.k(), 1);
-        assert_eq!(c.quiet, 0);
+        assert_eq!(c.quiet, Duration::ZERO);
     }
 
     #[test]
