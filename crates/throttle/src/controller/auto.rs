@@ -1,6 +1,8 @@
 //! Auto mode: the thread that drives the [`Controller`] for a pool.
 //!
-//! Every interval it reads what the pool already counts (no atomics are added to the fork
+//! Once per sample (a quarter of the interval while it scans, half of it while it is settled
+//! and work runs, the whole interval while the pool is idle: `sampling_period`) it reads what
+//! the pool already counts (no atomics are added to the fork
 //! path; loops add their items to a per-thread counter as blocks end): loop items, else tasks
 //! (forks and spawns), as the completed work (`work_done`), the busy histogram as the busy
 //! thread-time, and the run-queue wait of the workers from `/proc/self/task/<tid>/schedstat`.
@@ -18,8 +20,10 @@ use std::time::{Duration, Instant};
 
 /// Default controller interval: 50 ms. Long enough that an interval holds many tasks of a
 /// typical fork-join workload (the throughput signal is a count) and that reading the workers'
-/// schedstat files stays small (one `pread` per worker, 20 times a second: about 1.4 ms of CPU
-/// per second for 64 threads, [`RunQueue`]); short enough that a 20-interval settle takes one second.
+/// schedstat files stays small (one `pread` per worker per sample: a settled pool with work
+/// samples twice per interval, 40 times a second, about 2.8 ms of CPU per second for 64
+/// threads, [`RunQueue`]; an idle one 20 times); short enough that a 20-interval settle takes
+/// one second.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Fewest completed tasks that make a sample: with fewer, one task more or less moves the

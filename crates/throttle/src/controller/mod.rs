@@ -1002,23 +1002,38 @@ fn scatter(points: &[(usize, f64)]) -> (f64, f64) {
 /// - *smaller*: more threads and far slower, whatever the order of the samples (after a shift
 ///   on a lock-bound workload the top of the scan is the slowest `k`); or
 /// - *larger*, when every sample of `k` is a seed (`points[..seeds]`, settled samples kept
-///   from before a rescan). The first sample at a lower `k` is often low on real work (a pool
-///   of spawned batches ramps up after a change), and judging fewer threads a loser on one
-///   such sample settled the lock workload on `k = 2` (measured); a settled sample has no
-///   change of `k` before it. Without this, a phase that wanted more threads than the
-///   settled `k = 1` went back to `k = 1` for two more samples after the top had measured
-///   twice its speed (`throttle adapt`'s phases: about 30 ms at half speed in every cpu
-///   phase, and the phase's reach time was the end of that dip).
+///   from before a rescan), or when at least two of them are fresh and every fresh one is
+///   below. The first sample at a lower `k` is often low on real work (a pool of spawned
+///   batches ramps up after a change), and judging fewer threads a loser on one such sample
+///   settled the lock workload on `k = 2` (measured); a settled sample has no change of `k`
+///   before it, and a second fresh sample comes after the ramp. Without the seeds' case, a
+///   phase that wanted more threads than the settled `k = 1` went back to `k = 1` for two
+///   more samples after the top had measured twice its speed (`throttle adapt`'s phases:
+///   about 30 ms at half speed in every cpu phase, and the phase's reach time was the end of
+///   that dip); without the second, every cold start and every rescan of a program that
+///   wants all threads measured `k = 1` a third time at half speed (tsp rescans about once a
+///   second; matmul's whole parallel part is 80 ms).
 fn clear_loser(points: &[(usize, f64)], seeds: usize, k: usize, scan_stop: f64) -> bool {
     if !points.iter().any(|p| p.0 == k) {
         return false;
     }
     let x = mean_at(points, k);
-    let only_seeds = points[seeds.min(points.len())..].iter().all(|p| p.0 != k);
-    points
+    let fresh: Vec<f64> = points[seeds.min(points.len())..]
         .iter()
-        .filter(|p| p.0 < k || (only_seeds && p.0 > k))
-        .any(|p| x < scan_stop * mean_at(points, p.0))
+        .filter(|p| p.0 == k)
+        .map(|p| p.1)
+        .collect();
+    // What a larger `k` is compared with: the seeds' typical value, or the best fresh sample
+    // once there are two; a single fresh sample is not judged against a larger `k`.
+    let against_larger = match fresh.len() {
+        0 => Some(x),
+        1 => None,
+        _ => Some(fresh.iter().copied().fold(f64::MIN, f64::max)),
+    };
+    points.iter().any(|p| {
+        let bar = scan_stop * mean_at(points, p.0);
+        (p.0 < k && x < bar) || (p.0 > k && against_larger.is_some_and(|v| v < bar))
+    })
 }
 
 /// Whether no trend that the candidate's own samples allow could have lifted `larger` above
@@ -1513,6 +1528,31 @@ mod tests {
         // No sample of the larger k, or none of the candidate after it: nothing to judge.
         assert!(!trend_cannot_lift(&flat, 3, 1, m));
         assert!(!trend_cannot_lift(&[(1, 10_000.0), (2, 1_000.0)], 2, 1, m));
+    }
+
+    /// A cold start on compute-bound work (`k = 2` twice as fast as `k = 1`) measures `k = 1`
+    /// twice, not three times: two fresh samples below 60 % of the top make it a clear loser.
+    /// One low sample does not (the first after a change may be a ramp): a second sample
+    /// within 60 % of the top is followed by a third.
+    #[test]
+    fn two_fresh_samples_far_below_the_top_end_its_look() {
+        let mut c = Controller::new(Config::new(2));
+        let d = run(&mut c, &cpu, 12);
+        assert_eq!(d.iter().filter(|d| d.k == 1).count(), 2, "{d:?}");
+        assert_eq!((c.is_settled(), c.k()), (true, 2));
+        let mut c = Controller::new(Config::new(2));
+        let mut measured_at_one = 0;
+        for x1 in [3_000.0, 7_000.0, 7_000.0, 7_000.0] {
+            while c.k() == 2 && !c.is_settled() {
+                c.step(&Sample::throughput(2, 10_000.0, T));
+            }
+            if c.k() != 1 {
+                break;
+            }
+            measured_at_one += 1;
+            c.step(&Sample::throughput(1, x1, T));
+        }
+        assert_eq!(measured_at_one, 3);
     }
 
     /// A cold scan whose first sample caught the pool before its threads contended (the lock
