@@ -654,6 +654,27 @@ impl Controller {
                 return self.decide(next, Reason::Scan);
             }
         }
+        // A `k` with fewer samples than the scan's repeats that is no clear loser is measured
+        // until it has them, largest first: a rescan seeded at the top starts below it, and of
+        // the top it then has only the sample that fired the rescan, a dip when the shift was
+        // the host's noise. Chosen against that dip, `k = 1` won tsp's rescans (its rate
+        // swings; `k = 1` is only 0.77 × `k = 2` there) and held for up to 0.6 s each: 7-28 %
+        // of the run at `k = 1` in four runs, 3-4 % before the settled samples were 25 ms.
+        // A top that is a clear loser (the lock phase's) is not measured again.
+        if self.cfg.scan_repeats > 1 {
+            let short = points
+                .iter()
+                .map(|p| p.0)
+                .filter(|&k| {
+                    let n = points.iter().filter(|p| p.0 == k).count();
+                    u32::try_from(n).unwrap_or(u32::MAX) < self.cfg.scan_repeats && !loses(k)
+                })
+                .max();
+            if let Some(k) = short {
+                self.phase = Phase::Scan { points, seeds };
+                return self.decide(k, Reason::Scan);
+            }
+        }
         // Does k matter at all? When the points cannot say (no significant difference
         // between the k's), the two that decide the question, the smallest k and the best,
         // are measured again until each has 3 samples (`flat.rs`): their spread is the
@@ -1371,11 +1392,13 @@ mod tests {
 
     /// Settled on a shared host whose run-queue fraction swings by ±0.4 from interval to
     /// interval while the throughput holds: the swings are learned as the fraction's noise
-    /// (kept across rescans: it is the host's), and after the first burst, which comes before
-    /// anything is learned, they start no rescan. The fixed rule (0.25 away for 3 intervals
-    /// in a row) started 7 in these 2 000 intervals (at 15, 64, 141, 231, 431, 771 and
-    /// 1 422: the quiet after each rescan that came back doubled the gaps). A real change of
-    /// the load, later, still starts one.
+    /// (kept across rescans: it is the host's), and once the first few dozen intervals have
+    /// taught it they start no rescan (here one at the second interval, before anything is
+    /// learned, and one at the 23rd since a rescan that measures each `k` fully moved the
+    /// sequence by two intervals). The fixed rule (0.25 away for 3 intervals in a row)
+    /// started 7 in these 2 000 intervals (at 15, 64, 141, 231, 431, 771 and 1 422: the quiet
+    /// after each rescan that came back doubled the gaps). A real change of the load, later,
+    /// still starts one.
     #[test]
     fn run_queue_swings_of_a_shared_host_start_no_rescan() {
         let mut c = Controller::new(Config::new(2));
@@ -1393,7 +1416,7 @@ mod tests {
         }
         eprintln!("load-shift rescans at intervals {shifts:?}");
         assert!(
-            shifts.len() <= 1 && shifts.iter().all(|&i| i < 100),
+            shifts.len() <= 2 && shifts.iter().all(|&i| i < 100),
             "load-shift rescans on swings alone at {shifts:?}"
         );
         assert_eq!(c.k(), k);
@@ -1487,6 +1510,35 @@ mod tests {
         assert_eq!(d[0].k, 1, "{d:?}");
         assert!(d[1..].iter().all(|d| d.k == 1), "{d:?}");
         assert_eq!((c.is_settled(), c.k()), (true, 1));
+    }
+
+    /// tsp on 2 threads: `k = 1` runs at 0.77 × `k = 2`, and the rate dips now and then. A
+    /// dip at the settled `k = 2` fires a rescan seeded with the dip; the scan looks below
+    /// first, and `k = 1`'s three samples beat the dip. The top, no clear loser, is measured
+    /// again until it has three samples too, and wins; chosen against the dip alone, `k = 1`
+    /// was settled on (a dip this deep leaves the challenge nothing a trend could explain).
+    #[test]
+    fn a_top_seen_only_in_the_dip_that_fired_the_rescan_is_measured_again() {
+        let tsp = |k: usize| if k == 1 { 7_700.0 } else { 10_000.0 };
+        let mut c = Controller::new(Config::new(2));
+        run(&mut c, &tsp, 12);
+        assert_eq!((c.is_settled(), c.k()), (true, 2));
+        let mut d = Vec::new();
+        while d
+            .last()
+            .is_none_or(|d: &Decision| d.reason != Reason::ThroughputShift)
+        {
+            assert!(d.len() < 8, "the dip fired no rescan: {d:?}");
+            d.push(c.step(&Sample::throughput(2, 6_000.0, T)));
+        }
+        let d = run(&mut c, &tsp, 12);
+        let fresh_tops = d
+            .iter()
+            .take_while(|d| d.reason == Reason::Scan || d.reason == Reason::Fit)
+            .filter(|d| d.k == 2)
+            .count();
+        assert!(fresh_tops >= 2, "{d:?}");
+        assert_eq!((c.is_settled(), c.k()), (true, 2), "{d:?}");
     }
 
     /// A larger `k` whose loss no trend of the candidate's own samples explains is not
