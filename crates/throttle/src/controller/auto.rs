@@ -45,8 +45,9 @@ const SCAN_DIVISOR: u32 = 4;
 /// at the default 50 ms. A change of the work is seen when the settled CUSUM fires, which
 /// takes three samples at the largest step (`Controller::step`, settled), and the samples'
 /// length is most of the time a phase of new work runs at the old `k`: with 50 ms samples the
-/// phases workload's cpu phase found at `k = 1` put `k = 2` in force after 92-376 ms, median
-/// 316 (`throttle adapt --workloads phases --reps 5`); with 25 ms after 64-80 ms. The noise
+/// phases workload's cpu phase found at `k = 1` put `k = 2` in force after 261-302 and 33-362
+/// ms in two runs of `throttle adapt --workloads phases,jobs,steady --reps 5`, with 25 ms after
+/// 72-129 and 54-155 ms (alternated; controller/README.md, "Settled samples"). The noise
 /// of the shorter samples is learned like any other (the CUSUM's threshold is in units of
 /// it), and the quiet after fruitless rescans is a time (`QUIET_BASE`), not a count. An idle
 /// pool keeps the whole interval: nothing to see sooner, and half the wake-ups.
