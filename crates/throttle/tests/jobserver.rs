@@ -313,6 +313,17 @@ fn sigint_child() {
     let Ok(auth) = std::env::var("THROTTLE_SIGINT_CHILD") else {
         return;
     };
+    // A program started as a background job by a non-interactive shell (`cmd &` in a script,
+    // as some CI launchers do) inherits SIGINT ignored, and the hooks rightly leave an ignored
+    // signal alone: the child then never died, and the test waited for it forever (seen when
+    // the whole suite ran that way). This child stands for a program whose SIGINT and SIGTERM
+    // do what they do by default, so it says so first.
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: signal(2) with SIG_DFL, before any other thread of this process exists.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+    }
     let js = Jobserver::from_auth(&auth).unwrap();
     // The hooks are opt-in (issue 18).
     let pool = Pool::builder()
@@ -353,7 +364,20 @@ fn sigint_and_sigterm_give_fifo_tokens_back_when_the_hooks_are_asked_for() {
         unsafe {
             libc::kill(child.id() as i32, sig);
         }
-        let status = child.wait().unwrap();
+        // Bounded: a child that does not die of the signal is killed and the test fails with
+        // what it saw, instead of hanging the suite.
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                child.kill().unwrap();
+                let status = child.wait().unwrap();
+                panic!("the child survived signal {sig} for 20 s (then killed: {status:?})");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
         assert_eq!(status.signal(), Some(sig), "died of the signal: {status:?}");
         assert_eq!(
             server.tokens_in_pool().unwrap(),
