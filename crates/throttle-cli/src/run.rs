@@ -314,7 +314,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 }
                 if let Some(h) = hold.as_mut() {
                     if let Some(change) = h.update(b.command_backed(), b.backed_until()) {
-                        eprintln!("{}", change.line(program, h.last_at()));
+                        eprintln!("{}", change.line(program, h.last_at(), h.newly_stopped()));
                     }
                 }
             }

@@ -410,6 +410,27 @@ impl Host {
         })
     }
 
+    /// Whether task `t` of this host is a job started in the race right after the host
+    /// resumed (docs/cluster-budget.md, Guarantees: "after a whole host resumes"): its task
+    /// began after the test resumed the host, a look of `throttle run` within
+    /// `OUTSIDE_CONT_RACE_NS` of that resume stopped its job (its pid is among the look's
+    /// `[stopped …]` pids), and it began before that hold ended. Such a job may begin before
+    /// the look reaches it, and then waits, stopped, for a slot like the command; the
+    /// invariant leaves it out and counts it (`check_invariant`). A job of the race that the
+    /// look did not stop is counted like any other.
+    fn raced_and_stopped(&self, t: &Task, now: u64) -> bool {
+        let Some(job) = t.job_pid else { return false };
+        let holds = held_intervals(self, now);
+        stop_lines(self).iter().any(|(s, pids)| {
+            pids.contains(&job)
+                && self
+                    .resumed_at
+                    .iter()
+                    .any(|&c| t.begin >= c && *s >= c && *s < c + OUTSIDE_CONT_RACE_NS)
+                && holds.iter().any(|&(a, b)| a <= *s && *s < b && t.begin < b)
+        })
+    }
+
     fn signal_group(&self, sig: libc::c_int) {
         // SAFETY: kill(2) of our own child's process group (it leads it: `process_group(0)`);
         // no memory effects.
@@ -467,8 +488,9 @@ fn all_tasks(log: &Path, hosts: &[&Host]) -> Vec<Task> {
 
 /// The invariant: at no instant more than `n` tasks, counting every task except those that
 /// were running on a host when it was SIGSTOPped (a frozen holder's running tasks may finish
-/// after its lease expired; only NEW tasks after the thaw must wait for slots). A task with no
-/// end ran until its host was killed, or until `now`. Returns (peak, tasks counted, tasks
+/// after its lease expired; only NEW tasks after the thaw must wait for slots) and the jobs of
+/// the resume race that `throttle run`'s look stopped (`Host::raced_and_stopped`). A task with
+/// no end ran until its host was killed, or until `now`. Returns (peak, tasks counted, tasks
 /// excluded); panics with the tasks at the peak if it exceeds `n`.
 fn check_invariant(
     tasks: &[Task],
@@ -479,8 +501,11 @@ fn check_invariant(
 ) -> (usize, usize, usize) {
     let host_of = |name: &str| hosts.iter().find(|h| h.name == name);
     let open_until = |t: &Task| host_of(&t.host).and_then(|h| h.killed_at).unwrap_or(now);
-    let excluded =
-        |t: &Task| host_of(&t.host).is_some_and(|h| h.running_at_freeze(t, open_until(t)));
+    let excluded = |t: &Task| {
+        host_of(&t.host).is_some_and(|h| {
+            h.running_at_freeze(t, open_until(t)) || h.raced_and_stopped(t, open_until(t))
+        })
+    };
     let counted: Vec<&Task> = tasks.iter().filter(|t| !excluded(t)).collect();
     let (peak, at) = etcd::max_concurrency(&counted, &open_until);
     if peak > n {
@@ -521,11 +546,6 @@ fn check_invariant(
 /// S.N]` to `… continued (SIGCONT) … [CLOCK_MONOTONIC S.N]`); one still open ends at the
 /// host's kill or at `now`.
 fn held_intervals(h: &Host, now: u64) -> Vec<(u64, u64)> {
-    let stamp = |l: &str| -> Option<u64> {
-        let v = l.rsplit_once("[CLOCK_MONOTONIC ")?.1.strip_suffix(']')?;
-        let (s, n) = v.split_once('.')?;
-        Some(s.parse::<u64>().ok()? * 1_000_000_000 + n.parse::<u64>().ok()?)
-    };
     let mut out = Vec::new();
     let mut open = None;
     for l in h.stderr_text().lines() {
@@ -533,9 +553,9 @@ fn held_intervals(h: &Host, now: u64) -> Vec<(u64, u64)> {
             continue;
         }
         if l.contains(" stopped (SIGSTOP)") {
-            open = open.or(stamp(l));
+            open = open.or(line_stamp(l));
         } else if l.contains(" continued (SIGCONT)") {
-            if let (Some(from), Some(to)) = (open.take(), stamp(l)) {
+            if let (Some(from), Some(to)) = (open.take(), line_stamp(l)) {
                 out.push((from, to));
             }
         }
@@ -544,6 +564,39 @@ fn held_intervals(h: &Host, now: u64) -> Vec<(u64, u64)> {
         out.push((from, h.killed_at.unwrap_or(now)));
     }
     out
+}
+
+/// The stop lines of `throttle run` on `h`'s stderr (`… stopped (SIGSTOP)…` and `… stopped
+/// again…`): each one's stamp (CLOCK_MONOTONIC ns, when the command was stopped) and the pids
+/// of the command's tree that that look stopped (`[stopped PID …]`).
+fn stop_lines(h: &Host) -> Vec<(u64, Vec<i32>)> {
+    let mut out = Vec::new();
+    for l in h.stderr_text().lines() {
+        if !l.starts_with("throttle run: ")
+            || !(l.contains(" stopped (SIGSTOP)") || l.contains("stopped again"))
+        {
+            continue;
+        }
+        let Some(at) = line_stamp(l) else { continue };
+        let pids = l
+            .split_once(" [stopped ")
+            .and_then(|(_, r)| r.split_once(']'))
+            .map(|(p, _)| {
+                p.split_whitespace()
+                    .filter_map(|v| v.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push((at, pids));
+    }
+    out
+}
+
+/// The ` [CLOCK_MONOTONIC S.N]` stamp that ends a line of `throttle run`, in ns.
+fn line_stamp(l: &str) -> Option<u64> {
+    let v = l.rsplit_once("[CLOCK_MONOTONIC ")?.1.strip_suffix(']')?;
+    let (s, n) = v.split_once('.')?;
+    Some(s.parse::<u64>().ok()? * 1_000_000_000 + n.parse::<u64>().ok()?)
 }
 
 /// How long after the test continues a host (its thaw, a SIGCONT to the host's process group)
@@ -923,10 +976,136 @@ fn a_frozen_holder_starts_nothing_on_lost_slots_after_it_thaws() {
         .iter()
         .filter(|t| t.host == "frozen" && t.begin > t_thaw)
         .count();
+    let raced = tasks
+        .iter()
+        .filter(|t| t.host == "frozen" && a.raced_and_stopped(t, mono_ns()))
+        .count();
     eprintln!(
-        "cluster_budget: SIGSTOP {} s > TTL {} s: at most {peak} tasks at once over {counted} tasks ({excluded} excluded: running on the frozen host when it stopped); the frozen host ran {after} new tasks after the thaw",
+        "cluster_budget: SIGSTOP {} s > TTL {} s: at most {peak} tasks at once over {counted} tasks ({excluded} excluded: {raced} of a job started in the resume race and stopped by throttle run's look, the others running on the frozen host when it stopped); the frozen host ran {after} new tasks after the thaw",
         TTL_S + 2,
         TTL_S
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The resume race, made wide: a holder frozen past its trust window is resumed process by
+/// process, its make and make's jobs first and `throttle run` only once make has started a new
+/// job (a task of the host begins), as happens for a few milliseconds when a whole host resumes
+/// and make is scheduled before `throttle run`. The look `throttle run` makes when it runs must
+/// stop make and every job started meanwhile (their pids in its `[stopped …]` line) and keep
+/// them stopped until a slot is granted; the invariant then holds with those jobs left out as
+/// the resume race (`Host::raced_and_stopped`), and without that rule it would not (the race
+/// did happen: more than 3 tasks began and ran at once).
+#[test]
+fn jobs_started_in_the_resume_race_are_stopped_at_the_first_look() {
+    let c = cluster!("race");
+    let dir = scratch("race");
+    let url = c.url("race");
+    let log = dir.join("tasks.log");
+    // Long tasks: a job started in the race still runs when `throttle run` looks.
+    let mk = makefile(&dir, "frozen", &log, 12, 1500, 0);
+    let mut a = spawn_host(&dir, Some(&url), 3, "frozen", &mk);
+    assert!(
+        wait_for(Duration::from_secs(30), || etcd::read_tasks(&log, "?")
+            .len()
+            >= 3),
+        "the first host started nothing:\n{}",
+        a.stderr_text()
+    );
+    let mut others: Vec<Host> = ["busy1", "busy2"]
+        .iter()
+        .map(|h| {
+            let mk = makefile(&dir, h, &log, 40, 200, 0);
+            spawn_host(&dir, Some(&url), 3, h, &mk)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    a.stop_group();
+    let ts = *a.stopped_at.last().unwrap();
+    std::thread::sleep(Duration::from_secs(TTL_S + 2));
+    // Everything of the host but `throttle run` resumes (its running jobs' sleeps have long
+    // ended: they exit, and make starts the next ones on their slots).
+    a.resumed_at.push(mono_ns());
+    for pid in etcd::tree(a.pid()) {
+        if pid != a.pid() {
+            // SAFETY: kill(2) of a process of this test's own host tree; no memory effects.
+            unsafe { libc::kill(pid, libc::SIGCONT) };
+        }
+    }
+    a.events
+        .push((mono_ns(), "SIGCONT to all but throttle run"));
+    let began = wait_for(Duration::from_secs(10), || {
+        first_begin(&log, "frozen", ts).is_some()
+    });
+    // SAFETY: as above, `throttle run` itself.
+    unsafe { libc::kill(a.pid(), libc::SIGCONT) };
+    a.frozen = false;
+    a.events.push((mono_ns(), "SIGCONT to throttle run"));
+    assert!(
+        began,
+        "make started no job within 10 s of its resume:\n{}",
+        a.stderr_text()
+    );
+    for h in others.iter_mut().chain(std::iter::once(&mut a)) {
+        let s = h.wait(Duration::from_secs(120));
+        assert!(s.success(), "{}: {s}\n{}", h.name, h.stderr_text());
+    }
+    let tasks = etcd::read_tasks(&log, "?");
+    assert_eq!(tasks.len(), 12 + 80, "every recipe ran once");
+    let now = mono_ns();
+    let raced: Vec<&Task> = tasks
+        .iter()
+        .filter(|t| t.host == "frozen" && t.begin > ts)
+        .filter(|t| a.raced_and_stopped(t, now))
+        .collect();
+    let first_stop = stop_lines(&a).first().cloned();
+    assert!(
+        !raced.is_empty(),
+        "no job of the race was stopped by the first look (stop lines {:?}); tasks of the host after the freeze: {:?}\n{}",
+        stop_lines(&a),
+        tasks
+            .iter()
+            .filter(|t| t.host == "frozen" && t.begin > ts)
+            .map(|t| (t.id.clone(), t.begin, t.job_pid))
+            .collect::<Vec<_>>(),
+        a.stderr_text()
+    );
+    // Held: each ended only after the hold that stopped it ended (1.5 s tasks whose sleep ran
+    // out while stopped end at once when continued).
+    let holds = held_intervals(&a, now);
+    for t in &raced {
+        let hold = holds.iter().find(|&&(_, to)| t.begin < to);
+        assert!(
+            hold.is_some_and(|&(_, to)| t.end.is_some_and(|e| e >= to)),
+            "task {} of the race ended at {:?}, before its hold {hold:?} ended",
+            t.id,
+            t.end
+        );
+    }
+    let refs = [&a, &others[0], &others[1]];
+    // Without the rule for the race (only the tasks running at the freeze left out), more
+    // than 3 ran at once: the race happened.
+    let unruled_set: Vec<&Task> = tasks
+        .iter()
+        .filter(|t| {
+            !refs
+                .iter()
+                .any(|h| h.name == t.host && h.running_at_freeze(t, now))
+        })
+        .collect();
+    let (unruled, _) = etcd::max_concurrency(&unruled_set, &|_| now);
+    let (peak, counted, excluded) = check_invariant(&tasks, &refs, 3, now, "resume race");
+    eprintln!(
+        "cluster_budget: resume race: {} job(s) of the frozen host began after make resumed and before throttle run's first look ({}), which stopped them; at most {peak} tasks at once over {counted} tasks ({excluded} excluded), {unruled} at once counting them",
+        raced.len(),
+        first_stop.map_or("no stop line".to_string(), |(at, pids)| format!(
+            "{:+.1} ms after the resume, pids {pids:?}",
+            (at as f64 - *a.resumed_at.last().unwrap() as f64) / 1e6
+        )),
+    );
+    assert!(
+        unruled > 3,
+        "the race did not happen: at most {unruled} tasks at once counting every task"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

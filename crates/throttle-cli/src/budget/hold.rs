@@ -94,10 +94,11 @@ pub enum Change {
 
 impl Change {
     /// The line `throttle run` prints on stderr for this change of the hold on `program`, the
-    /// signal having been sent at `at_ns` (CLOCK_MONOTONIC). With `THROTTLE_JOBSERVER=debug`
-    /// the line ends with ` [CLOCK_MONOTONIC S.NNNNNNNNN]`, which tests compare with their task
-    /// logs.
-    pub fn line(self, program: &str, at_ns: u64) -> String {
+    /// signal having been sent at `at_ns` (CLOCK_MONOTONIC), `pids` the processes of the tree
+    /// that this change stopped. With `THROTTLE_JOBSERVER=debug` the line ends with
+    /// ` [stopped PID PID …]` (when it stopped any) and ` [CLOCK_MONOTONIC S.NNNNNNNNN]`,
+    /// which tests compare with their task logs.
+    pub fn line(self, program: &str, at_ns: u64, pids: &[i32]) -> String {
         let jobs = |n: usize| match n {
             0 => String::new(),
             1 => ", and 1 process it started after its slot ended".to_string(),
@@ -118,8 +119,14 @@ impl Change {
         };
         let debug = std::env::var(throttle::JOBSERVER_ENV).is_ok_and(|v| v.trim() == "debug");
         let stamp = if debug {
+            let stopped: String = pids.iter().map(|p| format!(" {p}")).collect();
             format!(
-                " [CLOCK_MONOTONIC {}.{:09}]",
+                "{} [CLOCK_MONOTONIC {}.{:09}]",
+                if stopped.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [stopped{stopped}]")
+                },
                 at_ns / 1_000_000_000,
                 at_ns % 1_000_000_000
             )
@@ -321,6 +328,8 @@ pub struct Hold {
     /// Processes of the tree stopped with the command: (pid, start time), so that a pid reused
     /// meanwhile is never continued.
     jobs: Vec<(i32, u64)>,
+    /// The processes of the tree the last change stopped (not the command itself).
+    newly_stopped: Vec<i32>,
     /// The last pid handed out at the last look while the command was backed.
     mark: Option<i32>,
     /// When the last signal was sent (CLOCK_MONOTONIC ns).
@@ -360,6 +369,7 @@ impl Hold {
             pid: pid as i32,
             held: false,
             jobs: Vec::new(),
+            newly_stopped: Vec::new(),
             mark: last_pid(),
             last_at: 0,
             wake_r,
@@ -456,6 +466,7 @@ impl Hold {
     /// on the way back to user space), so its child shows up only after the scan that stopped
     /// it.
     fn stop_jobs(&mut self, since: Option<Instant>) -> usize {
+        self.newly_stopped.clear();
         let Some(since) = since else { return 0 };
         let from = boot_ticks(since);
         let mut new = 0;
@@ -470,6 +481,7 @@ impl Hold {
                 kill(pid, libc::SIGSTOP);
                 if !self.jobs.iter().any(|&(p, _)| p == pid) {
                     self.jobs.push((pid, start));
+                    self.newly_stopped.push(pid);
                     found += 1;
                 }
             }
@@ -485,6 +497,7 @@ impl Hold {
 
     fn release(&mut self) {
         self.held = false;
+        self.newly_stopped.clear();
         HELD.store(false, Ordering::Relaxed);
         // The hold ends before the first SIGCONT, not after the last: a job continued here may
         // log its begin before make is continued (the randomized fault run once saw a begin
@@ -507,6 +520,12 @@ impl Hold {
     /// When the signal of the last change was sent (CLOCK_MONOTONIC ns), for [`Change::line`].
     pub fn last_at(&self) -> u64 {
         self.last_at
+    }
+
+    /// The processes of the command's tree that the last stop found and stopped (empty after a
+    /// continue), for [`Change::line`].
+    pub fn newly_stopped(&self) -> &[i32] {
+        &self.newly_stopped
     }
 }
 
