@@ -49,8 +49,11 @@ const SCAN_DIVISOR: u32 = 4;
 /// ms in two runs of `throttle adapt --workloads phases,jobs,steady --reps 5`, with 25 ms after
 /// 72-129 and 54-155 ms (alternated; controller/README.md, "Settled samples"). The noise
 /// of the shorter samples is learned like any other (the CUSUM's threshold is in units of
-/// it), and the quiet after fruitless rescans is a time (`QUIET_BASE`), not a count. An idle
-/// pool keeps the whole interval: nothing to see sooner, and half the wake-ups.
+/// it), the quiet after fruitless rescans is a time (`QUIET_BASE`), not a count, and a sample
+/// moves the CUSUM by half a step unless it shows a clear change (`Config::cusum_period`): a
+/// moderate shift, which on this host is mostly its own speed stepping, starts a rescan no
+/// sooner than with 50 ms samples. An idle pool keeps the whole interval: nothing to see
+/// sooner, and half the wake-ups.
 const SETTLED_DIVISOR: u32 = 2;
 
 /// The sampling period for the controller's phase: a [`SETTLED_DIVISOR`]th of `interval` when
@@ -443,7 +446,11 @@ fn drive(
     born: Instant,
     set_limit: &SetLimit,
 ) {
-    let mut ctl = Controller::new(Config::new(registry.threads()));
+    let mut cfg = Config::new(registry.threads());
+    // Settled samples are shorter than the interval while work runs: their CUSUM steps weigh
+    // their length, except clear changes (`Config::cusum_period`).
+    cfg.cusum_period = Some(interval);
+    let mut ctl = Controller::new(cfg);
     // Cold start: the scan begins at the top (capped by the budget, if any).
     set_limit(ctl.k());
     let mut runq = RunQueue::default();

@@ -24,7 +24,9 @@
 //!    `k` it left (the shift was the host's noise) buys quiet: for 1 s, then twice as long
 //!    after each further such rescan, up to 32 s, a shift must pass twice the threshold to
 //!    start a rescan (a burst like the last one passes, a lasting change does not); finding
-//!    another `k` ends it. Load shifts start none during the quiet.
+//!    another `k` ends it. Load shifts start none during the quiet. A sample shorter than
+//!    the pool's interval moves the throughput CUSUM by its length, unless it shows a clear
+//!    change ([`Config::cusum_period`]).
 //!
 //! # Examples
 //! ```
@@ -254,6 +256,19 @@ pub struct Config {
     /// noise); 3 for a pool of at most 3 threads, whose two or three points cannot be fitted
     /// and so must be averaged one by one (the median of 3 also drops one outlier).
     pub scan_repeats: u32,
+    /// Settled: the sample length the CUSUM's step is made for. A shorter sample moves the
+    /// CUSUM in proportion to its length, unless it is a clear change (below
+    /// [`Config::scan_stop`] of the baseline, or as far above it): a moderate shift then takes
+    /// as long to start a rescan as it did with samples of this length, and only a clear change
+    /// is seen sooner. `None` (the default; simulators and tests): every sample a full step.
+    /// The auto-mode thread sets the pool's interval, and samples half of it while work runs
+    /// (`auto.rs`, `SETTLED_DIVISOR`): the shorter samples were for the phases workload's
+    /// changes of the work (2 to 10 × in throughput), and with full steps they also made the
+    /// host's own speed steps (±15–30 % for hundreds of ms) start twice as many rescans (the
+    /// newcomer's `map_reduce` loop: changes of `k` in 3 s 2 2 2 2 2 4 6 8 before, 2 4 4 4 6 8
+    /// 8 10 after). With this weight, at most 2 in 11 of 16 runs against 2 of 16 without
+    /// (controller/README.md, "Settled samples").
+    pub cusum_period: Option<Duration>,
 }
 
 impl Config {
@@ -273,6 +288,7 @@ impl Config {
             idle_utilisation: 0.05,
             idle_best_after: 5,
             scan_repeats: if max_k <= 3 { 3 } else { 1 },
+            cusum_period: None,
         }
     }
 }
@@ -908,9 +924,19 @@ impl Controller {
         // Each interval adds at most 0.6·h − drift = 0.4·h (with the default drift of h/5):
         // no one or two outliers, however large, start a rescan; a real step of any size does
         // within three intervals, a small one (a few noise widths) within a handful.
+        //
+        // A sample shorter than `cusum_period` weighs its length (`Config::cusum_period`),
+        // unless it is a clear change.
         let step = dev.clamp(-0.6 * h, 0.6 * h);
-        st.up = (st.up + step - drift).max(0.0);
-        st.down = (st.down - step - drift).max(0.0);
+        let clear = x < self.cfg.scan_stop * st.baseline || x * self.cfg.scan_stop > st.baseline;
+        let weight = match self.cfg.cusum_period {
+            Some(p) if !clear && !p.is_zero() => {
+                (s.interval.as_secs_f64() / p.as_secs_f64()).clamp(0.0, 1.0)
+            }
+            _ => 1.0,
+        };
+        st.up = (st.up + weight * (step - drift)).max(0.0);
+        st.down = (st.down - weight * (step + drift)).max(0.0);
         if st.recent.len() == RESCAN_SEEDS {
             st.recent.remove(0);
         }
@@ -1298,6 +1324,50 @@ mod tests {
                 }
             );
         }
+    }
+
+    /// With `cusum_period` twice the sample length, a moderate shift (−25 % on a curve learned
+    /// at ±3 %) moves the CUSUM half a step per sample and starts its rescan after twice as
+    /// many samples as with full steps; a clear drop (to 40 %) still starts one after three.
+    #[test]
+    fn a_short_sample_moves_the_cusum_by_its_length_unless_the_change_is_clear() {
+        // Samples until a rescan, after settling on a linear curve with ±3 % of alternating
+        // noise, when every sample from then on is `factor` of the curve.
+        let until_rescan = |period: Option<Duration>, factor: f64| {
+            let mut cfg = Config::new(8);
+            cfg.cusum_period = period;
+            let mut c = Controller::new(cfg);
+            let mut n = 0u32;
+            let mut wobble = |k: usize| {
+                n += 1;
+                100.0 * k as f64 * if n % 2 == 0 { 1.03 } else { 0.97 }
+            };
+            for _ in 0..40 {
+                let k = c.k();
+                c.step(&Sample::throughput(k, wobble(k), T));
+            }
+            assert!(c.is_settled());
+            let k = c.k();
+            (1..=40)
+                .find(|_| {
+                    c.step(&Sample::throughput(k, factor * 100.0 * k as f64, T))
+                        .reason
+                        == Reason::ThroughputShift
+                })
+                .expect("the shift starts a rescan")
+        };
+        let full = until_rescan(None, 0.75);
+        let halved = until_rescan(Some(2 * T), 0.75);
+        assert!(
+            halved >= 2 * full - 1,
+            "a moderate shift with half-length samples: {halved} samples, against {full} at full length"
+        );
+        assert_eq!(until_rescan(None, 0.4), 3);
+        assert_eq!(
+            until_rescan(Some(2 * T), 0.4),
+            3,
+            "a clear drop is not slowed"
+        );
     }
 
     #[test]
