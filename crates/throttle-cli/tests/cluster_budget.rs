@@ -417,18 +417,30 @@ impl Host {
     /// `[stopped …]` pids), and it began before that hold ended. Such a job may begin before
     /// the look reaches it, and then waits, stopped, for a slot like the command; the
     /// invariant leaves it out and counts it (`check_invariant`). A job of the race that the
-    /// look did not stop is counted like any other.
-    fn raced_and_stopped(&self, t: &Task, now: u64) -> bool {
+    /// look did not stop is counted like any other. `stops` is [`Host::stops`], read once
+    /// for all of the host's tasks.
+    fn raced_and_stopped(&self, t: &Task, stops: &Stops) -> bool {
         let Some(job) = t.job_pid else { return false };
-        let holds = held_intervals(self, now);
-        stop_lines(self).iter().any(|(s, pids)| {
+        stops.lines.iter().any(|(s, pids)| {
             pids.contains(&job)
                 && self
                     .resumed_at
                     .iter()
                     .any(|&c| t.begin >= c && *s >= c && *s < c + OUTSIDE_CONT_RACE_NS)
-                && holds.iter().any(|&(a, b)| a <= *s && *s < b && t.begin < b)
+                && stops
+                    .holds
+                    .iter()
+                    .any(|&(a, b)| a <= *s && *s < b && t.begin < b)
         })
+    }
+
+    /// What `throttle run` said about holding this host's command, from its stderr: the
+    /// hold intervals (an open one ends at the host's kill or at `now`) and the stop lines.
+    fn stops(&self, now: u64) -> Stops {
+        Stops {
+            holds: held_intervals(self, now),
+            lines: stop_lines(self),
+        }
     }
 
     fn signal_group(&self, sig: libc::c_int) {
@@ -501,9 +513,14 @@ fn check_invariant(
 ) -> (usize, usize, usize) {
     let host_of = |name: &str| hosts.iter().find(|h| h.name == name);
     let open_until = |t: &Task| host_of(&t.host).and_then(|h| h.killed_at).unwrap_or(now);
+    let stops: Vec<Stops> = hosts
+        .iter()
+        .map(|h| h.stops(h.killed_at.unwrap_or(now)))
+        .collect();
     let excluded = |t: &Task| {
-        host_of(&t.host).is_some_and(|h| {
-            h.running_at_freeze(t, open_until(t)) || h.raced_and_stopped(t, open_until(t))
+        hosts.iter().zip(&stops).any(|(h, st)| {
+            h.name == t.host
+                && (h.running_at_freeze(t, open_until(t)) || h.raced_and_stopped(t, st))
         })
     };
     let counted: Vec<&Task> = tasks.iter().filter(|t| !excluded(t)).collect();
@@ -564,6 +581,12 @@ fn held_intervals(h: &Host, now: u64) -> Vec<(u64, u64)> {
         out.push((from, h.killed_at.unwrap_or(now)));
     }
     out
+}
+
+/// A host's hold intervals and stop lines (`Host::stops`).
+struct Stops {
+    holds: Vec<(u64, u64)>,
+    lines: Vec<(u64, Vec<i32>)>,
 }
 
 /// The stop lines of `throttle run` on `h`'s stderr (`… stopped (SIGSTOP)…` and `… stopped
@@ -690,6 +713,41 @@ fn check_hold(tasks: &[Task], hosts: &[&Host], now: u64, what: &str) -> HoldChec
         );
     }
     out
+}
+
+/// The frozen-holder setup: host "frozen" (`frozen` = its make's tasks and their length, ms)
+/// takes the budget's 3 slots, hosts "busy1" and "busy2" (`busy` tasks of 200 ms each) queue
+/// behind it, and after `settle_ms` the frozen host's whole process group is stopped for TTL +
+/// 2 s, so that its lease expires and the others take its slots. Returns the three hosts and
+/// when the stop was sent (CLOCK_MONOTONIC ns); the frozen host is still stopped.
+fn freeze_a_holder(
+    dir: &Path,
+    url: &str,
+    log: &Path,
+    frozen: (usize, u64),
+    busy: usize,
+    settle_ms: u64,
+) -> (Host, Vec<Host>, u64) {
+    let mk = makefile(dir, "frozen", log, frozen.0, frozen.1, 0);
+    let mut a = spawn_host(dir, Some(url), 3, "frozen", &mk);
+    assert!(
+        wait_for(Duration::from_secs(30), || etcd::read_tasks(log, "?").len()
+            >= 3),
+        "the first host started nothing:\n{}",
+        a.stderr_text()
+    );
+    let others: Vec<Host> = ["busy1", "busy2"]
+        .iter()
+        .map(|h| {
+            let mk = makefile(dir, h, log, busy, 200, 0);
+            spawn_host(dir, Some(url), 3, h, &mk)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(settle_ms));
+    a.stop_group();
+    let ts = *a.stopped_at.last().unwrap();
+    std::thread::sleep(Duration::from_secs(TTL_S + 2));
+    (a, others, ts)
 }
 
 /// Waits until `pred` holds, at most `limit`; false on timeout.
@@ -908,26 +966,7 @@ fn a_frozen_holder_starts_nothing_on_lost_slots_after_it_thaws() {
     let dir = scratch("freeze");
     let url = c.url("freeze");
     let log = dir.join("tasks.log");
-    let mk = makefile(&dir, "frozen", &log, 30, 200, 0);
-    let mut a = spawn_host(&dir, Some(&url), 3, "frozen", &mk);
-    assert!(
-        wait_for(Duration::from_secs(30), || etcd::read_tasks(&log, "?")
-            .len()
-            >= 3),
-        "the first host started nothing:\n{}",
-        a.stderr_text()
-    );
-    let mut others: Vec<Host> = ["busy1", "busy2"]
-        .iter()
-        .map(|h| {
-            let mk = makefile(&dir, h, &log, 30, 200, 0);
-            spawn_host(&dir, Some(&url), 3, h, &mk)
-        })
-        .collect();
-    std::thread::sleep(Duration::from_millis(700));
-    a.stop_group();
-    let ts = *a.stopped_at.last().unwrap();
-    std::thread::sleep(Duration::from_secs(TTL_S + 2));
+    let (mut a, mut others, ts) = freeze_a_holder(&dir, &url, &log, (30, 200), 30, 700);
     let took_over = etcd::read_tasks(&log, "?")
         .iter()
         .any(|t| t.host != "frozen" && t.begin > ts + TTL_S * 1_000_000_000);
@@ -976,9 +1015,10 @@ fn a_frozen_holder_starts_nothing_on_lost_slots_after_it_thaws() {
         .iter()
         .filter(|t| t.host == "frozen" && t.begin > t_thaw)
         .count();
+    let a_stops = a.stops(mono_ns());
     let raced = tasks
         .iter()
-        .filter(|t| t.host == "frozen" && a.raced_and_stopped(t, mono_ns()))
+        .filter(|t| t.host == "frozen" && a.raced_and_stopped(t, &a_stops))
         .count();
     eprintln!(
         "cluster_budget: SIGSTOP {} s > TTL {} s: at most {peak} tasks at once over {counted} tasks ({excluded} excluded: {raced} of a job started in the resume race and stopped by throttle run's look, the others running on the frozen host when it stopped); the frozen host ran {after} new tasks after the thaw",
@@ -1003,26 +1043,7 @@ fn jobs_started_in_the_resume_race_are_stopped_at_the_first_look() {
     let url = c.url("race");
     let log = dir.join("tasks.log");
     // Long tasks: a job started in the race still runs when `throttle run` looks.
-    let mk = makefile(&dir, "frozen", &log, 12, 1500, 0);
-    let mut a = spawn_host(&dir, Some(&url), 3, "frozen", &mk);
-    assert!(
-        wait_for(Duration::from_secs(30), || etcd::read_tasks(&log, "?")
-            .len()
-            >= 3),
-        "the first host started nothing:\n{}",
-        a.stderr_text()
-    );
-    let mut others: Vec<Host> = ["busy1", "busy2"]
-        .iter()
-        .map(|h| {
-            let mk = makefile(&dir, h, &log, 40, 200, 0);
-            spawn_host(&dir, Some(&url), 3, h, &mk)
-        })
-        .collect();
-    std::thread::sleep(Duration::from_millis(300));
-    a.stop_group();
-    let ts = *a.stopped_at.last().unwrap();
-    std::thread::sleep(Duration::from_secs(TTL_S + 2));
+    let (mut a, mut others, ts) = freeze_a_holder(&dir, &url, &log, (12, 1500), 40, 300);
     // Everything of the host but `throttle run` resumes (its running jobs' sleeps have long
     // ended: they exit, and make starts the next ones on their slots).
     a.resumed_at.push(mono_ns());
@@ -1053,10 +1074,11 @@ fn jobs_started_in_the_resume_race_are_stopped_at_the_first_look() {
     let tasks = etcd::read_tasks(&log, "?");
     assert_eq!(tasks.len(), 12 + 80, "every recipe ran once");
     let now = mono_ns();
+    let stops = a.stops(now);
     let raced: Vec<&Task> = tasks
         .iter()
         .filter(|t| t.host == "frozen" && t.begin > ts)
-        .filter(|t| a.raced_and_stopped(t, now))
+        .filter(|t| a.raced_and_stopped(t, &stops))
         .collect();
     let first_stop = stop_lines(&a).first().cloned();
     assert!(
