@@ -42,6 +42,11 @@ struct Args {
     #[arg(long = "bench", value_name = "NAME", num_args = 1.., value_parser = PossibleValuesParser::new(benches::selectable_names()))]
     benches: Vec<String>,
 
+    /// Instead of timing: count the instructions of one fork (fib, tree_sum; every system on
+    /// one thread) under valgrind's callgrind, which counts exactly. Needs valgrind on PATH.
+    #[arg(long, conflicts_with_all = ["benches", "json", "reps"])]
+    instructions: bool,
+
     /// Repetitions per case [default: 7, or 3 with --quick].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     reps: Option<u32>,
@@ -52,7 +57,21 @@ fn main() -> ExitCode {
     if let Some(code) = benches::jobserver::child_main() {
         return code;
     }
+    // `--instructions` re-runs this binary under callgrind, once per system.
+    if let Some(code) = benches::instructions::child_main() {
+        return code;
+    }
     let args = Args::parse();
+    if args.instructions {
+        return match benches::instructions::run(args.quick) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(err) => {
+                eprintln!("error: {err:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     // Fail before a long run, not after it, when the JSON file cannot be written.
     if let Some(path) = &args.json {
         if let Err(err) = std::fs::File::create(path) {

@@ -21,7 +21,7 @@ pub(super) fn fib_throttle(n: u32) -> u64 {
     a + b
 }
 
-fn fib_throttle_cx(cx: &throttle::Context, n: u32) -> u64 {
+pub(super) fn fib_throttle_cx(cx: &throttle::Context, n: u32) -> u64 {
     if n < 2 {
         return u64::from(n);
     }
@@ -32,7 +32,7 @@ fn fib_throttle_cx(cx: &throttle::Context, n: u32) -> u64 {
     a + b
 }
 
-fn fib_rayon(n: u32) -> u64 {
+pub(super) fn fib_rayon(n: u32) -> u64 {
     if n < 2 {
         return u64::from(n);
     }
@@ -40,7 +40,7 @@ fn fib_rayon(n: u32) -> u64 {
     a + b
 }
 
-fn fib_chili(n: u32, s: &mut chili::Scope<'_>) -> u64 {
+pub(super) fn fib_chili(n: u32, s: &mut chili::Scope<'_>) -> u64 {
     if n < 2 {
         return u64::from(n);
     }

@@ -9,6 +9,7 @@ mod floor;
 mod for_range;
 mod frames;
 mod idle_cpu;
+pub mod instructions;
 mod iter;
 pub mod jobserver;
 mod limit_response;

@@ -22,7 +22,7 @@ pub(super) fn sum_throttle(node: &Node) -> u64 {
     node.value + l + r
 }
 
-fn sum_throttle_cx(cx: &throttle::Context, node: &Node) -> u64 {
+pub(super) fn sum_throttle_cx(cx: &throttle::Context, node: &Node) -> u64 {
     let (l, r) = cx.join(
         |cx| node.left.as_deref().map_or(0, |n| sum_throttle_cx(cx, n)),
         |cx| node.right.as_deref().map_or(0, |n| sum_throttle_cx(cx, n)),
@@ -39,7 +39,7 @@ pub(super) fn sum_rayon(node: &Node) -> u64 {
     node.value + l + r
 }
 
-fn sum_chili(node: &Node, s: &mut chili::Scope<'_>) -> u64 {
+pub(super) fn sum_chili(node: &Node, s: &mut chili::Scope<'_>) -> u64 {
     let (l, r) = s.join(
         |s| node.left.as_deref().map_or(0, |n| sum_chili(n, s)),
         |s| node.right.as_deref().map_or(0, |n| sum_chili(n, s)),

@@ -1,0 +1,327 @@
+//! `--instructions`: what one fork costs, in instructions, on one thread.
+//!
+//! Wall time on a shared 2-CPU VM moves by ±20–40 % between runs and with the binary's layout,
+//! which hides the 5–10 % steps in which a fork path gets cheaper. Instructions do not move:
+//! callgrind counts them exactly. This mode re-runs the binary under
+//! `valgrind --tool=callgrind` once per workload and system (the child side is
+//! [`child_main`]), counts only the instructions executed inside the workload's root call
+//! (`--toggle-collect` on a root function per system, so pool start-up, sleeping workers and
+//! chili's heartbeat thread are left out), and divides by the number of joins. `serial` is the
+//! same recursion without a join, so a system's figure minus `serial`'s is what its fork adds.
+//!
+//! Instructions are not time (on this host throttle's fork takes about 1.5 × the floor's
+//! instructions and 1.6–2 × its time), but they are the one measure of the fork path that is
+//! the same on every run. Every system runs on a pool of one thread, where nothing is stolen,
+//! so each join takes the owner's fast path. chili's count is the exception: its heartbeat is a
+//! timer, which fires about 50 × more often per join under callgrind's slowdown, so its figure
+//! is an upper bound (49 instructions per join at fib(22), 55 at fib(18)).
+
+use std::process::{Command, ExitCode};
+
+use anyhow::{bail, Context, Result};
+use throttle_workloads::fib::fib_serial;
+use throttle_workloads::tree::{sum_serial, Node};
+
+use super::fib::{fib_chili, fib_rayon, fib_throttle, fib_throttle_cx};
+use super::floor::{fib_floor, sum_floor, Floor};
+use super::peers;
+use super::tree_sum::{sum_chili, sum_rayon, sum_throttle, sum_throttle_cx, FLOOR};
+use crate::harness::check;
+
+/// Set (to `WORKLOAD SYSTEM SIZE`) when this binary runs as the counted child.
+const CHILD_ENV: &str = "THROTTLE_BENCH_INSTRUCTIONS_CHILD";
+
+/// The systems, in the table's order; `serial` first (the work without a fork).
+const SYSTEMS: [&str; 6] = ["serial", FLOOR, "throttle", "throttle cx", "chili", "rayon"];
+
+/// `fib(n)` and the tree's depth: 28 656 and 32 767 joins, a few seconds under callgrind.
+const FIB_N: u32 = 22;
+const TREE_DEPTH: u32 = 15;
+/// Under `--quick`: 4 180 and 4 095 joins.
+const QUICK_FIB_N: u32 = 18;
+const QUICK_TREE_DEPTH: u32 = 12;
+
+/// Builds `system`'s pool (not counted) and runs `fib(n)` through its counted entry point.
+fn root_fib(system: &str, n: u32) -> Result<u64> {
+    Ok(match system {
+        "serial" => counted_fib_serial(n),
+        FLOOR => counted_fib_floor(&Floor::new(), n),
+        "throttle" => {
+            let pool = peers::throttle_pool(1)?;
+            pool.install(|| counted_fib_throttle(n))
+        }
+        "throttle cx" => {
+            let pool = peers::throttle_pool(1)?;
+            pool.install_cx(|cx| counted_fib_throttle_cx(cx, n))
+        }
+        "chili" => {
+            let pool = peers::chili_pool(1)?;
+            counted_fib_chili(&mut pool.scope(), n)
+        }
+        "rayon" => {
+            let pool = peers::rayon_pool(1)?;
+            pool.install(|| counted_fib_rayon(n))
+        }
+        other => bail!("unknown system {other}"),
+    })
+}
+
+/// As [`root_fib`], for the tree.
+fn root_tree(system: &str, tree: &Node) -> Result<u64> {
+    Ok(match system {
+        "serial" => counted_sum_serial(tree),
+        FLOOR => counted_sum_floor(&Floor::new(), tree),
+        "throttle" => {
+            let pool = peers::throttle_pool(1)?;
+            pool.install(|| counted_sum_throttle(tree))
+        }
+        "throttle cx" => {
+            let pool = peers::throttle_pool(1)?;
+            pool.install_cx(|cx| counted_sum_throttle_cx(cx, tree))
+        }
+        "chili" => {
+            let pool = peers::chili_pool(1)?;
+            counted_sum_chili(&mut pool.scope(), tree)
+        }
+        "rayon" => {
+            let pool = peers::rayon_pool(1)?;
+            pool.install(|| counted_sum_rayon(tree))
+        }
+        other => bail!("unknown system {other}"),
+    })
+}
+
+// One counted entry point per system and workload, never inlined and not recursive (callgrind
+// toggles collection on each entry and exit of a toggled function, so a recursive one would
+// switch it off again one level down): the pool is built outside it, the work runs inside it,
+// on whichever thread runs it.
+macro_rules! counted {
+    ($($name:ident($($arg:ident: $ty:ty),*) => $body:expr;)*) => {
+        $(
+            #[inline(never)]
+            fn $name($($arg: $ty),*) -> u64 {
+                // Through `black_box`, so the call below is a call, not a tail jump that
+                // would leave this frame (and callgrind's toggle) before the work runs.
+                std::hint::black_box($body)
+            }
+        )*
+    };
+}
+
+counted! {
+    counted_fib_serial(n: u32) => fib_serial(n);
+    counted_fib_floor(f: &Floor, n: u32) => fib_floor(f, n);
+    counted_fib_throttle(n: u32) => fib_throttle(n);
+    counted_fib_throttle_cx(cx: &throttle::Context, n: u32) => fib_throttle_cx(cx, n);
+    counted_fib_chili(s: &mut chili::Scope<'_>, n: u32) => fib_chili(n, s);
+    counted_fib_rayon(n: u32) => fib_rayon(n);
+    counted_sum_serial(tree: &Node) => sum_serial(tree);
+    counted_sum_floor(f: &Floor, tree: &Node) => sum_floor(f, tree);
+    counted_sum_throttle(tree: &Node) => sum_throttle(tree);
+    counted_sum_throttle_cx(cx: &throttle::Context, tree: &Node) => sum_throttle_cx(cx, tree);
+    counted_sum_chili(s: &mut chili::Scope<'_>, tree: &Node) => sum_chili(tree, s);
+    counted_sum_rayon(tree: &Node) => sum_rayon(tree);
+}
+
+/// The function whose instructions count for `system` (callgrind's `--toggle-collect`
+/// pattern: its counted entry point).
+fn toggles(workload: &str, system: &str) -> &'static [&'static str] {
+    match (workload, system) {
+        ("fib", "serial") => &["*counted_fib_serial*"],
+        ("fib", FLOOR) => &["*counted_fib_floor*"],
+        ("fib", "throttle") => &["*counted_fib_throttle"],
+        ("fib", "throttle cx") => &["*counted_fib_throttle_cx*"],
+        ("fib", "chili") => &["*counted_fib_chili*"],
+        ("fib", "rayon") => &["*counted_fib_rayon*"],
+        (_, "serial") => &["*counted_sum_serial*"],
+        (_, FLOOR) => &["*counted_sum_floor*"],
+        (_, "throttle") => &["*counted_sum_throttle"],
+        (_, "throttle cx") => &["*counted_sum_throttle_cx*"],
+        (_, "chili") => &["*counted_sum_chili*"],
+        _ => &["*counted_sum_rayon*"],
+    }
+}
+
+/// Runs the counted child if this process is one: the workload once, its answer checked.
+pub fn child_main() -> Option<ExitCode> {
+    let spec = std::env::var(CHILD_ENV).ok()?;
+    Some(match child(&spec) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: instruction-count child: {e:#}");
+            ExitCode::FAILURE
+        }
+    })
+}
+
+fn child(spec: &str) -> Result<()> {
+    let mut words = spec.rsplitn(3, ' ');
+    let size: u32 = words.next().context("size")?.parse().context("size")?;
+    let workload = words.next().context("workload")?;
+    let system = words.next().context("system")?;
+    match workload {
+        "fib" => {
+            let got = root_fib(system, size)?;
+            check(system, got, fib_serial(size))
+        }
+        "tree_sum" => {
+            let tree = Node::tree(size);
+            let got = root_tree(system, &tree)?;
+            check(system, got, Node::expected_sum(size))
+        }
+        other => bail!("unknown workload {other}"),
+    }
+}
+
+/// Joins in `fib(n)` (one per call with `n ≥ 2`) and in a tree of `depth` levels (one per node).
+fn joins(workload: &str, size: u32) -> u64 {
+    match workload {
+        "fib" => fib_serial(size + 1) - 1,
+        _ => (1u64 << size) - 1,
+    }
+}
+
+/// Counts `system`'s instructions on `workload` under callgrind.
+fn count(exe: &std::path::Path, workload: &str, system: &str, size: u32) -> Result<u64> {
+    let mut cmd = Command::new("valgrind");
+    cmd.arg("--tool=callgrind")
+        .arg("--callgrind-out-file=/dev/null")
+        .arg("--collect-atstart=no");
+    for t in toggles(workload, system) {
+        cmd.arg(format!("--toggle-collect={t}"));
+    }
+    let out = cmd
+        .arg(exe)
+        .env(CHILD_ENV, format!("{system} {workload} {size}"))
+        .output()
+        .context("running valgrind")?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        bail!("valgrind on {system} {workload} failed: {}", stderr.trim());
+    }
+    let collected = stderr
+        .lines()
+        .find_map(|l| {
+            l.split_once("Collected :")
+                .map(|(_, n)| n.trim().to_string())
+        })
+        .with_context(|| format!("no count in callgrind's output: {}", stderr.trim()))?;
+    let n: u64 = collected.parse().context("callgrind's count")?;
+    if n == 0 {
+        bail!("callgrind counted nothing for {system} {workload} (a toggle pattern that matches no function)");
+    }
+    Ok(n)
+}
+
+/// One row of the table.
+struct Row {
+    system: &'static str,
+    per_join: f64,
+}
+
+/// Runs the mode: prints, per workload, instructions per join of each system, what its fork
+/// adds to serial's, and the ratios to the floor and to chili. `Ok(false)` when valgrind is
+/// missing (said on one line; nothing else is measured).
+pub fn run(quick: bool) -> Result<bool> {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        println!(
+            "instructions: valgrind not found on PATH; install it (Debian: apt-get install valgrind) to count instructions"
+        );
+        return Ok(false);
+    }
+    let exe = std::env::current_exe().context("finding this binary")?;
+    let (n, depth) = if quick {
+        (QUICK_FIB_N, QUICK_TREE_DEPTH)
+    } else {
+        (FIB_N, TREE_DEPTH)
+    };
+    for (workload, size, what) in [
+        ("fib", n, format!("fib({n})")),
+        ("tree_sum", depth, format!("tree_sum, depth {depth}")),
+    ] {
+        let joins = joins(workload, size);
+        let mut rows = Vec::new();
+        for system in SYSTEMS {
+            let total = count(&exe, workload, system, size)?;
+            rows.push(Row {
+                system,
+                per_join: total as f64 / joins as f64,
+            });
+        }
+        print!("{}", render(&what, joins, &rows));
+    }
+    Ok(true)
+}
+
+fn render(what: &str, joins: u64, rows: &[Row]) -> String {
+    use std::fmt::Write as _;
+    let of = |name: &str| rows.iter().find(|r| r.system == name).map(|r| r.per_join);
+    let serial = of("serial").unwrap_or(0.0);
+    let floor = of(FLOOR);
+    let chili = of("chili");
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "== instructions — {what}, {joins} joins, 1 thread, callgrind"
+    );
+    let _ = writeln!(
+        out,
+        "{:<28} {:>12} {:>14} {:>10} {:>10}",
+        "system", "per join", "fork adds", "÷ floor", "÷ chili"
+    );
+    for r in rows {
+        let ratio =
+            |base: Option<f64>| base.map_or("-".into(), |b| format!("{:.2}", r.per_join / b));
+        let _ = writeln!(
+            out,
+            "{:<28} {:>12.1} {:>14} {:>10} {:>10}",
+            r.system,
+            r.per_join,
+            if r.system == "serial" {
+                "-".to_string()
+            } else {
+                format!("{:.1}", r.per_join - serial)
+            },
+            ratio(floor),
+            ratio(chili)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "note: exact and the same on every run, but for chili: its heartbeat is a timer, and \
+         callgrind's slowdown (about 50 ×) makes it fire about 50 × more often per join than \
+         natively, so chili's figure is an upper bound of its native one"
+    );
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_counts_match_the_recursions() {
+        // fib(n) joins once per call with n ≥ 2.
+        fn calls(n: u32) -> u64 {
+            if n < 2 {
+                0
+            } else {
+                1 + calls(n - 1) + calls(n - 2)
+            }
+        }
+        for n in [2, 5, 18, 22] {
+            assert_eq!(joins("fib", n), calls(n), "fib({n})");
+        }
+        assert_eq!(joins("tree_sum", 3), 7);
+    }
+
+    #[test]
+    fn every_system_has_a_toggle_for_both_workloads() {
+        for w in ["fib", "tree_sum"] {
+            for s in SYSTEMS {
+                assert!(!toggles(w, s).is_empty(), "{w} {s}");
+            }
+        }
+    }
+}
