@@ -218,9 +218,11 @@ pub(crate) fn with_default<R>(f: impl FnOnce(&Pool) -> R) -> R {
 /// Runs `f`, the serial way of a call of `pool`, on the calling thread with `pool` as its
 /// default pool ([`with_default`]). It takes no run slot: a thread outside the pool's work
 /// calls in through the free functions, which enter `pool` as any caller does.
+#[inline]
 pub(crate) fn serial_in<R>(pool: &Pool, f: impl FnOnce() -> R) -> R {
     struct Restore(*const Pool);
     impl Drop for Restore {
+        #[inline]
         fn drop(&mut self) {
             SERIAL_POOL.with(|c| c.set(self.0));
         }

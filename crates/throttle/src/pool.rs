@@ -634,23 +634,47 @@ impl Pool {
     {
         if self.auto.is_on_fast() {
             let len = range.len();
-            return self.remembered(len, move |way| match way {
-                // On the calling thread alone, but still belonging to this pool. The body
-                // through a closure of our own, not `&f`: core's `FnMut for &F` does not
-                // inline into the loop (`iter/inline_call.rs`), which cost a call per index
-                // (a call of 16 one-spin jobs ran 164 instructions this way, 98 as a plain
-                // loop; callgrind).
-                Way::Serial => crate::global::serial_in(self, || {
-                    range.for_each(crate::iter::inline_call::inlined(&f))
-                }),
-                Way::Parallel => {
-                    let block = auto_block(len, self.threads());
-                    self.in_pool(|p| for_range_in(p, range, block, &f))
-                }
+            let site = std::panic::Location::caller();
+            let (way, timed) = self.sites.choose(site, len);
+            // The common call of a short loop in auto mode, serial and untimed, runs here;
+            // the timing and the parallel way are out of line. When the three were one
+            // closure passed down, moving its captures cost about 55 more instructions per
+            // call of 16 one-spin jobs (callgrind: 401 against 347, the plain loop 148).
+            if way == Way::Serial && !timed {
+                return self.for_range_serial(range, &f);
+            }
+            return self.remembered_way(site, len, way, timed, |way| match way {
+                Way::Serial => self.for_range_serial(range, &f),
+                Way::Parallel => self.for_range_parallel(range, &f),
             });
         }
+        self.for_range_parallel(range, &f)
+    }
+
+    /// The serial way of [`Pool::for_range`]: on the calling thread alone, but still
+    /// belonging to this pool (`global::serial_in`). The body through a closure of our own,
+    /// not `&f`: core's `FnMut for &F` does not inline into the loop
+    /// (`iter/inline_call.rs`), which cost a call per index (a call of 16 one-spin jobs ran
+    /// 164 instructions this way, 98 as a plain loop; callgrind).
+    #[inline(always)]
+    fn for_range_serial<F>(&self, range: Range<usize>, f: &F)
+    where
+        F: Fn(usize) + Sync + Send,
+    {
+        crate::global::serial_in(self, || {
+            range.for_each(crate::iter::inline_call::inlined(f))
+        })
+    }
+
+    /// The parallel way of [`Pool::for_range`], out of line: the serial path above stays
+    /// small enough to inline into its caller.
+    #[inline(never)]
+    fn for_range_parallel<F>(&self, range: Range<usize>, f: &F)
+    where
+        F: Fn(usize) + Sync + Send,
+    {
         let block = auto_block(range.len(), self.threads());
-        self.in_pool(|p| for_range_in(p, range, block, &f))
+        self.in_pool(|p| for_range_in(p, range, block, f))
     }
 
     /// Like [`for_range`](Pool::for_range), but splits eagerly into pieces of at most `grain`
@@ -696,20 +720,44 @@ impl Pool {
         M: Fn(usize) -> T + Sync + Send,
         RD: Fn(T, T) -> T + Sync + Send,
     {
+        let serial = |range: Range<usize>| {
+            crate::global::serial_in(self, || {
+                range.fold(identity(), |acc, i| reduce(acc, map(i)))
+            })
+        };
         if self.auto.is_on_fast() {
             let len = range.len();
-            return self.remembered(len, move |way| match way {
-                Way::Serial => crate::global::serial_in(self, || {
-                    range.fold(identity(), |acc, i| reduce(acc, map(i)))
-                }),
-                Way::Parallel => {
-                    let block = auto_block(len, self.threads());
-                    self.in_pool(|p| map_reduce_in(p, range, block, &identity, &map, &reduce))
-                }
+            let site = std::panic::Location::caller();
+            let (way, timed) = self.sites.choose(site, len);
+            // As in `for_range`: the serial, untimed call inline, the rest out of line.
+            if way == Way::Serial && !timed {
+                return serial(range);
+            }
+            return self.remembered_way(site, len, way, timed, |way| match way {
+                Way::Serial => serial(range),
+                Way::Parallel => self.map_reduce_parallel(range, &identity, &map, &reduce),
             });
         }
+        self.map_reduce_parallel(range, &identity, &map, &reduce)
+    }
+
+    /// The parallel way of [`Pool::map_reduce`], out of line (see `for_range_parallel`).
+    #[inline(never)]
+    fn map_reduce_parallel<T, ID, M, RD>(
+        &self,
+        range: Range<usize>,
+        identity: &ID,
+        map: &M,
+        reduce: &RD,
+    ) -> T
+    where
+        T: Send,
+        ID: Fn() -> T + Sync + Send,
+        M: Fn(usize) -> T + Sync + Send,
+        RD: Fn(T, T) -> T + Sync + Send,
+    {
         let block = auto_block(range.len(), self.threads());
-        self.in_pool(|p| map_reduce_in(p, range, block, &identity, &map, &reduce))
+        self.in_pool(|p| map_reduce_in(p, range, block, identity, map, reduce))
     }
 
     /// Sets the live concurrency limit `k`: at most `k` threads hold a *run slot* of this pool,
@@ -957,13 +1005,10 @@ impl Pool {
     /// records what it cost. A serial run is plain code on the calling thread (no run slot,
     /// no set-up) that still belongs to this pool (`global::serial_in`):
     /// `current_num_threads()` inside it is this pool's, and a `join` in it forks here.
-    #[track_caller]
-    fn remembered<R>(&self, len: usize, run: impl FnOnce(Way) -> R) -> R {
-        self.remembered_at(std::panic::Location::caller(), len, run)
-    }
-
-    /// [`remembered`](Pool::remembered) for a call site taken by the caller (the parallel
-    /// iterators' consumers, `iter/plumbing/engine.rs`).
+    ///
+    /// `site` is the call site, taken by the caller (`#[track_caller]` from the user's line:
+    /// `for_range`, `map_reduce`, the parallel iterators' consumers in
+    /// `iter/plumbing/engine.rs`).
     pub(crate) fn remembered_at<R>(
         &self,
         site: &'static std::panic::Location<'static>,
@@ -971,6 +1016,21 @@ impl Pool {
         run: impl FnOnce(Way) -> R,
     ) -> R {
         let (way, timed) = self.sites.choose(site, len);
+        self.remembered_way(site, len, way, timed, run)
+    }
+
+    /// [`remembered_at`](Pool::remembered_at) once the site's memory has chosen `way`, and
+    /// whether to time it: runs it, and records what it cost if timed. Out of line: the
+    /// callers keep a serial, untimed call inline and come here for the rest.
+    #[inline(never)]
+    fn remembered_way<R>(
+        &self,
+        site: &'static std::panic::Location<'static>,
+        len: usize,
+        way: Way,
+        timed: bool,
+        run: impl FnOnce(Way) -> R,
+    ) -> R {
         if !timed {
             return run(way);
         }

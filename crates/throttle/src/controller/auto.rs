@@ -189,7 +189,9 @@ impl AutoSlot {
         lock(&self.running).is_some()
     }
 
-    /// Like `is_on`, without the lock (may lag a concurrent switch by a call).
+    /// Like `is_on`, without the lock (may lag a concurrent switch by a call). Inline: the
+    /// data-parallel calls of a user's crate ask it on every call.
+    #[inline]
     pub(crate) fn is_on_fast(&self) -> bool {
         self.on.load(std::sync::atomic::Ordering::Relaxed)
     }
