@@ -114,6 +114,12 @@ mod imp {
             }
         }
 
+        /// True if the owner's light fence is a real fence (`barrier::light_is_fence`).
+        #[inline(always)]
+        pub(crate) fn is_fenced(&self) -> bool {
+            self.fenced
+        }
+
         /// The light side of the asymmetric fence (`barrier::light`), for the owner's paths.
         #[inline(always)]
         pub(crate) fn light(&self) {
@@ -149,13 +155,23 @@ mod imp {
             Ok(b)
         }
 
+        /// [`Worker::take_back_with`] with the deque's own fence mode, for the loom models.
+        #[cfg(all(test, loom))]
+        pub(crate) fn take_back(&self, at: isize) -> bool {
+            self.take_back_with(at, self.fenced)
+        }
+
         /// Takes back the item this owner pushed at position `at` (see [`Worker::push`]): true
         /// if it was still there. A fork's owner uses it after the first half returned, when
         /// every fork pushed after it was popped or stolen, so the item is the newest one, or
         /// gone: stolen, or popped by the owner itself in a wait inside the first half (then
         /// `bottom` is `at` already; only the owner writes `bottom`). No read of the slot.
+        ///
+        /// `fenced` must be this deque's [`Worker::is_fenced`]: the caller, which knows it,
+        /// passes a constant, and the light fence's check folds away.
         #[inline(always)]
-        pub(crate) fn take_back(&self, at: isize) -> bool {
+        pub(crate) fn take_back_with(&self, at: isize, fenced: bool) -> bool {
+            debug_assert_eq!(fenced, self.fenced);
             let d = &*self.inner;
             if d.bottom.load(Ordering::Relaxed) != at + 1 {
                 // Gone: popped by the owner itself (`bottom == at`), or stolen, and a take-back
@@ -165,7 +181,7 @@ mod imp {
             }
             d.bottom.store(at, Ordering::Relaxed);
             // The light side of the asymmetric fence, as in `pop` (see there).
-            self.light();
+            barrier::light_with(fenced);
             let t = d.top.load(Ordering::Relaxed);
             if t < at {
                 return true;

@@ -167,8 +167,11 @@ const MAX_HELP: u32 = 4096;
 /// Where [`Participant::push_fork`] put a fork, for [`Participant::take_fork`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Pushed {
-    /// On the thread's deque, at this position.
+    /// On the thread's deque, at this position (its owner side pays no fence).
     Deque(isize),
+    /// On the thread's deque, at this position, whose owner side fences (`barrier.rs`: no
+    /// expedited membarrier on this system; always under loom and Miri).
+    FencedDeque(isize),
     /// In the injector (a thread without a deque).
     Injector,
 }
@@ -583,18 +586,12 @@ impl Participant {
     pub(crate) unsafe fn push_fork(&self, job: JobRef) -> Option<Pushed> {
         let registry = self.registry();
         let pushed = match &self.deque {
-            Some(d) => {
-                let Ok(at) = d.push(job) else {
-                    // Full: a thousand of this thread's forks wait stealable already.
-                    return None;
-                };
-                d.light();
-                let s = registry.sleep.load();
-                if s.0 != self.quiet.get() || self.has_fork_waiters() {
-                    self.look_after_push(s);
-                }
-                Pushed::Deque(at)
-            }
+            // One byte says both that there is a deque and that its owner side pays no
+            // fence (the deque's `fenced` flag holds `Option`'s niche): one compare for the
+            // usual case. The fenced case (no expedited membarrier here; loom and Miri) runs
+            // the same code with the fence.
+            Some(d) if !d.is_fenced() => Pushed::Deque(self.push_on_deque(d, job, false)?),
+            Some(d) => Pushed::FencedDeque(self.push_on_deque(d, job, true)?),
             None => {
                 // No deque (every lent one is taken): the injector, tagged with the fork we
                 // run, if any, so that its owner can find its descendants.
@@ -614,6 +611,22 @@ impl Participant {
         };
         self.forks.set(self.forks.get().wrapping_add(1));
         Some(pushed)
+    }
+
+    /// [`Participant::push_fork`] on this participant's deque `d`, whose `fenced` flag the
+    /// caller passes as a constant. `None` if the deque is full.
+    #[inline(always)]
+    fn push_on_deque(&self, d: &Worker, job: JobRef, fenced: bool) -> Option<isize> {
+        let Ok(at) = d.push(job) else {
+            // Full: a thousand of this thread's forks wait stealable already.
+            return None;
+        };
+        crate::barrier::light_with(fenced);
+        let s = self.registry().sleep.load();
+        if s.0 != self.quiet.get() || self.has_fork_waiters() {
+            self.look_after_push(s);
+        }
+        Some(at)
     }
 
     /// True if a thread sleeps waiting for a fork this thread runs (one relaxed load of a line
@@ -671,13 +684,17 @@ impl Participant {
     /// this one, while it waited for something else) took it: its latch tells when it is done.
     #[inline(always)]
     pub(crate) fn take_fork(&self, pushed: Pushed, job: JobRef) -> bool {
+        // The fork is the newest item if it is still in the deque: every fork pushed after it
+        // was popped or stolen before `a` returned.
         let taken = match pushed {
-            // The fork is the newest item if it is still in the deque: every fork pushed after
-            // it was popped or stolen before `a` returned.
             Pushed::Deque(at) => {
                 // SAFETY: `push_fork` pushes on the deque only if there is one, and a
                 // participant's deque never goes away while it forks.
-                unsafe { self.deque.as_ref().unwrap_unchecked() }.take_back(at)
+                unsafe { self.deque.as_ref().unwrap_unchecked() }.take_back_with(at, false)
+            }
+            Pushed::FencedDeque(at) => {
+                // SAFETY: as above.
+                unsafe { self.deque.as_ref().unwrap_unchecked() }.take_back_with(at, true)
             }
             Pushed::Injector => self.registry().take_back(&self.registry().injector, job),
         };
