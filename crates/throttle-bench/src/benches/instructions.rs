@@ -13,8 +13,8 @@
 //! instructions and 1.6–2 × its time), but they are the one measure of the fork path that is
 //! the same on every run. Every system runs on a pool of one thread, where nothing is stolen,
 //! so each join takes the owner's fast path. chili's count is the exception: its heartbeat is a
-//! timer, which fires about 50 × more often per join under callgrind's slowdown, so its figure
-//! is an upper bound (49 instructions per join at fib(22), 55 at fib(18)).
+//! timer, which fires far more often per join under callgrind's slowdown than natively, so its
+//! figure is an upper bound (49 instructions per join at fib(22), 55 at fib(18)).
 
 use std::process::{Command, ExitCode};
 
@@ -28,7 +28,8 @@ use super::peers;
 use super::tree_sum::{sum_chili, sum_rayon, sum_throttle, sum_throttle_cx, FLOOR};
 use crate::harness::check;
 
-/// Set (to `WORKLOAD SYSTEM SIZE`) when this binary runs as the counted child.
+/// Set (to `SYSTEM WORKLOAD SIZE`; a system's name may hold a space) when this binary runs as
+/// the counted child.
 const CHILD_ENV: &str = "THROTTLE_BENCH_INSTRUCTIONS_CHILD";
 
 /// The systems, in the table's order; `serial` first (the work without a fork).
@@ -289,8 +290,8 @@ fn render(what: &str, joins: u64, rows: &[Row]) -> String {
     let _ = writeln!(
         out,
         "note: exact and the same on every run, but for chili: its heartbeat is a timer, and \
-         callgrind's slowdown (about 50 ×) makes it fire about 50 × more often per join than \
-         natively, so chili's figure is an upper bound of its native one"
+         callgrind's slowdown makes it fire far more often per join than natively, so chili's \
+         figure is an upper bound of its native one"
     );
     out.push('\n');
     out
