@@ -632,49 +632,37 @@ impl Pool {
     where
         F: Fn(usize) + Sync + Send,
     {
+        let serial = |range: Range<usize>| {
+            // On the calling thread alone, but still belonging to this pool
+            // (`global::serial_in`). The body through a closure of our own, not `&f`: core's
+            // `FnMut for &F` does not inline into the loop (`iter/inline_call.rs`), which cost
+            // a call per index (a call of 16 one-spin jobs ran 164 instructions this way, 98
+            // as a plain loop; callgrind).
+            crate::global::serial_in(self, || {
+                range.for_each(crate::iter::inline_call::inlined(&f))
+            })
+        };
+        let parallel = |range: Range<usize>| {
+            let block = auto_block(range.len(), self.threads());
+            self.in_pool(|p| for_range_in(p, range, block, &f))
+        };
         if self.auto.is_on_fast() {
             let len = range.len();
             let site = std::panic::Location::caller();
             let (way, timed) = self.sites.choose(site, len);
-            // The common call of a short loop in auto mode, serial and untimed, runs here;
-            // the timing and the parallel way are out of line. When the three were one
-            // closure passed down, moving its captures cost about 55 more instructions per
-            // call of 16 one-spin jobs (callgrind: 401 against 347, the plain loop 148).
+            // The common call of a short loop in auto mode, serial and untimed, runs here,
+            // the rest in `remembered_way` (out of line). When all of it was one closure
+            // passed down, moving its captures cost about 60 more instructions per call
+            // (`examples/auto_call_cost.rs`: 407.7 against about 345, the plain loop 148.8).
             if way == Way::Serial && !timed {
-                return self.for_range_serial(range, &f);
+                return serial(range);
             }
             return self.remembered_way(site, len, way, timed, |way| match way {
-                Way::Serial => self.for_range_serial(range, &f),
-                Way::Parallel => self.for_range_parallel(range, &f),
+                Way::Serial => serial(range),
+                Way::Parallel => parallel(range),
             });
         }
-        self.for_range_parallel(range, &f)
-    }
-
-    /// The serial way of [`Pool::for_range`]: on the calling thread alone, but still
-    /// belonging to this pool (`global::serial_in`). The body through a closure of our own,
-    /// not `&f`: core's `FnMut for &F` does not inline into the loop
-    /// (`iter/inline_call.rs`), which cost a call per index (a call of 16 one-spin jobs ran
-    /// 164 instructions this way, 98 as a plain loop; callgrind).
-    #[inline(always)]
-    fn for_range_serial<F>(&self, range: Range<usize>, f: &F)
-    where
-        F: Fn(usize) + Sync + Send,
-    {
-        crate::global::serial_in(self, || {
-            range.for_each(crate::iter::inline_call::inlined(f))
-        })
-    }
-
-    /// The parallel way of [`Pool::for_range`], out of line: the serial path above stays
-    /// small enough to inline into its caller.
-    #[inline(never)]
-    fn for_range_parallel<F>(&self, range: Range<usize>, f: &F)
-    where
-        F: Fn(usize) + Sync + Send,
-    {
-        let block = auto_block(range.len(), self.threads());
-        self.in_pool(|p| for_range_in(p, range, block, f))
+        parallel(range)
     }
 
     /// Like [`for_range`](Pool::for_range), but splits eagerly into pieces of at most `grain`
@@ -725,39 +713,24 @@ impl Pool {
                 range.fold(identity(), |acc, i| reduce(acc, map(i)))
             })
         };
+        let parallel = |range: Range<usize>| {
+            let block = auto_block(range.len(), self.threads());
+            self.in_pool(|p| map_reduce_in(p, range, block, &identity, &map, &reduce))
+        };
         if self.auto.is_on_fast() {
             let len = range.len();
             let site = std::panic::Location::caller();
             let (way, timed) = self.sites.choose(site, len);
-            // As in `for_range`: the serial, untimed call inline, the rest out of line.
+            // As in `for_range`: the serial, untimed call here, the rest out of line.
             if way == Way::Serial && !timed {
                 return serial(range);
             }
             return self.remembered_way(site, len, way, timed, |way| match way {
                 Way::Serial => serial(range),
-                Way::Parallel => self.map_reduce_parallel(range, &identity, &map, &reduce),
+                Way::Parallel => parallel(range),
             });
         }
-        self.map_reduce_parallel(range, &identity, &map, &reduce)
-    }
-
-    /// The parallel way of [`Pool::map_reduce`], out of line (see `for_range_parallel`).
-    #[inline(never)]
-    fn map_reduce_parallel<T, ID, M, RD>(
-        &self,
-        range: Range<usize>,
-        identity: &ID,
-        map: &M,
-        reduce: &RD,
-    ) -> T
-    where
-        T: Send,
-        ID: Fn() -> T + Sync + Send,
-        M: Fn(usize) -> T + Sync + Send,
-        RD: Fn(T, T) -> T + Sync + Send,
-    {
-        let block = auto_block(range.len(), self.threads());
-        self.in_pool(|p| map_reduce_in(p, range, block, identity, map, reduce))
+        parallel(range)
     }
 
     /// Sets the live concurrency limit `k`: at most `k` threads hold a *run slot* of this pool,

@@ -28,12 +28,20 @@ use super::peers;
 use super::tree_sum::{sum_chili, sum_rayon, sum_throttle, sum_throttle_cx, FLOOR};
 use crate::harness::check;
 
-/// Set (to `SYSTEM WORKLOAD SIZE`; a system's name may hold a space) when this binary runs as
-/// the counted child.
+/// Set (to `NAME WORKLOAD SIZE`, `NAME` the second field of [`SYSTEMS`]) when this binary runs
+/// as the counted child.
 const CHILD_ENV: &str = "THROTTLE_BENCH_INSTRUCTIONS_CHILD";
 
-/// The systems, in the table's order; `serial` first (the work without a fork).
-const SYSTEMS: [&str; 6] = ["serial", FLOOR, "throttle", "throttle cx", "chili", "rayon"];
+/// The systems, in the table's order (`serial` first: the work without a fork), each with the
+/// name its counted entry points end in (`counted_fib_<name>`, `counted_sum_<name>`).
+const SYSTEMS: [(&str, &str); 6] = [
+    ("serial", "serial"),
+    (FLOOR, "floor"),
+    ("throttle", "throttle"),
+    ("throttle cx", "throttle_cx"),
+    ("chili", "chili"),
+    ("rayon", "rayon"),
+];
 
 /// `fib(n)` and the tree's depth: 28 656 and 32 767 joins, a few seconds under callgrind.
 const FIB_N: u32 = 22;
@@ -42,54 +50,63 @@ const TREE_DEPTH: u32 = 15;
 const QUICK_FIB_N: u32 = 18;
 const QUICK_TREE_DEPTH: u32 = 12;
 
-/// Builds `system`'s pool (not counted) and runs `fib(n)` through its counted entry point.
-fn root_fib(system: &str, n: u32) -> Result<u64> {
-    Ok(match system {
-        "serial" => counted_fib_serial(n),
-        FLOOR => counted_fib_floor(&Floor::new(), n),
-        "throttle" => {
-            let pool = peers::throttle_pool(1)?;
-            pool.install(|| counted_fib_throttle(n))
-        }
-        "throttle cx" => {
-            let pool = peers::throttle_pool(1)?;
-            pool.install_cx(|cx| counted_fib_throttle_cx(cx, n))
-        }
-        "chili" => {
-            let pool = peers::chili_pool(1)?;
-            counted_fib_chili(&mut pool.scope(), n)
-        }
-        "rayon" => {
-            let pool = peers::rayon_pool(1)?;
-            pool.install(|| counted_fib_rayon(n))
-        }
-        other => bail!("unknown system {other}"),
-    })
+/// One workload's counted entry points, one per system.
+struct Workload<T> {
+    /// What their names start with after `counted_`.
+    prefix: &'static str,
+    serial: fn(T) -> u64,
+    floor: fn(&Floor, T) -> u64,
+    throttle: fn(T) -> u64,
+    throttle_cx: fn(&throttle::Context, T) -> u64,
+    chili: fn(&mut chili::Scope<'_>, T) -> u64,
+    rayon: fn(T) -> u64,
 }
 
-/// As [`root_fib`], for the tree.
-fn root_tree(system: &str, tree: &Node) -> Result<u64> {
-    Ok(match system {
-        "serial" => counted_sum_serial(tree),
-        FLOOR => counted_sum_floor(&Floor::new(), tree),
-        "throttle" => {
-            let pool = peers::throttle_pool(1)?;
-            pool.install(|| counted_sum_throttle(tree))
-        }
-        "throttle cx" => {
-            let pool = peers::throttle_pool(1)?;
-            pool.install_cx(|cx| counted_sum_throttle_cx(cx, tree))
-        }
-        "chili" => {
-            let pool = peers::chili_pool(1)?;
-            counted_sum_chili(&mut pool.scope(), tree)
-        }
-        "rayon" => {
-            let pool = peers::rayon_pool(1)?;
-            pool.install(|| counted_sum_rayon(tree))
-        }
-        other => bail!("unknown system {other}"),
-    })
+const FIB: Workload<u32> = Workload {
+    prefix: "fib",
+    serial: counted_fib_serial,
+    floor: counted_fib_floor,
+    throttle: counted_fib_throttle,
+    throttle_cx: counted_fib_throttle_cx,
+    chili: counted_fib_chili,
+    rayon: counted_fib_rayon,
+};
+
+/// The tree's entry points, for a tree that lives `'a`.
+fn tree_sum<'a>() -> Workload<&'a Node> {
+    Workload {
+        prefix: "sum",
+        serial: counted_sum_serial,
+        floor: counted_sum_floor,
+        throttle: counted_sum_throttle,
+        throttle_cx: counted_sum_throttle_cx,
+        chili: counted_sum_chili,
+        rayon: counted_sum_rayon,
+    }
+}
+
+impl<T: Copy + Send + Sync> Workload<T> {
+    /// Builds the pool of the system named `name` (not counted: callgrind counts only inside
+    /// the entry point) and runs the workload on `input` through its entry point.
+    fn run(&self, name: &str, input: T) -> Result<u64> {
+        Ok(match name {
+            "serial" => (self.serial)(input),
+            "floor" => (self.floor)(&Floor::new(), input),
+            "throttle" => peers::throttle_pool(1)?.install(|| (self.throttle)(input)),
+            "throttle_cx" => {
+                peers::throttle_pool(1)?.install_cx(|cx| (self.throttle_cx)(cx, input))
+            }
+            "chili" => (self.chili)(&mut peers::chili_pool(1)?.scope(), input),
+            "rayon" => peers::rayon_pool(1)?.install(|| (self.rayon)(input)),
+            other => bail!("unknown system {other}"),
+        })
+    }
+
+    /// callgrind's `--toggle-collect` pattern for the entry point of the system named `name`:
+    /// anchored at both ends, so `throttle`'s does not also match `throttle_cx`'s.
+    fn toggle(&self, name: &str) -> String {
+        format!("*::counted_{}_{name}", self.prefix)
+    }
 }
 
 // One counted entry point per system and workload, never inlined and not recursive (callgrind
@@ -124,25 +141,6 @@ counted! {
     counted_sum_rayon(tree: &Node) => sum_rayon(tree);
 }
 
-/// The function whose instructions count for `system` (callgrind's `--toggle-collect`
-/// pattern: its counted entry point).
-fn toggles(workload: &str, system: &str) -> &'static [&'static str] {
-    match (workload, system) {
-        ("fib", "serial") => &["*counted_fib_serial*"],
-        ("fib", FLOOR) => &["*counted_fib_floor*"],
-        ("fib", "throttle") => &["*counted_fib_throttle"],
-        ("fib", "throttle cx") => &["*counted_fib_throttle_cx*"],
-        ("fib", "chili") => &["*counted_fib_chili*"],
-        ("fib", "rayon") => &["*counted_fib_rayon*"],
-        (_, "serial") => &["*counted_sum_serial*"],
-        (_, FLOOR) => &["*counted_sum_floor*"],
-        (_, "throttle") => &["*counted_sum_throttle"],
-        (_, "throttle cx") => &["*counted_sum_throttle_cx*"],
-        (_, "chili") => &["*counted_sum_chili*"],
-        _ => &["*counted_sum_rayon*"],
-    }
-}
-
 /// Runs the counted child if this process is one: the workload once, its answer checked.
 pub fn child_main() -> Option<ExitCode> {
     let spec = std::env::var(CHILD_ENV).ok()?;
@@ -156,19 +154,18 @@ pub fn child_main() -> Option<ExitCode> {
 }
 
 fn child(spec: &str) -> Result<()> {
-    let mut words = spec.rsplitn(3, ' ');
-    let size: u32 = words.next().context("size")?.parse().context("size")?;
-    let workload = words.next().context("workload")?;
-    let system = words.next().context("system")?;
+    let mut words = spec.split(' ');
+    let (Some(name), Some(workload), Some(size), None) =
+        (words.next(), words.next(), words.next(), words.next())
+    else {
+        bail!("malformed spec {spec:?}");
+    };
+    let size: u32 = size.parse().context("size")?;
     match workload {
-        "fib" => {
-            let got = root_fib(system, size)?;
-            check(system, got, fib_serial(size))
-        }
+        "fib" => check(name, FIB.run(name, size)?, fib_serial(size)),
         "tree_sum" => {
             let tree = Node::tree(size);
-            let got = root_tree(system, &tree)?;
-            check(system, got, Node::expected_sum(size))
+            check(name, tree_sum().run(name, &tree)?, Node::expected_sum(size))
         }
         other => bail!("unknown workload {other}"),
     }
@@ -182,23 +179,27 @@ fn joins(workload: &str, size: u32) -> u64 {
     }
 }
 
-/// Counts `system`'s instructions on `workload` under callgrind.
-fn count(exe: &std::path::Path, workload: &str, system: &str, size: u32) -> Result<u64> {
-    let mut cmd = Command::new("valgrind");
-    cmd.arg("--tool=callgrind")
+/// Counts the instructions of the system whose entry points end in `name` on `workload` under
+/// callgrind, inside the entry point that `toggle` matches.
+fn count(
+    exe: &std::path::Path,
+    workload: &str,
+    name: &str,
+    toggle: &str,
+    size: u32,
+) -> Result<u64> {
+    let out = Command::new("valgrind")
+        .arg("--tool=callgrind")
         .arg("--callgrind-out-file=/dev/null")
-        .arg("--collect-atstart=no");
-    for t in toggles(workload, system) {
-        cmd.arg(format!("--toggle-collect={t}"));
-    }
-    let out = cmd
+        .arg("--collect-atstart=no")
+        .arg(format!("--toggle-collect={toggle}"))
         .arg(exe)
-        .env(CHILD_ENV, format!("{system} {workload} {size}"))
+        .env(CHILD_ENV, format!("{name} {workload} {size}"))
         .output()
         .context("running valgrind")?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
-        bail!("valgrind on {system} {workload} failed: {}", stderr.trim());
+        bail!("valgrind on {name} {workload} failed: {}", stderr.trim());
     }
     let collected = stderr
         .lines()
@@ -209,7 +210,7 @@ fn count(exe: &std::path::Path, workload: &str, system: &str, size: u32) -> Resu
         .with_context(|| format!("no count in callgrind's output: {}", stderr.trim()))?;
     let n: u64 = collected.parse().context("callgrind's count")?;
     if n == 0 {
-        bail!("callgrind counted nothing for {system} {workload} (a toggle pattern that matches no function)");
+        bail!("callgrind counted nothing for {name} {workload} (a toggle pattern that matches no function)");
     }
     Ok(n)
 }
@@ -242,8 +243,12 @@ pub fn run(quick: bool) -> Result<bool> {
     ] {
         let joins = joins(workload, size);
         let mut rows = Vec::new();
-        for system in SYSTEMS {
-            let total = count(&exe, workload, system, size)?;
+        for (system, name) in SYSTEMS {
+            let toggle = match workload {
+                "fib" => FIB.toggle(name),
+                _ => tree_sum().toggle(name),
+            };
+            let total = count(&exe, workload, name, &toggle, size)?;
             rows.push(Row {
                 system,
                 per_join: total as f64 / joins as f64,
@@ -315,14 +320,5 @@ mod tests {
             assert_eq!(joins("fib", n), calls(n), "fib({n})");
         }
         assert_eq!(joins("tree_sum", 3), 7);
-    }
-
-    #[test]
-    fn every_system_has_a_toggle_for_both_workloads() {
-        for w in ["fib", "tree_sum"] {
-            for s in SYSTEMS {
-                assert!(!toggles(w, s).is_empty(), "{w} {s}");
-            }
-        }
     }
 }
