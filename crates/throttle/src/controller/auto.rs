@@ -1,6 +1,6 @@
 //! Auto mode: the thread that drives the [`Controller`] for a pool.
 //!
-//! Once per sample (a quarter of the interval while it scans, half of it while it is settled
+//! Once per sample (a sixteenth of the interval while it scans, half of it while it is settled
 //! and work runs, the whole interval while the pool is idle: `sampling_period`) it reads what
 //! the pool already counts (no atomics are added to the fork
 //! path; loops add their items to a per-thread counter as blocks end): loop items, else tasks
@@ -33,13 +33,16 @@ const MIN_SAMPLE_TASKS: f64 = 32.0;
 const MAX_SAMPLE_INTERVALS: u32 = 8;
 
 /// While the controller scans or verifies (not settled), it samples this many times per
-/// interval: 12.5 ms at the default 50 ms. A scan point is a question about the work ("how
-/// fast at this `k`?"), and while it is asked the pool may run at a poor `k`: on a 2-thread
-/// pool the cold start's scan spent 0.16 s at `k = 1` (3 samples of 50 ms), a third of a
-/// rayon-demo program whose parallel part lasts half a second, for a question that a 2 ×
-/// difference answers in a few milliseconds. A sample still grows until it holds
-/// [`MIN_SAMPLE_TASKS`] units of work, so coarse work gets the samples it needs.
-const SCAN_DIVISOR: u32 = 4;
+/// interval: 3.125 ms at the default 50 ms. A scan point is a question about the work ("how
+/// fast at this `k`?"), and while it is asked the pool may run at a poor `k`: a 2-thread pool's
+/// cold start measures `k = 1` for two or three samples, and a program whose parallel part is
+/// short pays for every millisecond of it (rayon-demo's `matmul`, about 70 ms at `k = 2`, was
+/// 1.24 × the fixed `k = 2`'s time with 12.5 ms samples and 1.06 × with these, 30 alternated
+/// runs each; controller/README.md, "Scan samples: a sixteenth of the interval"), for a
+/// question that a 2 × difference answers in a few milliseconds. A sample still grows until it
+/// holds [`MIN_SAMPLE_TASKS`] units of work, so coarse work gets the samples it needs; a
+/// growing sample is read again once it has about doubled (`drive`), so its readings stay few.
+const SCAN_DIVISOR: u32 = 16;
 
 /// Settled and with work running, the controller samples this many times per interval: 25 ms
 /// at the default 50 ms. A change of the work is seen when the settled CUSUM fires, which
@@ -69,8 +72,9 @@ fn sampling_period(interval: Duration, settled: bool, idle: bool) -> Duration {
 }
 
 /// The transition after a change of the limit, excluded from the next sample: a fifth of the
-/// sampling period (10 ms settled, 2.5 ms scanning, by default): a lowered limit takes effect at task boundaries, usually
-/// within microseconds (`throttle-bench --bench limit_response`), but tasks of a few ms exist.
+/// sampling period (10 ms settled, 0.625 ms scanning, by default): a lowered limit takes effect
+/// at task boundaries, usually within microseconds (`throttle-bench --bench limit_response`);
+/// tasks of a few ms make a sample grow to [`MIN_SAMPLE_TASKS`] anyway.
 const TRANSITION_DIVISOR: u32 = 5;
 
 /// Entries the controller log keeps (the oldest go first): a full scan of a 256-thread pool
@@ -413,7 +417,7 @@ fn runq_wait_ns(file: &std::fs::File) -> Option<u64> {
 }
 
 /// How long before a reading the controller asks the participants for their counts: a tenth
-/// of the sampling period (1.25 ms while scanning, 5 ms settled by default). A thread that
+/// of the sampling period (0.31 ms while scanning, 5 ms settled by default). A thread that
 /// forks publishes at its next push, microseconds later; one inside a long leaf publishes when
 /// the leaf ends, as before.
 fn flush_lead(period: Duration) -> Duration {
@@ -462,8 +466,13 @@ fn drive(
     };
     // Whether the last sample found the pool idle (it then samples the whole interval).
     let mut idle = false;
+    // How long the sample being taken has grown without being ready (zero after a sample
+    // went to the controller). It is read again once it has about doubled, at most an
+    // interval later: a scan sample that grows for coarse work is then read a few times,
+    // not every sampling period (the readings cost one `pread` per worker each).
+    let mut growing = Duration::ZERO;
     loop {
-        let period = sampling_period(interval, ctl.is_settled(), idle);
+        let period = sampling_period(interval, ctl.is_settled(), idle).max(growing.min(interval));
         if stop.wait(period - flush_lead(period)) {
             return;
         }
@@ -480,8 +489,10 @@ fn drive(
             .expected_rate()
             .map_or(0.0, |rate| rate * sample.interval.as_secs_f64());
         if !sample_ready(&sample, waited.max(1), ctl.config(), expected) {
+            growing = grown;
             continue;
         }
+        growing = Duration::ZERO;
         prev = now;
         let d = ctl.step(&sample);
         idle = d.reason == Reason::Idle;
@@ -512,7 +523,8 @@ fn drive(
             // Scaled to the period of the sample that follows it, not of the one just taken:
             // a settled pool's rescan that changes `k` at once (a small pool's rescan seeded
             // at the top starts below it) waited the settled 10 + 5 ms (then) at the new `k`
-            // before its first 12.5 ms sample, where a scan waits 2.5 + 1.25 ms.
+            // before its first scan sample, where a scan waited 2.5 + 1.25 ms (with the 12.5 ms
+            // scan samples of then).
             let next = sampling_period(interval, ctl.is_settled(), idle);
             if stop.wait(next / TRANSITION_DIVISOR) {
                 return;
@@ -580,20 +592,21 @@ mod tests {
         assert!(read(&runq, 2).is_some());
     }
 
-    /// Scan samples are a quarter of the interval, settled ones half of it while work runs and
-    /// the whole interval while the pool is idle; a very short interval is not cut below 1 ms
+    /// Scan samples are a sixteenth of the interval, settled ones half of it while work runs
+    /// and the whole interval while the pool is idle; a short interval is not cut below 1 ms
     /// (nor lengthened).
     #[test]
-    fn the_scan_samples_four_times_per_interval_and_the_settled_controller_twice() {
+    fn the_scan_samples_sixteen_times_per_interval_and_the_settled_controller_twice() {
         let ms = Duration::from_millis;
         assert_eq!(super::sampling_period(ms(50), true, false), ms(25));
         assert_eq!(super::sampling_period(ms(50), true, true), ms(50));
         for idle in [false, true] {
             assert_eq!(
                 super::sampling_period(ms(50), false, idle),
-                Duration::from_micros(12_500)
+                Duration::from_micros(3_125)
             );
         }
+        assert_eq!(super::sampling_period(ms(10), false, false), ms(1));
         assert_eq!(super::sampling_period(ms(2), false, false), ms(1));
         assert_eq!(super::sampling_period(ms(2), true, false), ms(1));
         assert_eq!(
@@ -602,7 +615,7 @@ mod tests {
         );
         assert_eq!(
             super::sampling_period(Duration::MAX, false, false),
-            Duration::MAX / 4
+            Duration::MAX / 16
         );
     }
 
