@@ -653,7 +653,8 @@ impl Pool {
             // The common call of a short loop in auto mode, serial and untimed, runs here,
             // the rest in `remembered_way` (out of line). When all of it was one closure
             // passed down, moving its captures cost about 60 more instructions per call
-            // (`examples/auto_call_cost.rs`: 407.7 against about 345, the plain loop 148.8).
+            // (`examples/auto_call_cost.rs` as of f29fd09: 407.7 against about 345, the plain
+            // loop 148.8).
             if way == Way::Serial && !timed {
                 return serial(range);
             }
@@ -975,13 +976,16 @@ impl Pool {
 
     /// Auto mode's "if any at all": runs a loop of `len` indices the way its call site's
     /// memory says is cheaper (serially on the calling thread, or split in the pool) and
-    /// records what it cost. A serial run is plain code on the calling thread (no run slot,
-    /// no set-up) that still belongs to this pool (`global::serial_in`):
-    /// `current_num_threads()` inside it is this pool's, and a `join` in it forks here.
+    /// records what it cost when the memory asks for a timing. A serial run is plain code on
+    /// the calling thread (no run slot, no set-up) that still belongs to this pool
+    /// (`global::serial_in`, which `run` applies): `current_num_threads()` inside it is this
+    /// pool's, and a `join` in it forks here. Inline: a serial, untimed call, the common one,
+    /// runs here with `run`'s way known; the rest goes to [`remembered_way`](Pool::remembered_way).
     ///
-    /// `site` is the call site, taken by the caller (`#[track_caller]` from the user's line:
-    /// `for_range`, `map_reduce`, the parallel iterators' consumers in
-    /// `iter/plumbing/engine.rs`).
+    /// `site` is the call site, taken by the caller (`#[track_caller]` from the user's line):
+    /// the parallel iterators' consumers and sorts (`iter/runtime.rs`). `for_range` and
+    /// `map_reduce` make the same choice in their own bodies.
+    #[inline]
     pub(crate) fn remembered_at<R>(
         &self,
         site: &'static std::panic::Location<'static>,
@@ -989,6 +993,9 @@ impl Pool {
         run: impl FnOnce(Way) -> R,
     ) -> R {
         let (way, timed) = self.sites.choose(site, len);
+        if way == Way::Serial && !timed {
+            return run(Way::Serial);
+        }
         self.remembered_way(site, len, way, timed, run)
     }
 

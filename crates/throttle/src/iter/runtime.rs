@@ -135,22 +135,21 @@ pub(crate) fn remembered<R: Send>(
     len: usize,
     run: impl FnOnce(Way) -> R + Send,
 ) -> R {
-    let Some(site) = site else {
-        return in_pool(|| run(Way::Parallel));
-    };
-    if !in_any_pool()
-        && user_site(site)
-        && crate::global::with_default(crate::Pool::remembers_call_sites)
-    {
-        return crate::global::with_default(|pool| {
+    if in_any_pool() {
+        return run(Way::Parallel);
+    }
+    crate::global::with_default(|pool| match site {
+        Some(site) if pool.remembers_call_sites() && user_site(site) => {
+            // On the calling thread alone, but still belonging to the pool (`serial_in`).
+            // A serial, untimed call (the common one for a short loop) runs here, the rest
+            // out of line (`Pool::remembered_at`).
             pool.remembered_at(site, len, |way| match way {
-                // On the calling thread alone, but still belonging to the pool.
                 Way::Serial => crate::global::serial_in(pool, || run(Way::Serial)),
                 Way::Parallel => pool.install(|| run(Way::Parallel)),
             })
-        });
-    }
-    in_pool(|| run(Way::Parallel))
+        }
+        _ => pool.install(|| run(Way::Parallel)),
+    })
 }
 
 /// Whether `site` is a user's line rather than this module's: a path that does not carry
