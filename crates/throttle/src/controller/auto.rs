@@ -71,6 +71,15 @@ fn sampling_period(interval: Duration, settled: bool, idle: bool) -> Duration {
     (interval / divisor).max(interval.min(Duration::from_millis(1)))
 }
 
+/// How long the controller waits for its next reading: the sampling period `base`, or, while
+/// the sample being taken has grown for `growing` without being ready, about as long again
+/// (its length doubles with each reading), at most `interval`. A scan sample of coarse work
+/// then takes a few readings to reach [`MIN_SAMPLE_TASKS`], not one every scan period (each
+/// reading is one `pread` per worker).
+fn reading_period(base: Duration, growing: Duration, interval: Duration) -> Duration {
+    base.max(growing.min(interval))
+}
+
 /// The transition after a change of the limit, excluded from the next sample: a fifth of the
 /// sampling period (10 ms settled, 0.625 ms scanning, by default): a lowered limit takes effect
 /// at task boundaries, usually within microseconds (`throttle-bench --bench limit_response`);
@@ -467,12 +476,11 @@ fn drive(
     // Whether the last sample found the pool idle (it then samples the whole interval).
     let mut idle = false;
     // How long the sample being taken has grown without being ready (zero after a sample
-    // went to the controller). It is read again once it has about doubled, at most an
-    // interval later: a scan sample that grows for coarse work is then read a few times,
-    // not every sampling period (the readings cost one `pread` per worker each).
+    // went to the controller): `reading_period`.
     let mut growing = Duration::ZERO;
     loop {
-        let period = sampling_period(interval, ctl.is_settled(), idle).max(growing.min(interval));
+        let base = sampling_period(interval, ctl.is_settled(), idle);
+        let period = reading_period(base, growing, interval);
         if stop.wait(period - flush_lead(period)) {
             return;
         }
@@ -617,6 +625,31 @@ mod tests {
             super::sampling_period(Duration::MAX, false, false),
             Duration::MAX / 16
         );
+    }
+
+    /// A sample that keeps growing is read at the scan period first, then each time it has
+    /// about doubled, and never less often than once per interval.
+    #[test]
+    fn a_growing_sample_is_read_again_once_it_has_about_doubled() {
+        let us = Duration::from_micros;
+        let interval = us(50_000);
+        let base = super::sampling_period(interval, false, false);
+        let mut grown = Duration::ZERO;
+        let mut waits = Vec::new();
+        while grown < 4 * interval {
+            let wait = super::reading_period(base, grown, interval);
+            waits.push(wait.as_micros());
+            grown += wait;
+        }
+        assert_eq!(
+            waits,
+            [3_125, 3_125, 6_250, 12_500, 25_000, 50_000, 50_000, 50_000]
+        );
+        // A sample that went to the controller starts again at the base period.
+        assert_eq!(super::reading_period(base, Duration::ZERO, interval), base);
+        // Settled samples (25 ms) are read no sooner than their own period.
+        let settled = super::sampling_period(interval, true, false);
+        assert_eq!(super::reading_period(settled, us(3_000), interval), settled);
     }
 
     /// An interval in which a thread was busy but nothing finished (one long block at
