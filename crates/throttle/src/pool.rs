@@ -647,18 +647,10 @@ impl Pool {
             self.in_pool(|p| for_range_in(p, range, block, &f))
         };
         if self.auto.is_on_fast() {
-            let len = range.len();
+            // The common call of a short loop in auto mode, serial and untimed, runs inline
+            // (`remembered_at`), the rest out of line.
             let site = std::panic::Location::caller();
-            let (way, timed) = self.sites.choose(site, len);
-            // The common call of a short loop in auto mode, serial and untimed, runs here,
-            // the rest in `remembered_way` (out of line). When all of it was one closure
-            // passed down, moving its captures cost about 60 more instructions per call
-            // (`examples/auto_call_cost.rs` as of f29fd09: 407.7 against about 345, the plain
-            // loop 148.8).
-            if way == Way::Serial && !timed {
-                return serial(range);
-            }
-            return self.remembered_way(site, len, way, timed, |way| match way {
+            return self.remembered_at(site, range.len(), |way| match way {
                 Way::Serial => serial(range),
                 Way::Parallel => parallel(range),
             });
@@ -719,14 +711,8 @@ impl Pool {
             self.in_pool(|p| map_reduce_in(p, range, block, &identity, &map, &reduce))
         };
         if self.auto.is_on_fast() {
-            let len = range.len();
             let site = std::panic::Location::caller();
-            let (way, timed) = self.sites.choose(site, len);
-            // As in `for_range`: the serial, untimed call here, the rest out of line.
-            if way == Way::Serial && !timed {
-                return serial(range);
-            }
-            return self.remembered_way(site, len, way, timed, |way| match way {
+            return self.remembered_at(site, range.len(), |way| match way {
                 Way::Serial => serial(range),
                 Way::Parallel => parallel(range),
             });
@@ -983,8 +969,11 @@ impl Pool {
     /// runs here with `run`'s way known; the rest goes to [`remembered_way`](Pool::remembered_way).
     ///
     /// `site` is the call site, taken by the caller (`#[track_caller]` from the user's line):
-    /// the parallel iterators' consumers and sorts (`iter/runtime.rs`). `for_range` and
-    /// `map_reduce` make the same choice in their own bodies.
+    /// `for_range`, `map_reduce`, and the parallel iterators' consumers and sorts
+    /// (`iter/runtime.rs`). Before the fast path was here, one closure handed down to the
+    /// out-of-line part moved its captures on every call, about 60 instructions per call of
+    /// 16 one-spin jobs (`examples/auto_call_cost.rs` as of f29fd09: 407.7 against about 345,
+    /// the plain loop 148.8).
     #[inline]
     pub(crate) fn remembered_at<R>(
         &self,
