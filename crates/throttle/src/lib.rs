@@ -95,8 +95,9 @@
 //! # Auto mode: the pool chooses `k`
 //!
 //! [`Pool::set_concurrency_auto`] (or [`PoolBuilder::auto_concurrency`]) hands the limit to a
-//! controller that measures the pool every 50 ms (completed work: loop indices and iterator
-//! items as their blocks end, else tasks; busy time; the workers' run-queue wait), scans `k` from
+//! controller that measures the pool every 25 ms while work runs (completed work: loop indices
+//! and iterator items as their blocks end, else tasks; busy time; the workers' run-queue wait;
+//! every 3.125 ms while it scans, every 50 ms while the pool is idle), scans `k` from
 //! the top down, fits a scalability curve, settles on the smallest `k` that gets the throughput,
 //! and then stays still until the throughput or the load moves beyond its measured noise.
 //! In auto mode, `for_range`, `map_reduce`, the parallel iterators' consumers and the parallel
@@ -106,7 +107,9 @@
 //! returns to a fixed limit. The *global* pool (what the free [`join`], [`for_range`] and the
 //! parallel iterators use) starts in auto mode when the environment says
 //! [`THROTTLE_AUTO=1`](AUTO_ENV), or when the program builds it so first:
-//! `Pool::builder().auto_concurrency().build_global()` (example below). The controller itself
+//! `Pool::builder().auto_concurrency().build_global()` (example below). A global pool built
+//! with [`Pool::builder`] is as the program built it: that builder does not read
+//! `THROTTLE_AUTO` (rayon's [`ThreadPoolBuilder`] does, so that rayon programs obey it). The controller itself
 //! is a pure state machine, [`controller::Controller`], testable without threads (see
 //! `src/controller/README.md`).
 //!

@@ -904,15 +904,18 @@ impl Pool {
 /// Auto mode: the pool chooses its own concurrency (issue 9; `controller/README.md`).
 impl Pool {
     /// Lets the pool choose its concurrency `k` in `1..=threads()` and keep choosing as the
-    /// work changes. A controller thread measures the pool every [`DEFAULT_INTERVAL`] (tasks
-    /// completed, busy time, the workers' run-queue wait) and sets the limit through the same
-    /// machinery as [`set_concurrency`](Pool::set_concurrency), which ends auto mode. It starts
-    /// cold: a scan from `k = threads()` down, a fit, then it stays still until the
-    /// throughput or the run-queue wait shifts. Calling it again restarts from cold.
+    /// work changes. A controller thread measures the pool (completed work, busy time, the
+    /// workers' run-queue wait) every half [`DEFAULT_INTERVAL`] while work runs, every
+    /// sixteenth of it while it scans and every whole one while the pool is idle, and sets the
+    /// limit through the same machinery as [`set_concurrency`](Pool::set_concurrency), which
+    /// ends auto mode. It starts cold: a scan from `k = threads()` down, a fit, then it stays
+    /// still until the throughput or the run-queue wait shifts beyond their measured noise.
+    /// Calling it again restarts from cold.
     ///
-    /// The throughput it learns from is the count of tasks (forks and spawns) per second, so
-    /// it learns best from work made of many tasks of similar cost; see the README for what it
-    /// cannot see.
+    /// The throughput it learns from is completed work per second in units that exist at every
+    /// `k`: loop indices and iterator items as their blocks end when loops ran, else tasks
+    /// (forks, each published and counted at every `k`, and spawns). It learns best from work
+    /// made of many units of similar cost; see `controller/README.md` for what it cannot see.
     ///
     /// # Errors
     /// The pool was built with `.stats(false)` (the controller reads the counters), or the OS

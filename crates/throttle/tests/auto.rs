@@ -89,6 +89,62 @@ fn auto_mode_decides_logs_and_counts() {
     assert_eq!(later.controller_last, s.controller_last);
 }
 
+/// Issue 17: the decisions and their reasons are in the trace as well as in the log. The
+/// controller records every step in the trace (holds included) and logs those that are not a
+/// hold or idle; over a trace that covers the whole auto period, the two lists agree one for
+/// one, `k` and reason, and every change of the limit the trace shows is a decision's `k`.
+#[test]
+fn the_trace_records_every_decision_of_the_controller() {
+    let pool = Pool::builder()
+        .threads(4)
+        .trace_capacity(1 << 16)
+        .build()
+        .unwrap();
+    pool.start_trace();
+    pool.set_concurrency_auto_every(Duration::from_millis(5))
+        .unwrap();
+    assert!(busy_for(&pool, Duration::from_millis(300)) > 0);
+    // Back to a fixed limit: the controller thread is joined, so it decides nothing more.
+    pool.set_concurrency(4).unwrap();
+    let trace = pool.stop_trace();
+    assert_eq!(trace.dropped(), 0, "the ring held the whole run");
+    let log = pool.controller_log();
+    assert!(!log.is_empty(), "the controller scanned, so it logged");
+    let mut traced: Vec<(u64, u32, Reason)> = trace
+        .tracks()
+        .iter()
+        .flat_map(|t| &t.events)
+        .filter_map(|e| match e.kind {
+            throttle::trace::EventKind::Controller { k, reason } => Some((e.at_ns, k, reason)),
+            _ => None,
+        })
+        .collect();
+    traced.sort_by_key(|d| d.0);
+    let holds = traced
+        .iter()
+        .filter(|d| matches!(d.2, Reason::Hold | Reason::Idle))
+        .count();
+    let logged: Vec<(u32, Reason)> = log.iter().map(|e| (e.new_k as u32, e.reason)).collect();
+    let in_trace: Vec<(u32, Reason)> = traced
+        .iter()
+        .filter(|d| !matches!(d.2, Reason::Hold | Reason::Idle))
+        .map(|d| (d.1, d.2))
+        .collect();
+    assert_eq!(
+        in_trace, logged,
+        "({holds} holds and idles in the trace besides)"
+    );
+    // Each limit the trace shows after the start was set by a decision with that `k`, or by
+    // the switch back to a fixed 4.
+    let chosen: Vec<u32> = logged.iter().map(|d| d.0).collect();
+    for (at, k) in trace.limit().into_iter().skip(1) {
+        assert!(
+            chosen.contains(&k) || k == 4,
+            "the limit became {k} at {at} ns, which no decision chose: {logged:?}"
+        );
+    }
+}
+
 #[test]
 fn builder_starts_in_auto_mode_and_stats_off_is_refused() {
     let pool = Pool::builder()
@@ -359,6 +415,30 @@ fn loops_count_their_items_at_every_k() {
         let d = pool.stats().since(&before);
         assert_eq!(d.items, 18_000, "items counted at k = {k}");
     }
+}
+
+/// Fork-join work is counted in the same units at every `k` (issue 17's k-independent signal
+/// for joins): every fork is published and counted, taken back or stolen, so `fib(20)` is the
+/// same number of tasks at `k = 1` as at `k = 2`, and the same number as spawns when a scope
+/// runs its spawns at either `k`.
+#[test]
+fn joins_and_spawns_count_the_same_at_every_k() {
+    let pool = Pool::new(2).unwrap();
+    let mut counted = Vec::new();
+    for k in [1, 2, 1] {
+        pool.set_concurrency(k).unwrap();
+        let before = pool.stats();
+        assert_eq!(pool.install(|| fib(&pool, 20)), fib_serial(20));
+        pool.scope(|s| {
+            for _ in 0..100 {
+                s.spawn(|_| spin(1));
+            }
+        });
+        counted.push(pool.stats().since(&before).tasks);
+    }
+    // fib(20) makes fib(21) - 1 = 10 945 forks (a join at every call above n = 1).
+    let forks = fib_serial(21) - 1;
+    assert_eq!(counted, vec![forks + 100; 3], "tasks at k = 1, 2, 1");
 }
 
 /// The counter moves while a loop runs, not only when it ends: a caller that runs a whole

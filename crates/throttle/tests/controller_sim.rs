@@ -1,11 +1,17 @@
 //! The controller state machine against the simulated plants (8, 64, 256 cores; noise 2–10 %;
 //! step changes), beside the hill-climbing baseline. Counts of intervals, no times.
 
-use throttle::controller::sim::{run, standard_plants, Curve, HillClimb, Plant, SegmentResult};
+use throttle::controller::sim::{
+    blind_spot_plant, run, standard_plants, Curve, HillClimb, Plant, SegmentResult,
+};
 use throttle::controller::{Config, Controller};
 
 /// Settle target of the issue, in intervals, from a cold start and after each step.
 const SETTLE_MAX: usize = 20;
+/// Issue 17: "keep 25–32 intervals per plant": the most intervals the controller may take to
+/// settle over a standard plant's four segments (a cold start and three steps), as it did when
+/// the issue was written (25 on 8 cores, 28–29 on 64, 32 on 256).
+const PLANT_TOTAL_MAX: usize = 32;
 
 fn fmt(r: Option<usize>) -> String {
     match r {
@@ -57,6 +63,11 @@ fn controller_settles_fast_stays_still_and_beats_hill_climbing() {
         if t >= tb {
             failures.push(format!("{name}: total settle ours {t} vs baseline {tb}"));
         }
+        if t > PLANT_TOTAL_MAX {
+            failures.push(format!(
+                "{name}: total settle {t} intervals, more than {PLANT_TOTAL_MAX}"
+            ));
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -98,30 +109,36 @@ fn settles_under_many_seeds() {
     );
 }
 
-/// The plant of the blind spot auto mode had on loops (a loop at k = 1 made no tasks, so
-/// k = 1 read as idle): work whose signal at k = 1 is the same as at every other k (work that
-/// does not scale at all, counted in items at every k), then work that scales (and runs faster
-/// at k = 1 too, so that the change shows at a settled k: the controller does not probe).
-fn flat_then_scalable(seed: u64) -> Plant {
-    let flat_from_one = Curve::new(1.0, 0.0).with_lambda(1000.0);
-    let scalable = Curve::new(0.01, 0.0).with_lambda(2000.0);
-    Plant::new(8, 0.05, vec![(flat_from_one, 60), (scalable, 60)], seed)
-}
-
-/// The `k` in force at the end of each segment of `plant`.
+/// The `k` in force at the end of each segment of the blind-spot plant (`sim::blind_spot_plant`).
 fn ends(plant: &Plant) -> Vec<usize> {
     let trace = run(plant, &mut Controller::new(Config::new(8)));
     (0..2)
-        .map(|seg| {
-            trace
-                .steps
-                .iter()
-                .rev()
-                .find(|s| s.segment == seg)
-                .map(|s| s.k)
-                .expect("the segment ran")
-        })
+        .map(|seg| trace.still_from(seg).expect("the segment ran").1)
         .collect()
+}
+
+/// Issue 17's simulator plant for the blind spot: under 20 seeds the controller stops moving
+/// within [`SETTLE_MAX`] intervals of the cold start and of the step, and never moves again in
+/// the segment (on the flat segment every `k` is within 5 % of the peak from the start, so the
+/// throughput-based `settle` of the other tests says nothing there; `still_from` judges `k`).
+#[test]
+fn on_the_blind_spot_plant_k_stops_moving_within_the_settle_target() {
+    let mut late = Vec::new();
+    for seed in 1..=20 {
+        let trace = run(
+            &blind_spot_plant(seed),
+            &mut Controller::new(Config::new(8)),
+        );
+        for seg in 0..2 {
+            let (from, k) = trace.still_from(seg).expect("the segment ran");
+            if from > SETTLE_MAX {
+                late.push(format!(
+                    "seed {seed} segment {seg}: still from {from} at k = {k}"
+                ));
+            }
+        }
+    }
+    assert!(late.is_empty(), "{}", late.join("\n"));
 }
 
 /// On the flat-then-scalable plant, under 20 seeds of ±5 % noise, the controller returns to
@@ -129,7 +146,7 @@ fn ends(plant: &Plant) -> Vec<usize> {
 #[test]
 fn after_work_that_does_not_scale_scalable_work_gets_the_top() {
     for seed in 1..=20 {
-        let e = ends(&flat_then_scalable(seed));
+        let e = ends(&blind_spot_plant(seed));
         assert!(
             e[1] >= 7,
             "seed {seed}: scalable work ended at k = {}",
@@ -145,7 +162,7 @@ fn after_work_that_does_not_scale_scalable_work_gets_the_top() {
 #[test]
 fn work_that_does_not_scale_settles_at_a_small_k() {
     let ends: Vec<usize> = (1..=20)
-        .map(|seed| ends(&flat_then_scalable(seed))[0])
+        .map(|seed| ends(&blind_spot_plant(seed))[0])
         .collect();
     println!("k at the end of the flat segment, 20 seeds: {ends:?}");
     assert!(ends.iter().all(|&k| k <= 2), "flat work ended at {ends:?}");

@@ -252,6 +252,21 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// For segment `segment`: the intervals from its start until the policy's centre stops
+    /// changing for the rest of the segment (0 if it never changed), and that centre. `None`
+    /// if the segment did not run. Unlike [`SegmentResult::settle`] it judges the policy, not
+    /// the throughput: on flat work every `k` is within 5 % of the peak from the first
+    /// interval, and only this shows when the policy stopped moving.
+    pub fn still_from(&self, segment: usize) -> Option<(usize, usize)> {
+        let seg: Vec<&Step> = self.steps.iter().filter(|s| s.segment == segment).collect();
+        let last = seg.last()?;
+        let from = seg
+            .windows(2)
+            .rposition(|w| w[0].centre != w[1].centre)
+            .map_or(0, |i| i + 1);
+        Some((from, last.centre))
+    }
+
     /// Per-segment results.
     pub fn segments(&self) -> Vec<SegmentResult> {
         let n = self.steps.iter().map(|s| s.segment + 1).max().unwrap_or(0);
@@ -333,9 +348,22 @@ impl SplitMix {
     }
 }
 
+/// The plant of the blind spot auto mode had on loops (issue 17): a loop at `k = 1` made no
+/// tasks, so the controller read `k = 1` as idle. Here the signal at `k = 1` is the same as at
+/// every other `k` (work that does not scale at all, counted in items at every `k`: `σ = 1`),
+/// then the work scales, and runs faster at `k = 1` too, so that the change shows at a settled
+/// `k` (the controller does not probe). 8 cores, ±5 % noise, 60 intervals each.
+pub fn blind_spot_plant(seed: u64) -> Plant {
+    let flat_from_one = Curve::new(1.0, 0.0).with_lambda(1000.0);
+    let scalable = Curve::new(0.01, 0.0).with_lambda(2000.0);
+    Plant::new(8, 0.05, vec![(flat_from_one, 60), (scalable, 60)], seed)
+}
+
 /// The standard set of plants the tests and `throttle adapt --sim` use: for each machine size
 /// (8, 64, 256 cores) and noise level (2 %, 5 %, 10 %), a curve that peaks at the top, one that
 /// peaks low, then a step to a flat one and back to the first. Each segment lasts 60 intervals.
+/// (The [`blind_spot_plant`] is apart: on its flat segment every `k` is within 5 % of the peak,
+/// so [`SegmentResult`]'s throughput-based settling is at interval 0, before the scan's moves.)
 pub fn standard_plants() -> Vec<(String, Plant)> {
     let mut out = Vec::new();
     for (i, &cores) in [8usize, 64, 256].iter().enumerate() {
