@@ -10,13 +10,20 @@ fn sim_prints_every_plant_and_no_change_after_settling() {
     let out = throttle().args(["adapt", "--sim"]).output().unwrap();
     let text = assert_success(&out);
     for cores in ["8 cores", "64 cores", "256 cores"] {
-        assert_eq!(text.matches(cores).count(), 3, "{text}");
+        let plants = format!("{cores}, noise");
+        assert_eq!(text.matches(&plants).count(), 3, "{text}");
     }
     assert_eq!(
         text.matches("k changes after settling: 0").count(),
         9,
         "{text}"
     );
+    // The blind-spot plant (issue 17): flat work, then scalable work; where k stopped moving.
+    let blind = text
+        .lines()
+        .find(|l| l.starts_with("8 cores, flat from k = 1"))
+        .unwrap_or_else(|| panic!("no blind-spot line: {text}"));
+    assert_eq!(blind.matches("k still from").count(), 2, "{blind}");
 }
 
 #[test]
