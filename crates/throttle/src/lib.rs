@@ -109,9 +109,9 @@
 //! [`THROTTLE_AUTO=1`](AUTO_ENV), or when the program builds it so first:
 //! `Pool::builder().auto_concurrency().build_global()` (example below). A global pool built
 //! with [`Pool::builder`] is as the program built it: that builder does not read
-//! `THROTTLE_AUTO` (rayon's [`ThreadPoolBuilder`] does, so that rayon programs obey it). The controller itself
-//! is a pure state machine, [`controller::Controller`], testable without threads (see
-//! `src/controller/README.md`).
+//! `THROTTLE_AUTO` (rayon's [`ThreadPoolBuilder`] does, so that rayon programs obey it). The
+//! controller itself is a pure state machine, [`controller::Controller`], testable without
+//! threads (see `src/controller/README.md`).
 //!
 //! ```
 //! let pool = throttle::Pool::builder().threads(2).auto_concurrency().build().unwrap();

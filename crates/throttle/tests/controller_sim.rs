@@ -109,7 +109,8 @@ fn settles_under_many_seeds() {
     );
 }
 
-/// The `k` in force at the end of each segment of the blind-spot plant (`sim::blind_spot_plant`).
+/// The `k` in force at the end of each segment of the blind-spot plant
+/// (`sim::blind_spot_plant`).
 fn ends(plant: &Plant) -> Vec<usize> {
     let trace = run(plant, &mut Controller::new(Config::new(8)));
     (0..2)
