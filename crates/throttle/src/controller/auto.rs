@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 /// typical fork-join workload (the throughput signal is a count) and that reading the workers'
 /// schedstat files stays small (one `pread` per worker per sample: a settled pool with work
 /// samples twice per interval, 40 times a second, about 2.8 ms of CPU per second for 64
-/// threads, [`RunQueue`]; an idle one 20 times); short enough that a 20-interval settle takes
+/// threads, `RunQueue`; an idle one 20 times); short enough that a 20-interval settle takes
 /// one second.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(50);
 

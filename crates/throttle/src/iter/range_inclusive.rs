@@ -4,7 +4,7 @@
 //!
 //! An inclusive range runs as the exclusive range up to its end's successor, or, when the end
 //! has none (`T::MAX`, `char::MAX`), as the exclusive range chained with its end. As for
-//! [`range`](super::range), one generic impl keeps literal ranges inferring as `i32`.
+//! [`range`], one generic impl keeps literal ranges inferring as `i32`.
 
 use super::plumbing::{Consumer, ProducerCallback, UnindexedConsumer};
 use super::{once, Chain, Either, IndexedParallelIterator, IntoParallelIterator, Once};

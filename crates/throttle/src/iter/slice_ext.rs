@@ -50,23 +50,23 @@ macro_rules! exact_chunks {
 
 exact_chunks!(
     /// Chunks of exactly `size` items; see
-    /// [`ParallelSlice::par_chunks_exact`](super::ParallelSlice::par_chunks_exact).
+    /// [`ParallelSlice::par_chunks_exact`](super::slice::ParallelSlice::par_chunks_exact).
     ChunksExact, &'a [T], &'a [T], ChunksExact, chunks_exact, split_at, rev: false, [Sync]
 );
 exact_chunks!(
     /// Mutable chunks of exactly `size` items; see
-    /// [`ParallelSliceMut::par_chunks_exact_mut`](super::ParallelSliceMut::par_chunks_exact_mut).
+    /// [`ParallelSliceMut::par_chunks_exact_mut`](super::slice::ParallelSliceMut::par_chunks_exact_mut).
     ChunksExactMut, &'a mut [T], &'a mut [T], ChunksExactMut, chunks_exact_mut, split_at_mut,
     rev: false, [Send]
 );
 exact_chunks!(
     /// Chunks of exactly `size` items from the end; see
-    /// [`ParallelSlice::par_rchunks_exact`](super::ParallelSlice::par_rchunks_exact).
+    /// [`ParallelSlice::par_rchunks_exact`](super::slice::ParallelSlice::par_rchunks_exact).
     RChunksExact, &'a [T], &'a [T], RChunksExact, rchunks_exact, split_at, rev: true, [Sync]
 );
 exact_chunks!(
     /// Mutable chunks of exactly `size` items from the end; see
-    /// [`ParallelSliceMut::par_rchunks_exact_mut`](super::ParallelSliceMut::par_rchunks_exact_mut).
+    /// [`ParallelSliceMut::par_rchunks_exact_mut`](super::slice::ParallelSliceMut::par_rchunks_exact_mut).
     RChunksExactMut, &'a mut [T], &'a mut [T], RChunksExactMut, rchunks_exact_mut,
     split_at_mut, rev: true, [Send]
 );
@@ -154,12 +154,12 @@ macro_rules! rchunks {
 
 rchunks!(
     /// Chunks of `size` items from the end; see
-    /// [`ParallelSlice::par_rchunks`](super::ParallelSlice::par_rchunks).
+    /// [`ParallelSlice::par_rchunks`](super::slice::ParallelSlice::par_rchunks).
     RChunks, &'a [T], &'a [T], RChunks, rchunks, split_at, [Sync]
 );
 rchunks!(
     /// Mutable chunks of `size` items from the end; see
-    /// [`ParallelSliceMut::par_rchunks_mut`](super::ParallelSliceMut::par_rchunks_mut).
+    /// [`ParallelSliceMut::par_rchunks_mut`](super::slice::ParallelSliceMut::par_rchunks_mut).
     RChunksMut, &'a mut [T], &'a mut [T], RChunksMut, rchunks_mut, split_at_mut, [Send]
 );
 
@@ -170,7 +170,7 @@ impl<T> Clone for RChunks<'_, T> {
 }
 
 /// Windows of `N` items as arrays; see
-/// [`ParallelSlice::par_array_windows`](super::ParallelSlice::par_array_windows).
+/// [`ParallelSlice::par_array_windows`](super::slice::ParallelSlice::par_array_windows).
 #[derive(Debug)]
 pub struct ArrayWindows<'a, T, const N: usize> {
     pub(crate) slice: &'a [T],
@@ -325,22 +325,22 @@ macro_rules! split_by {
 
 split_by!(
     /// Parts between the items that match a predicate; see
-    /// [`ParallelSlice::par_split`](super::ParallelSlice::par_split).
+    /// [`ParallelSlice::par_split`](super::slice::ParallelSlice::par_split).
     Split, SplitSeq, &'a [T], split_at, Cut::Split, [Sync]
 );
 split_by!(
     /// Parts each ending with an item that matches a predicate; see
-    /// [`ParallelSlice::par_split_inclusive`](super::ParallelSlice::par_split_inclusive).
+    /// [`ParallelSlice::par_split_inclusive`](super::slice::ParallelSlice::par_split_inclusive).
     SplitInclusive, SplitInclusiveSeq, &'a [T], split_at, Cut::Inclusive, [Sync]
 );
 split_by!(
     /// Mutable parts between the items that match a predicate; see
-    /// [`ParallelSliceMut::par_split_mut`](super::ParallelSliceMut::par_split_mut).
+    /// [`ParallelSliceMut::par_split_mut`](super::slice::ParallelSliceMut::par_split_mut).
     SplitMut, SplitMutSeq, &'a mut [T], split_at_mut, Cut::Split, [Send]
 );
 split_by!(
     /// Mutable parts each ending with an item that matches a predicate; see
-    /// [`ParallelSliceMut::par_split_inclusive_mut`](super::ParallelSliceMut::par_split_inclusive_mut).
+    /// [`ParallelSliceMut::par_split_inclusive_mut`](super::slice::ParallelSliceMut::par_split_inclusive_mut).
     SplitInclusiveMut, SplitInclusiveMutSeq, &'a mut [T], split_at_mut, Cut::Inclusive, [Send]
 );
 
@@ -430,12 +430,12 @@ pub(crate) struct ChunkBySeq<S, P> {
 
 chunk_by!(
     /// Runs of items where each neighbour pair satisfies a predicate; see
-    /// [`ParallelSlice::par_chunk_by`](super::ParallelSlice::par_chunk_by).
+    /// [`ParallelSlice::par_chunk_by`](super::slice::ParallelSlice::par_chunk_by).
     ChunkBy, run_end, &'a [T], split_at, [Sync]
 );
 chunk_by!(
     /// Mutable runs of items where each neighbour pair satisfies a predicate; see
-    /// [`ParallelSliceMut::par_chunk_by_mut`](super::ParallelSliceMut::par_chunk_by_mut).
+    /// [`ParallelSliceMut::par_chunk_by_mut`](super::slice::ParallelSliceMut::par_chunk_by_mut).
     ChunkByMut, run_end_mut, &'a mut [T], split_at_mut, [Send]
 );
 

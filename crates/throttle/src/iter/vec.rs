@@ -3,7 +3,7 @@
 //! closes the gap.
 //!
 //! Both run as a [`Drain`]: while the run lasts the vector's length covers only the items
-//! before the range, and the range's items belong to the pieces of the run ([`DrainProducer`]s
+//! before the range, and the range's items belong to the pieces of the run (`DrainProducer`s
 //! over disjoint parts of it), each of which moves its items out as it yields them and drops
 //! what it did not yield (a short-circuit, a panic). When the drain is dropped, the items after
 //! the range move down and the length covers them again. No item is dropped twice and none is

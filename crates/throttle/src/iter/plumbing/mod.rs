@@ -6,7 +6,7 @@
 //!
 //! A consumer method (`sum`, `collect`, `for_each`, ...) builds a [`Consumer`] and hands it to
 //! [`ParallelIterator::drive_unindexed`](super::ParallelIterator::drive_unindexed) (or
-//! [`IndexedParallelIterator::drive`](super::IndexedParallelIterator::drive)). Each adapter
+//! [`IndexedParallelIterator::drive`]). Each adapter
 //! wraps the consumer in its own (a `filter` consumer passes on only the items its predicate
 //! accepts) and hands it down to its base, until it reaches the source. An indexed source
 //! gives its [`Producer`] and the consumer to [`bridge_producer_consumer`]; an unindexed one
@@ -16,7 +16,7 @@
 //! that takes the piece's items one by one ([`Producer::fold_with`]), and combines the
 //! results of neighbouring pieces with the [`Reducer`] the split returned, left first.
 //! Indexed adapters (`map`, `zip`, `enumerate`, ...) can also wrap producers instead:
-//! [`IndexedParallelIterator::with_producer`](super::IndexedParallelIterator::with_producer)
+//! [`IndexedParallelIterator::with_producer`]
 //! passes a [`ProducerCallback`] down, and each adapter wraps the producer it gets on the way
 //! back up.
 //!
@@ -97,7 +97,7 @@ mod unindexed;
 use super::IndexedParallelIterator;
 
 /// What a [`Producer`] is handed to: the way
-/// [`IndexedParallelIterator::with_producer`](super::IndexedParallelIterator::with_producer)
+/// [`IndexedParallelIterator::with_producer`]
 /// returns a producer whose type only the iterator knows. `callback` runs once, with the
 /// producer of all the iterator's items.
 ///
