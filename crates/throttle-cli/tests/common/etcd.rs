@@ -135,11 +135,18 @@ pub fn die_with_parent(cmd: &mut Command) {
     }
 }
 
-/// A loopback port nobody listens on right now (the kernel's pick; it can in principle be
-/// taken again before etcd binds it, which the startup wait would then report).
-fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("binding 127.0.0.1:0");
-    l.local_addr().expect("local address").port()
+/// `n` distinct loopback ports nobody listens on right now (the kernel's picks). Every
+/// listener is held until all `n` are picked: a port picked and released at once could be
+/// picked again for the next member (a CI run's cluster got the same peer port for m0 and m2,
+/// and etcd refused the duplicate URL). A port can in principle be taken by another process
+/// before etcd binds it, which the startup wait then reports.
+fn free_ports(n: usize) -> Vec<u16> {
+    let held: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("binding 127.0.0.1:0"))
+        .collect();
+    held.iter()
+        .map(|l| l.local_addr().expect("local address").port())
+        .collect()
 }
 
 /// One member: its name, ports, data directory, log file and process (None while down).
@@ -170,11 +177,12 @@ impl Cluster {
         ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("creating the cluster's temp dir");
+        let ports = free_ports(2 * size);
         let members: Vec<Member> = (0..size)
             .map(|i| Member {
                 name: format!("m{i}"),
-                client: free_port(),
-                peer: free_port(),
+                client: ports[2 * i],
+                peer: ports[2 * i + 1],
                 child: None,
             })
             .collect();
