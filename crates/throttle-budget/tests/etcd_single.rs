@@ -30,10 +30,15 @@ impl Drop for Etcd {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
+    free_ports::<1>()[0]
+}
+
+/// `N` distinct free loopback ports: every listener is held until all are picked, so the
+/// kernel cannot hand out one port twice (a released port can be picked again at once).
+fn free_ports<const N: usize>() -> [u16; N] {
+    let held: [TcpListener; N] =
+        std::array::from_fn(|_| TcpListener::bind("127.0.0.1:0").expect("a free loopback port"));
+    held.map(|l| l.local_addr().expect("a bound address").port())
 }
 
 fn etcd_bin() -> Option<String> {
@@ -64,7 +69,7 @@ fn start_etcd(tag: &str) -> Option<Etcd> {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let (cp, pp) = (free_port(), free_port());
+    let [cp, pp] = free_ports::<2>();
     let client = format!("http://127.0.0.1:{cp}");
     let peer = format!("http://127.0.0.1:{pp}");
     let log = std::fs::File::create(dir.join("etcd.log")).unwrap();
