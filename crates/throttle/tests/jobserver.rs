@@ -716,3 +716,16 @@ fn make_after_deadline(make: &str, style: Style) -> usize {
     std::fs::remove_dir_all(&dir).unwrap();
     peak as usize
 }
+
+/// A timeout too long for the clock waits without a deadline (issue 16, item 5: the deadline
+/// `now + Duration::MAX` overflowed and panicked).
+#[test]
+fn acquire_timeout_with_duration_max_takes_a_token() {
+    let server = Server::new(2, Style::Pipe).unwrap();
+    let mut js = Jobserver::connect(server.socket_path()).unwrap();
+    let t = js.acquire_timeout(Duration::MAX).unwrap();
+    let t = t.expect("a free token was there");
+    js.release(t).unwrap();
+    drop(js);
+    assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 1);
+}

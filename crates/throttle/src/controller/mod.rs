@@ -72,13 +72,14 @@ pub struct Sample {
 
 impl Sample {
     /// A sample that carries only a throughput (work per second), as a simulator produces:
-    /// busy time is `k × interval`, run-queue wait zero.
+    /// busy time is `k × interval` (saturating at `Duration::MAX`), run-queue wait zero.
     pub fn throughput(k: usize, per_second: f64, interval: Duration) -> Sample {
+        let k32 = u32::try_from(k).unwrap_or(u32::MAX);
         Sample {
             k,
             interval,
             work: per_second * interval.as_secs_f64(),
-            busy: interval * k as u32,
+            busy: interval.saturating_mul(k32),
             runq_wait: Duration::ZERO,
         }
     }
@@ -1164,6 +1165,16 @@ mod tests {
     use super::*;
 
     const T: Duration = Duration::from_millis(100);
+
+    /// Issue 16, item 5: `interval * k` overflowed (a panic) for a long interval.
+    #[test]
+    fn a_throughput_sample_of_an_endless_interval_saturates() {
+        let s = Sample::throughput(4, 1.0, Duration::MAX);
+        assert_eq!(s.busy, Duration::MAX);
+        let s = Sample::throughput(usize::MAX, 1.0, Duration::from_secs(1));
+        assert_eq!(s.busy, Duration::from_secs(u64::from(u32::MAX)));
+        assert_eq!(Sample::throughput(3, 2.0, T).busy, 3 * T);
+    }
 
     fn usl(sigma: f64, kappa: f64) -> impl Fn(usize) -> f64 {
         move |k| {

@@ -248,10 +248,14 @@ impl Jobserver {
     ///
     /// # Errors
     /// The jobserver closed or failed.
+    ///
+    /// A `timeout` too long for the clock (such as `Duration::MAX`) waits without a deadline.
     pub fn acquire_timeout(&mut self, timeout: Duration) -> io::Result<Option<Token>> {
-        let deadline = Instant::now() + timeout;
+        let deadline = Instant::now().checked_add(timeout);
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.map_or(Duration::MAX, |d| {
+                d.saturating_duration_since(Instant::now())
+            });
             if let Some(t) = self.poll_token(true, left.min(Duration::from_millis(50)))? {
                 return Ok(Some(t));
             }
