@@ -8,8 +8,9 @@
 //!
 //! # A tour
 //!
-//! Recursion forks with [`join`]; no hand-written sequential cutoff is needed, because most forks
-//! run as plain calls, and the rest wait on a deque where any idle thread can steal them:
+//! Recursion forks with [`join`]; no hand-written sequential cutoff is needed: every fork puts its
+//! second half on the thread's deque, where any idle thread can steal it, and takes it back
+//! (a few dozen instructions, no fence) if nobody did:
 //!
 //! ```
 //! use throttle::Pool;
@@ -149,7 +150,9 @@
 //! fence's cost between a frequent path that pays nothing and a rare one that pays for both.
 //!
 //! - Every fork is stealable at once, without its owner's help, whatever the owner does next (a
-//!   Chase–Lev deque per participant, callers included): no pending work is ever hidden. The
+//!   Chase–Lev deque per participant, callers included): no pending work is ever hidden. (One
+//!   exception: a thread with 1 024 of its forks pending and none stolen runs its next fork as
+//!   a plain call; thieves could not use more, and they can steal the 1 024.) The
 //!   owner's side costs no fence: its push and pop issue the light side of an asymmetric fence,
 //!   and thieves and threads going to sleep issue the heavy side (Linux's `membarrier`; a fence
 //!   on both sides where it is missing). See `src/worker.rs`, `src/barrier.rs`, and

@@ -2,8 +2,8 @@
 //! deque seam, `Participant::wait_until` (spin, release the slot, re-check, sleep on the
 //! `JobLatch`, queue for a slot again), a thief's `find_work`/`execute_found`, and the real
 //! worker loop `worker_main` with its search and idle sleep. Only time is abstracted: under
-//! loom every spin is one round (`sync::spin_over`), and the deque is a locked `VecDeque`
-//! (`deque.rs`).
+//! loom every spin is one round (`sync::spin_over`). The deque is the real one (`deque.rs`,
+//! a ring of 4 slots under loom), and the asymmetric fence takes its symmetric form.
 //!
 //! `RUSTFLAGS="--cfg loom" cargo test -p throttle --release --lib loom_models`.
 

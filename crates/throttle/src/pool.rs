@@ -897,6 +897,7 @@ impl Pool {
         (s.controller_decisions, s.controller_last) = self.auto.decisions();
         s.serial_calls = self.sites.serial_calls();
         s.spares_started = self.registry.spares_started() as u64;
+        s.starvation_rescues = self.registry.starvation_rescues() as u64;
         s
     }
 }

@@ -394,9 +394,10 @@ impl Registry {
             }
             return;
         }
-        // Nobody idle could take it: a thread waiting for a fork we run can.
-        self.wake_fork_waiter(slot);
-        if state.has_free_slot() {
+        // Nobody idle could take it: a thread waiting for a fork we run can. Only if none
+        // sleeps does the work need another runner (a woken waiter still counts as blocked
+        // until it runs, and would start a spare needlessly).
+        if !self.wake_fork_waiter(slot) && state.has_free_slot() {
             self.find_runner();
         }
     }
@@ -543,19 +544,21 @@ impl Registry {
     /// wakes one thread asleep waiting for a fork this worker runs (it can help with the new
     /// one, which descends from it). The caller's push and SeqCst fence (in
     /// `Sleep::notify_work_state`) come before this SeqCst load.
+    /// True if it woke one.
     #[inline]
-    pub(crate) fn wake_fork_waiter(&self, slot: usize) {
-        self.fork_waiters[slot].wake_one();
+    pub(crate) fn wake_fork_waiter(&self, slot: usize) -> bool {
+        self.fork_waiters[slot].wake_one()
     }
 
     /// Work has no runner here (no idle worker was woken, nobody searches, a slot is free):
     /// call one of the pool's workers home from a wait elsewhere, or else, if some of the
-    /// pool's threads are blocked, let a spare stand in for one (spare.rs).
+    /// pool's threads are blocked, let a spare stand in for one (spare.rs): the free slot is a
+    /// blocked thread's, and isolation must not cost its parallelism.
     #[inline]
     fn find_runner(&self) {
         if !self.away.wake_one() {
             #[cfg(not(loom))]
-            self.spares.stand_in(self.threads);
+            self.spares.stand_in();
         }
     }
 
@@ -591,6 +594,14 @@ impl Registry {
     pub(crate) fn spares_started(&self) -> usize {
         #[cfg(not(loom))]
         return self.spares.started();
+        #[cfg(loom)]
+        0
+    }
+
+    /// Starvation checks that found work without a runner (spare.rs; [`crate::Stats`]).
+    pub(crate) fn starvation_rescues(&self) -> usize {
+        #[cfg(not(loom))]
+        return self.spares.rescues();
         #[cfg(loom)]
         0
     }

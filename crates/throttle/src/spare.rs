@@ -1,9 +1,10 @@
 //! Spare threads: stand-ins for a pool's own threads while they are blocked.
 //!
 //! A thread waiting for its own fork runs only that fork's descendants (isolated helping,
-//! sleep/README.md), so it may sleep while work of its pool waits. Usually another worker takes
-//! that work. But all of a pool's threads can be blocked so at once (three pools nesting at
-//! random did it: every worker of one pool waited for a fork while a caller's scope spawns sat
+//! sleep/README.md), so it may sleep while work of its pool waits. The pool's other threads
+//! may be busy, so the work would wait for one of them and the blocked thread's slot would go
+//! unused; all of a pool's threads can even be blocked at once (three pools nesting at random
+//! did it: every worker of one pool waited for a fork while a caller's scope spawns sat
 //! queued, and nothing else could run them). Running the queued work on a blocked waiter's
 //! stack would break isolation (a task holding a lock would meet another task taking it, as in
 //! rayon#592), so instead the pool starts a *spare* thread, as Java's fork-join pool
@@ -82,6 +83,8 @@ pub(crate) struct Spares {
     alive_count: AtomicUsize,
     /// Spares started since the pool was built (for [`Stats::spares_started`](crate::Stats)).
     started: AtomicUsize,
+    /// Starvation checks that found work without a runner.
+    rescues: AtomicUsize,
     state: Mutex<State>,
     /// The registry, to give new spares their `Arc` (set when the pool is built).
     registry: OnceLock<Weak<Registry>>,
@@ -135,14 +138,15 @@ impl Spares {
 
     /// Called by a publisher whose work has no runner (no idle worker woken, nobody searching,
     /// a slot free, no worker away to call home): if some of the pool's threads are blocked,
-    /// wakes an idle spare, or starts one if *every* thread of the pool is blocked (any other
-    /// will come to the work: it runs, or sleeps where publishers wake it). The publisher's
-    /// SeqCst fence comes before this load.
+    /// wakes an idle spare, or starts one if the blocked threads outnumber the spares that
+    /// run (a blocked thread gave back the free slot; the other threads are busy, and the
+    /// work would wait for one of them to finish). The publisher's SeqCst fence comes before
+    /// this load.
     #[inline]
-    pub(crate) fn stand_in(&self, threads: usize) {
+    pub(crate) fn stand_in(&self) {
         let blocked = self.blocked.load(Ordering::SeqCst);
         if blocked > 0 {
-            self.wake_or_start(blocked, threads);
+            self.wake_or_start(blocked, false);
         }
     }
 
@@ -152,11 +156,21 @@ impl Spares {
     /// work has no runner). Still at most [`MAX_SPARES`].
     #[cold]
     pub(crate) fn starving(&self) {
-        self.wake_or_start(usize::MAX, 0);
+        self.rescues.fetch_add(1, Ordering::Relaxed);
+        self.wake_or_start(usize::MAX, true);
     }
 
+    /// Times the starvation check found work without a runner (for
+    /// [`Stats::starvation_rescues`](crate::Stats)).
+    pub(crate) fn rescues(&self) -> usize {
+        self.rescues.load(Ordering::Relaxed)
+    }
+
+    /// Wakes an idle spare, or starts one if `blocked` (the count the caller read) outnumbers
+    /// the spares that run or are blocked themselves (idle ones are in the list, so `alive`
+    /// counts those): one stand-in per blocked thread. `starving` starts one in any case.
     #[cold]
-    fn wake_or_start(&self, blocked: usize, threads: usize) {
+    fn wake_or_start(&self, blocked: usize, starving: bool) {
         let mut state = lock(&self.state);
         if state.exiting {
             return;
@@ -167,7 +181,7 @@ impl Spares {
             return;
         }
         // Idle spares are in the list, so `alive` here counts spares running or blocked.
-        if blocked < threads + state.alive || state.alive >= MAX_SPARES {
+        if (!starving && blocked <= state.alive) || state.alive >= MAX_SPARES {
             return;
         }
         let Some(registry) = self.registry.get().and_then(Weak::upgrade) else {

@@ -66,11 +66,15 @@ pub struct Stats {
     /// Calls that auto mode's call-site memory ran the serial way: on the calling thread alone,
     /// in the pool's context, because its site measured them too short to pay for threads.
     pub serial_calls: u64,
-    /// Spare threads started to stand in while every thread of the pool was blocked in a wait
-    /// that may not run the pool's other work (`src/spare.rs`). Counted whether or not stats
-    /// are enabled. While a spare is alive the limit may be exceeded for a while (see
-    /// [`Pool::set_concurrency`](crate::Pool::set_concurrency)).
+    /// Spare threads started to stand in for threads blocked in a wait that may not run the
+    /// pool's other work, while that work had no other runner (`src/spare.rs`). Counted
+    /// whether or not stats are enabled. While a spare is alive the limit may be exceeded for
+    /// a while (see [`Pool::set_concurrency`](crate::Pool::set_concurrency)).
     pub spares_started: u64,
+    /// Times a blocked thread's periodic look (every 100 ms) found work queued with nobody to
+    /// run it, and woke or started a spare: the backstop for a state the publishers' counts
+    /// missed. Zero in a healthy run; each one cost the pool up to 100 ms of a free slot.
+    pub starvation_rescues: u64,
 }
 
 impl Stats {
@@ -127,6 +131,9 @@ impl Stats {
             controller_last: self.controller_last,
             serial_calls: self.serial_calls.saturating_sub(earlier.serial_calls),
             spares_started: self.spares_started.saturating_sub(earlier.spares_started),
+            starvation_rescues: self
+                .starvation_rescues
+                .saturating_sub(earlier.starvation_rescues),
         }
     }
 }

@@ -145,8 +145,8 @@ impl WaitKind<'_> {
 /// another computation, so this bounds the stack (a 32 MiB worker stack holds 64 paths of
 /// any reasonable recursion). Past it the thread runs only its own forks and its scope's own
 /// spawns, and a worker away from home does not come home for work. The pool's work still has
-/// a runner: such a worker counts as blocked, and when every thread of a pool is blocked a
-/// spare thread stands in (spare.rs; sleep/README.md).
+/// a runner: such a worker counts as blocked, and when work waits with its slot free and the
+/// other threads busy, a spare thread stands in (spare.rs; sleep/README.md).
 const MAX_STRANGER_HELP: u32 = 64;
 
 /// How many of its own older forks a thread may have running at once in scope waits on its

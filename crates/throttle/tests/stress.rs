@@ -142,21 +142,37 @@ const CALLER_STACK: usize = 2 << 20;
 
 #[test]
 fn a_million_random_nested_tasks() {
-    std::thread::Builder::new()
-        .stack_size(CALLER_STACK)
-        .spawn(run_stress)
-        .unwrap()
-        .join()
-        .unwrap();
+    let pool = Pool::new(4).unwrap();
+    let counter = AtomicU64::new(0);
+    watched("a_million_random_nested_tasks", &counter, &pool, || {
+        run_stress(&pool, &counter)
+    });
 }
 
-fn run_stress() {
+/// Runs `body` on a caller thread with a [`CALLER_STACK`] stack while [`watchdog`] watches
+/// `progress` (tasks run), printing `pool` and aborting if it stops moving: a hang fails the
+/// test with the pool's state instead of stalling the run.
+fn watched(what: &str, progress: &AtomicU64, pool: &Pool, body: impl FnOnce() + Send) {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| watchdog(what, &done, progress, std::slice::from_ref(pool)));
+        let caller = std::thread::Builder::new()
+            .stack_size(CALLER_STACK)
+            .spawn_scoped(s, body)
+            .unwrap();
+        let result = caller.join();
+        done.store(true, Ordering::SeqCst);
+        if let Err(payload) = result {
+            std::panic::resume_unwind(payload);
+        }
+    });
+}
+
+fn run_stress(pool: &Pool, counter: &AtomicU64) {
     let total: u64 = std::env::var("THROTTLE_STRESS_TASKS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
-    let pool = Pool::new(4).unwrap();
-    let counter = AtomicU64::new(0);
     let mut done = 0;
     let mut seed = 0xDEAD_BEEF;
     while done < total {
@@ -164,7 +180,7 @@ fn run_stress() {
         // Change the limit between batches, so the stress also covers throttled pools.
         pool.set_concurrency(1 + (seed % 4) as usize).unwrap();
         let cx = Ctx {
-            counter: &counter,
+            counter,
             pools: &[],
             max_depth: 0,
             broadcast: false,
@@ -182,36 +198,31 @@ fn run_stress() {
 /// Every tree runs exactly its tasks, and the controller did change `k`.
 #[test]
 fn random_nested_tasks_in_auto_mode() {
-    std::thread::Builder::new()
-        .stack_size(CALLER_STACK)
-        .spawn(|| {
-            let pool = Pool::new(4).unwrap();
-            pool.set_concurrency_auto_every(Duration::from_millis(2))
-                .unwrap();
-            let counter = AtomicU64::new(0);
-            let cx = Ctx {
-                counter: &counter,
-                pools: &[],
-                max_depth: 0,
-                broadcast: false,
-            };
-            let (mut seed, mut expected) = (0x5EED_u64, 0);
-            for _ in 0..8 {
-                let batch = 25_000;
-                assert_eq!(pool.install(|| random_tasks(batch, seed, &cx, 0)), batch);
-                expected += batch;
-                seed = mix(seed, 3);
-            }
-            assert_eq!(counter.load(Ordering::Relaxed), expected);
-            assert!(pool.is_concurrency_auto());
-            assert!(
-                !pool.controller_log().is_empty(),
-                "the controller decided while the trees ran"
-            );
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+    let pool = Pool::new(4).unwrap();
+    let counter = AtomicU64::new(0);
+    watched("random_nested_tasks_in_auto_mode", &counter, &pool, || {
+        pool.set_concurrency_auto_every(Duration::from_millis(2))
+            .unwrap();
+        let cx = Ctx {
+            counter: &counter,
+            pools: &[],
+            max_depth: 0,
+            broadcast: false,
+        };
+        let (mut seed, mut expected) = (0x5EED_u64, 0);
+        for _ in 0..8 {
+            let batch = 25_000;
+            assert_eq!(pool.install(|| random_tasks(batch, seed, &cx, 0)), batch);
+            expected += batch;
+            seed = mix(seed, 3);
+        }
+        assert_eq!(counter.load(Ordering::Relaxed), expected);
+        assert!(pool.is_concurrency_auto());
+        assert!(
+            !pool.controller_log().is_empty(),
+            "the controller decided while the trees ran"
+        );
+    });
 }
 
 /// Three pools of different sizes; four outside threads each run random task trees that call
@@ -269,7 +280,7 @@ fn three_pools(broadcast: bool) {
     ];
     let pools = &pools;
     std::thread::scope(|s| {
-        s.spawn(|| watchdog(&done, &trees, pools));
+        s.spawn(|| watchdog("random_nesting_across_three_pools", &done, &trees, pools));
         let trees = &trees;
         let threads: Vec<_> = (0..4u64)
             .map(|t| {
@@ -335,9 +346,11 @@ fn run_trees(t: u64, pools: &[Pool], broadcast: bool, trees: &AtomicU64) {
 /// libtest's capture buffer, which an abort never prints (so an earlier watchdog, which used
 /// `eprintln!`, aborted without a word). The report gives each pool's slot counts (`Pool`'s
 /// `Debug`), so that a hang shows who holds, waits for or sleeps without a slot.
-fn watchdog(done: &AtomicBool, trees: &AtomicU64, pools: &[Pool]) {
+///
+/// `progress` is any count that moves while the run is alive (trees finished, tasks run).
+fn watchdog(what: &str, done: &AtomicBool, progress: &AtomicU64, pools: &[Pool]) {
     use std::io::Write;
-    let mut last = trees.load(Ordering::Relaxed);
+    let mut last = progress.load(Ordering::Relaxed);
     let mut naps_since = 0;
     // THROTTLE_STRESS_PATIENCE (seconds) shortens the wait, to catch a hang quickly.
     let patience: u64 = std::env::var("THROTTLE_STRESS_PATIENCE")
@@ -346,7 +359,7 @@ fn watchdog(done: &AtomicBool, trees: &AtomicU64, pools: &[Pool]) {
         .map_or(3000, |s: u64| s * 10);
     while !done.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(100));
-        let now = trees.load(Ordering::Relaxed);
+        let now = progress.load(Ordering::Relaxed);
         if now != last {
             (last, naps_since) = (now, 0);
             continue;
@@ -354,8 +367,7 @@ fn watchdog(done: &AtomicBool, trees: &AtomicU64, pools: &[Pool]) {
         naps_since += 1;
         if naps_since == patience {
             let mut report = format!(
-                "random_nesting_across_three_pools: no tree finished for {} s \
-                 ({last} of 4000 done), a hang\n",
+                "{what}: no progress for {} s (at {last}), a hang\n",
                 patience / 10
             );
             for (i, pool) in pools.iter().enumerate() {

@@ -10,7 +10,9 @@ use std::time::Duration;
 use throttle::Pool;
 
 /// Runs `f` on its own thread and fails, printing `state()`, if it has not finished after
-/// `secs` seconds: the scenarios below used to hang forever.
+/// `secs` seconds: the scenarios below used to hang forever. The thread has a 2 MiB stack, the
+/// default of `std::thread::spawn` and of the test harness: a caller runs only its own call's
+/// tree (isolated helping), so it needs no more.
 fn within<R: Send + 'static>(
     secs: u64,
     what: &str,
@@ -19,7 +21,7 @@ fn within<R: Send + 'static>(
 ) -> R {
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
-        .stack_size(throttle::DEFAULT_STACK_SIZE)
+        .stack_size(2 << 20)
         .spawn(move || {
             let r = catch_unwind(AssertUnwindSafe(f));
             let _ = tx.send(r);
@@ -426,5 +428,62 @@ fn a_thread_queued_in_another_pools_limit_queue_is_stood_in_for() {
                 in_b_rx.recv().unwrap();
             }
         },
+    );
+}
+
+/// Isolation costs no parallelism where the pool has a slot to spare (issue 16, item 2): a
+/// worker blocked in a fork wait (its half stolen, nothing of it to help with) gave back its
+/// slot; an unrelated spawn published then, while the pool's other worker is busy with the
+/// stolen half, goes to a spare at once. Before, a spare started only when *every* thread was
+/// blocked, so the spawn waited for the blocked thread's periodic starvation check (100 ms
+/// later; counted in `Stats::starvation_rescues`) or for the busy worker. Here the busy half
+/// waits for the spawn, so only a spare can run it; each round uses a fresh pool, so no idle
+/// spare of an earlier round is there to wake. The bound allows one rescue in five rounds (a
+/// spare's thread not started within 100 ms on a loaded host); the old rule needed one every
+/// round.
+#[test]
+fn a_blocked_waiters_slot_goes_to_a_spare_at_once() {
+    let rounds = 5;
+    let rescues = within(
+        60,
+        "an unrelated spawn beside a blocked waiter and a busy worker",
+        || String::from("(pools of this test are per round)"),
+        move || {
+            let mut rescues = 0;
+            for _ in 0..rounds {
+                let pool = Arc::new(Pool::new(2).unwrap());
+                let stolen = Arc::new(AtomicBool::new(false));
+                let ran = Arc::new(AtomicBool::new(false));
+                let (tx, rx) = mpsc::channel();
+                let (s, r) = (stolen.clone(), ran.clone());
+                pool.spawn(move || {
+                    throttle::join(
+                        || spin_until(&s),
+                        || {
+                            s.store(true, Ordering::Release);
+                            spin_until(&r);
+                        },
+                    );
+                    tx.send(()).unwrap();
+                });
+                spin_until(&stolen);
+                // The owner finishes its half at once, finds nothing of the stolen one to help
+                // with, and sleeps blocked.
+                while !format!("{pool:?}").contains("blocked: 1") {
+                    std::thread::yield_now();
+                }
+                let r = ran.clone();
+                pool.spawn(move || r.store(true, Ordering::Release));
+                rx.recv().unwrap();
+                let stats = pool.stats();
+                assert!(stats.spares_started >= 1, "{stats:?}");
+                rescues += stats.starvation_rescues;
+            }
+            rescues
+        },
+    );
+    assert!(
+        rescues <= 1,
+        "{rescues} of {rounds} rounds waited for the starvation check"
     );
 }
