@@ -482,6 +482,7 @@ fn a_blocked_waiters_slot_goes_to_a_spare_at_once() {
             rescues
         },
     );
+    eprintln!("{rescues} of {rounds} rounds waited for the starvation check");
     assert!(
         rescues <= 1,
         "{rescues} of {rounds} rounds waited for the starvation check"
