@@ -12,7 +12,7 @@ use crate::join::join_in;
 use crate::latch::JobLatch;
 use crate::registry::{worker_main, Registry};
 use crate::sleep::Parker;
-use crate::sync::{Arc, AtomicBool, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Ordering};
 use crate::worker::Participant;
 use loom::thread;
 
@@ -173,6 +173,123 @@ fn waiting_owner_model(flush_requests: bool) {
         if let Some(asker) = asker {
             asker.join().unwrap();
         }
+    });
+}
+
+/// Isolated helping: a thread waiting for its stolen fork runs none of a stranger's work.
+/// Worker 0 queues an unrelated job (as a spawn from elsewhere is queued), then forks; worker 1
+/// (the real worker loop) takes the fork's second half, and may take the stranger's job before
+/// or after it. Worker 0's wait may spin, look for help, sleep on its latch or be woken while
+/// the stranger's job is queued, and must never run it (rayon's waiter would: rayon#592's
+/// deadlock). The job then runs on worker 1, and worker 0 sees it done.
+#[test]
+fn a_waiting_owner_runs_no_strangers_job() {
+    model(|| {
+        let (registry, d0, d1) = two_workers();
+        let r = registry.clone();
+        let worker = thread::spawn(move || worker_main(r, 1, d1, None));
+        let me = Participant::new(
+            &registry,
+            Some(0),
+            Arc::new(Parker::for_current_thread()),
+            Some(d0),
+        );
+        let current = me.enter();
+        assert!(registry.sleep.try_activate());
+        // 0: not run yet; 1: run by another participant; 2: run by worker 0.
+        let ran = AtomicUsize::new(0);
+        let (at, owner) = (
+            Shared(&ran as *const AtomicUsize as usize),
+            Shared(&me as *const Participant as usize),
+        );
+        // SAFETY: the job runs once, by whoever takes it out of the injector, and this frame
+        // (which owns `ran` and `me`) outlives it: we wait below until it ran.
+        let job = unsafe {
+            HeapJob::into_job_ref(move || {
+                let on_owner = Participant::with_current(|q| {
+                    q.is_some_and(|q| q as *const Participant as usize == owner.get())
+                });
+                // SAFETY: `ran` outlives the job (see above).
+                let ran = &*(at.get() as *const AtomicUsize);
+                ran.store(if on_owner { 2 } else { 1 }, Ordering::SeqCst);
+            })
+        };
+        registry.publish(&registry.injector, job);
+        let started = AtomicBool::new(false);
+        join_in(
+            &me,
+            |_| {
+                // Let worker 1 take the second half, so that we wait for it.
+                while !started.load(Ordering::SeqCst) {
+                    thread::yield_now();
+                }
+            },
+            |_| started.store(true, Ordering::SeqCst),
+        );
+        assert_ne!(
+            ran.load(Ordering::SeqCst),
+            2,
+            "the waiter ran a stranger's job"
+        );
+        registry.release_slot();
+        while ran.load(Ordering::SeqCst) == 0 {
+            thread::yield_now();
+        }
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+        drop(current);
+        registry.terminate();
+        worker.join().unwrap();
+    });
+}
+
+/// An address shared with a loom thread or a job (plain data; the model keeps what it points
+/// to alive).
+#[derive(Clone, Copy)]
+struct Shared(usize);
+
+impl Shared {
+    /// The address (a method, so that closures capture the whole wrapper).
+    fn get(self) -> usize {
+        self.0
+    }
+}
+
+/// Waiting threads are sleepers too (sleep/README.md): a pool's only worker waits, at home, for
+/// a latch that only a job queued from outside sets, and the worker is that job's only runner
+/// (it may help with any work in this wait). The publisher may queue the job while the worker
+/// spins, gives back its slot, registers in the idle list as a waiting sleeper, or sleeps there;
+/// a publisher that could not see such a sleeper (as before the scheduler issue: it slept on
+/// its latch) would leave it parked forever, which loom reports.
+#[test]
+fn a_worker_asleep_in_a_wait_is_woken_for_new_work() {
+    model(|| {
+        let (home, mut deques) = Registry::new(1, false);
+        let home = Arc::new(home);
+        let d0 = deques.pop().expect("one deque");
+        let latch = JobLatch::new();
+        let l = LatchPtr(&latch);
+        let h = home.clone();
+        let worker = thread::spawn(move || {
+            // SAFETY: the latch outlives this thread (joined below before the latch drops).
+            let l = unsafe { &*l.get() };
+            let parker = Arc::new(Parker::for_current_thread());
+            let me = Participant::new(&h, Some(0), parker.clone(), Some(d0));
+            let _current = me.enter();
+            let _home = me.enter_home();
+            h.register_worker(0, &parker);
+            assert!(h.sleep.try_activate());
+            me.wait_until(l);
+            h.release_slot();
+        });
+        let set = LatchPtr(&latch);
+        // SAFETY: the latch outlives the job (the worker runs it before its wait returns, and
+        // we join the worker first), and the job is run exactly once, by whoever takes it out
+        // of the injector; the latch is set once, here.
+        let job = unsafe { HeapJob::into_job_ref(move || JobLatch::set(set.get())) };
+        home.publish(&home.injector, job);
+        worker.join().unwrap();
+        assert!(latch.probe());
+        assert_eq!(home.sleep.load().active(), 0);
     });
 }
 
