@@ -488,3 +488,119 @@ fn a_blocked_waiters_slot_goes_to_a_spare_at_once() {
         "{rescues} of {rounds} rounds waited for the starvation check"
     );
 }
+
+thread_local! {
+    /// Set on the thread whose stack the tests below measure.
+    static MEASURED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// On the measured thread, lowers `low` to the address of the caller's frame.
+#[inline(never)]
+fn note_depth(low: &AtomicUsize) {
+    let here = 0u8;
+    if MEASURED.with(std::cell::Cell::get) {
+        let at = std::hint::black_box(&here) as *const u8 as usize;
+        low.fetch_min(at, Ordering::Relaxed);
+    }
+}
+
+/// A binary tree of joins `depth` deep.
+fn own_tree(depth: u32, low: &AtomicUsize) -> u64 {
+    note_depth(low);
+    if depth == 0 {
+        return 1;
+    }
+    let (a, b) = throttle::join(|| own_tree(depth - 1, low), || own_tree(depth - 1, low));
+    a + b
+}
+
+/// A chain of joins whose *pushed* halves hold the rest of the chain: a thread that takes one
+/// runs up to `n` levels of it on its stack.
+fn stranger_chain(n: u32, low: &AtomicUsize) -> u64 {
+    note_depth(low);
+    if n == 0 {
+        return 1;
+    }
+    let (_, rest) = throttle::join(|| (), || stranger_chain(n - 1, low));
+    rest + 1
+}
+
+/// The deepest stack, in bytes below its entry, that a caller on a 2 MiB thread reaches while
+/// it waits for a stolen half. A worker of the pool steals the half and holds on to it until
+/// the test lets it go, 50 ms after the caller began to wait. With `strangers`, four chains of
+/// 2 000 joins are spawned into the pool first, while the caller and that worker hold both of
+/// its run slots, so they wait in its queue when the caller begins to wait.
+fn caller_stack_use(strangers: bool) -> usize {
+    let pool = Pool::new(2).unwrap();
+    let low = AtomicUsize::new(usize::MAX);
+    let (started, queued, released) = (
+        AtomicBool::new(false),
+        AtomicBool::new(false),
+        AtomicBool::new(false),
+    );
+    let deepest = std::thread::scope(|s| {
+        let caller = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn_scoped(s, || {
+                MEASURED.with(|m| m.set(true));
+                let top = 0u8;
+                let top = std::hint::black_box(&top) as *const u8 as usize;
+                let (a, b) = pool.install(|| {
+                    throttle::join(
+                        || {
+                            spin_until(&started);
+                            spin_until(&queued);
+                            own_tree(6, &low)
+                        },
+                        || {
+                            started.store(true, Ordering::Release);
+                            spin_until(&released);
+                            own_tree(6, &low)
+                        },
+                    )
+                });
+                assert_eq!((a, b), (64, 64));
+                top - low.load(Ordering::Relaxed)
+            })
+            .unwrap();
+        spin_until(&started);
+        let done = Arc::new(AtomicUsize::new(0));
+        if strangers {
+            for _ in 0..4 {
+                let (done, low) = (done.clone(), &low as *const AtomicUsize as usize);
+                pool.spawn(move || {
+                    // SAFETY: `low` outlives this job: the test waits below until all four ran.
+                    let low = unsafe { &*(low as *const AtomicUsize) };
+                    assert_eq!(stranger_chain(2_000, low), 2_001);
+                    done.fetch_add(1, Ordering::Relaxed);
+                });
+            }
+        }
+        queued.store(true, Ordering::Release);
+        std::thread::sleep(Duration::from_millis(50));
+        released.store(true, Ordering::Release);
+        let deepest = caller.join().unwrap();
+        while strangers && done.load(Ordering::Relaxed) < 4 {
+            std::thread::yield_now();
+        }
+        deepest
+    });
+    deepest
+}
+
+/// A caller's stack holds its own tree only (issue 16, item 2: stack use stays O(depth of the
+/// caller's own tree)). While the caller waits for its stolen half, stranger chains 2 000 joins
+/// deep wait in the pool's queue. A caller that helped with any work while it waited (as
+/// before the scheduler issue, and as rayon's workers do) ran them on its own stack: hundreds
+/// of KiB on top of its tree. Here its deepest frame among the strangers may be at most twice as
+/// deep as alone, plus 64 KiB.
+#[test]
+fn a_callers_stack_holds_its_own_tree_only() {
+    let alone = caller_stack_use(false);
+    let crowded = caller_stack_use(true);
+    eprintln!("caller's deepest stack: {alone} bytes alone, {crowded} among stranger chains");
+    assert!(
+        crowded <= 2 * alone + (64 << 10),
+        "the caller's stack reached {crowded} bytes among strangers, {alone} alone"
+    );
+}
