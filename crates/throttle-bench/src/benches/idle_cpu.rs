@@ -15,6 +15,15 @@
 //! (whose workers run to the burst's end beside the caller) and 0.03–0.06 ms for rayon; that was
 //! the "bimodal, unexplained" idle CPU of earlier tables. `schedstat` reads the runtime of a
 //! running thread up to the instant (the kernel's `task_sched_runtime`).
+//!
+//! What is left is bimodal too (0 ns or about 80–110 µs per sample), and the per-thread view
+//! explains it (`cargo run --release -p throttle --example idle_threads`): in the samples that
+//! read anything, one worker gains that CPU *within the first 5 ms* of the window, scheduled
+//! in once, and no thread of the pool runs in the remaining 995 ms. It is the worker that ran
+//! the burst's last tasks winding down: its search spin (`SEARCH_SPIN`, 50 µs) and the sleep
+//! protocol's heavy fence, look and futex wait, which end inside the window or just before it.
+//! So the idle pool itself costs nothing per second; the figure is the burst's tail, counted
+//! once per sample (and scaled up by the 0.3 s window under `--quick`).
 
 use std::hint::black_box;
 use std::thread::sleep;

@@ -1,0 +1,123 @@
+//! Which thread of a pool burns CPU while the pool idles after a burst, and how: the per-thread
+//! view behind `throttle-bench --bench idle_cpu`, which sums all threads.
+//!
+//! ```sh
+//! cargo run --release -p throttle --example idle_threads -- 12
+//! ```
+//!
+//! The argument is the number of rounds (default 12). Each round builds a pool of 2 threads,
+//! runs a burst of 128 short tasks on it, then reads every thread's
+//! `/proc/self/task/<tid>/schedstat` before and after one second of sleep of the main thread,
+//! and prints each thread that ran meanwhile: its name, the CPU time it gained (and how much of
+//! it in the second's first 5 ms, read in between), and how many times it was scheduled in
+//! during the second (0: it was already running when the second began, and never ran again
+//! after it stopped).
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// A thread's name, CPU time in ns and times scheduled in, from its `comm` and `schedstat`.
+struct ThreadTime {
+    name: String,
+    cpu_ns: u64,
+    scheduled: u64,
+}
+
+/// Every thread of this process now, by thread id.
+fn threads() -> HashMap<String, ThreadTime> {
+    let mut all = HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return all;
+    };
+    for entry in dir.flatten() {
+        let path = entry.path();
+        let Ok(stat) = std::fs::read_to_string(path.join("schedstat")) else {
+            continue;
+        };
+        let fields: Vec<u64> = stat
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        if fields.len() < 3 {
+            continue;
+        }
+        let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        all.insert(
+            entry.file_name().to_string_lossy().into_owned(),
+            ThreadTime {
+                name: name.trim().to_string(),
+                cpu_ns: fields[0],
+                scheduled: fields[2],
+            },
+        );
+    }
+    all
+}
+
+fn main() -> ExitCode {
+    let rounds = match std::env::args().nth(1).map(|a| a.parse::<usize>()) {
+        None => 12,
+        Some(Ok(n)) if n > 0 => n,
+        Some(_) => {
+            eprintln!("error: rounds must be a positive whole number");
+            return ExitCode::from(2);
+        }
+    };
+    // SAFETY: gettid has no preconditions.
+    let me = unsafe { libc::gettid() }.to_string();
+    for round in 0..rounds {
+        let pool = throttle::Pool::new(2).expect("a pool of 2 threads");
+        pool.for_range(0..128, |_| {
+            let mut x = 0u64;
+            for i in 0..20_000u64 {
+                x = black_box(x.wrapping_add(i));
+            }
+        });
+        let before = threads();
+        std::thread::sleep(Duration::from_millis(5));
+        let early = threads();
+        std::thread::sleep(Duration::from_millis(995));
+        let after = threads();
+        let mut line = format!("round {round}:");
+        let mut quiet = true;
+        for (tid, now) in &after {
+            if *tid == me {
+                continue;
+            }
+            match before.get(tid) {
+                Some(then) if now.cpu_ns > then.cpu_ns => {
+                    quiet = false;
+                    let first = early
+                        .get(tid)
+                        .map_or(0, |e| e.cpu_ns.saturating_sub(then.cpu_ns));
+                    line += &format!(
+                        " {} +{} µs ({} µs in the first 5 ms; scheduled in {} times)",
+                        now.name,
+                        (now.cpu_ns - then.cpu_ns) / 1000,
+                        first / 1000,
+                        now.scheduled - then.scheduled
+                    );
+                }
+                Some(_) => {}
+                None => {
+                    quiet = false;
+                    line += &format!(" {} started", now.name);
+                }
+            }
+        }
+        for (tid, then) in &before {
+            if !after.contains_key(tid) {
+                quiet = false;
+                line += &format!(" {} exited", then.name);
+            }
+        }
+        if quiet {
+            line += " no thread of the pool ran";
+        }
+        println!("{line}");
+        drop(pool);
+    }
+    ExitCode::SUCCESS
+}
