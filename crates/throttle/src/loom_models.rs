@@ -199,18 +199,17 @@ fn a_waiting_owner_runs_no_strangers_job() {
         // 0: not run yet; 1: run by another participant; 2: run by worker 0.
         let ran = AtomicUsize::new(0);
         let (at, owner) = (
-            Shared(&ran as *const AtomicUsize as usize),
-            Shared(&me as *const Participant as usize),
+            SendPtr(&ran as *const AtomicUsize),
+            SendPtr(&me as *const _),
         );
         // SAFETY: the job runs once, by whoever takes it out of the injector, and this frame
         // (which owns `ran` and `me`) outlives it: we wait below until it ran.
         let job = unsafe {
             HeapJob::into_job_ref(move || {
-                let on_owner = Participant::with_current(|q| {
-                    q.is_some_and(|q| q as *const Participant as usize == owner.get())
-                });
+                let on_owner =
+                    Participant::with_current(|q| q.is_some_and(|q| std::ptr::eq(q, owner.get())));
                 // SAFETY: `ran` outlives the job (see above).
-                let ran = &*(at.get() as *const AtomicUsize);
+                let ran = &*at.get();
                 ran.store(if on_owner { 2 } else { 1 }, Ordering::SeqCst);
             })
         };
@@ -242,18 +241,6 @@ fn a_waiting_owner_runs_no_strangers_job() {
     });
 }
 
-/// An address shared with a loom thread or a job (plain data; the model keeps what it points
-/// to alive).
-#[derive(Clone, Copy)]
-struct Shared(usize);
-
-impl Shared {
-    /// The address (a method, so that closures capture the whole wrapper).
-    fn get(self) -> usize {
-        self.0
-    }
-}
-
 /// Waiting threads are sleepers too (sleep/README.md): a pool's only worker waits, at home, for
 /// a latch that only a job queued from outside sets, and the worker is that job's only runner
 /// (it may help with any work in this wait). The publisher may queue the job while the worker
@@ -262,50 +249,11 @@ impl Shared {
 /// its latch) would leave it parked forever, which loom reports.
 #[test]
 fn a_worker_asleep_in_a_wait_is_woken_for_new_work() {
-    model(|| {
-        let (home, mut deques) = Registry::new(1, false);
-        let home = Arc::new(home);
-        let d0 = deques.pop().expect("one deque");
-        let latch = JobLatch::new();
-        let l = LatchPtr(&latch);
-        let h = home.clone();
-        let worker = thread::spawn(move || {
-            // SAFETY: the latch outlives this thread (joined below before the latch drops).
-            let l = unsafe { &*l.get() };
-            let parker = Arc::new(Parker::for_current_thread());
-            let me = Participant::new(&h, Some(0), parker.clone(), Some(d0));
-            let _current = me.enter();
-            let _home = me.enter_home();
-            h.register_worker(0, &parker);
-            assert!(h.sleep.try_activate());
-            me.wait_until(l);
-            h.release_slot();
-        });
-        let set = LatchPtr(&latch);
-        // SAFETY: the latch outlives the job (the worker runs it before its wait returns, and
-        // we join the worker first), and the job is run exactly once, by whoever takes it out
-        // of the injector; the latch is set once, here.
-        let job = unsafe { HeapJob::into_job_ref(move || JobLatch::set(set.get())) };
-        home.publish(&home.injector, job);
-        worker.join().unwrap();
-        assert!(latch.probe());
-        assert_eq!(home.sleep.load().active(), 0);
+    only_runner_model(|home, me, latch| {
+        assert!(home.sleep.try_activate());
+        me.wait_until(latch);
+        home.release_slot();
     });
-}
-
-/// A latch shared with a loom thread that the model joins before the latch drops.
-#[derive(Clone, Copy)]
-struct LatchPtr(*const JobLatch);
-
-// SAFETY: a latch is made to be set by one thread and waited for by another; the models keep it
-// alive until both are done.
-unsafe impl Send for LatchPtr {}
-
-impl LatchPtr {
-    /// The pointer (a method, so that closures capture the whole `Send` wrapper).
-    fn get(self) -> *const JobLatch {
-        self.0
-    }
 }
 
 /// Away workers come home (sleep/README.md, "Away workers"): pool H's only worker waits, as a
@@ -315,14 +263,29 @@ impl LatchPtr {
 /// would leave the worker parked forever, which loom reports.
 #[test]
 fn an_away_worker_comes_home_for_work_only_it_can_run() {
-    model(|| {
+    only_runner_model(|_home, _me, latch| {
+        let away = Registry::new(1, false).0;
+        let caller = Participant::new(&away, None, Arc::new(Parker::for_current_thread()), None);
+        assert!(away.sleep.try_activate());
+        let in_b = caller.enter();
+        caller.wait_until(latch);
+        away.release_slot();
+        drop(in_b);
+    });
+}
+
+/// The shape of the two models above: a pool's only worker (registered, at home) calls `wait`
+/// with its registry, its participant and a latch that only a job queued in its pool from
+/// another thread sets, so the worker is that job's only runner. Checks that the latch was set
+/// and that every slot of the pool was given back.
+fn only_runner_model(wait: fn(&Registry, &Participant, &JobLatch)) {
+    model(move || {
         let (home, mut deques) = Registry::new(1, false);
         let home = Arc::new(home);
         let d0 = deques.pop().expect("one deque");
-        let away = Arc::new(Registry::new(1, false).0);
         let latch = JobLatch::new();
-        let l = LatchPtr(&latch);
-        let (h, a) = (home.clone(), away.clone());
+        let l = SendPtr(&latch as *const JobLatch);
+        let h = home.clone();
         let worker = thread::spawn(move || {
             // SAFETY: the latch outlives this thread (joined below before the latch drops).
             let l = unsafe { &*l.get() };
@@ -331,14 +294,9 @@ fn an_away_worker_comes_home_for_work_only_it_can_run() {
             let _current = me.enter();
             let _home = me.enter_home();
             h.register_worker(0, &parker);
-            let caller = Participant::new(&a, None, Arc::new(Parker::for_current_thread()), None);
-            assert!(a.sleep.try_activate());
-            let in_b = caller.enter();
-            caller.wait_until(l);
-            a.release_slot();
-            drop(in_b);
+            wait(&h, &me, l);
         });
-        let set = LatchPtr(&latch);
+        let set = SendPtr(&latch as *const JobLatch);
         // SAFETY: the latch outlives the job (the worker runs it before its wait returns, and
         // we join the worker first), and the job is run exactly once, by whoever takes it out
         // of the injector; the latch is set once, here.
@@ -348,6 +306,29 @@ fn an_away_worker_comes_home_for_work_only_it_can_run() {
         assert!(latch.probe());
         assert_eq!(home.sleep.load().active(), 0);
     });
+}
+
+/// A pointer shared with a loom thread or a job, to something the model keeps alive until
+/// both are done (a latch, a counter, a participant).
+struct SendPtr<T>(*const T);
+
+impl<T> Clone for SendPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for SendPtr<T> {}
+
+// SAFETY: the models share only things made to be used from several threads (latches, atomics)
+// or compared by address (participants), and keep them alive until every user is done.
+unsafe impl<T> Send for SendPtr<T> {}
+
+impl<T> SendPtr<T> {
+    /// The pointer (a method, so that closures capture the whole `Send` wrapper).
+    fn get(self) -> *const T {
+        self.0
+    }
 }
 
 /// Broadcast with the real worker loop and the real `broadcast_in`: worker 0 (this thread,

@@ -532,13 +532,13 @@ fn stranger_chain(n: u32, low: &AtomicUsize) -> u64 {
 /// its run slots, so they wait in its queue when the caller begins to wait.
 fn caller_stack_use(strangers: bool) -> usize {
     let pool = Pool::new(2).unwrap();
-    let low = AtomicUsize::new(usize::MAX);
+    let low = Arc::new(AtomicUsize::new(usize::MAX));
     let (started, queued, released) = (
         AtomicBool::new(false),
         AtomicBool::new(false),
         AtomicBool::new(false),
     );
-    let deepest = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let caller = std::thread::Builder::new()
             .stack_size(2 << 20)
             .spawn_scoped(s, || {
@@ -564,28 +564,17 @@ fn caller_stack_use(strangers: bool) -> usize {
             })
             .unwrap();
         spin_until(&started);
-        let done = Arc::new(AtomicUsize::new(0));
         if strangers {
             for _ in 0..4 {
-                let (done, low) = (done.clone(), &low as *const AtomicUsize as usize);
-                pool.spawn(move || {
-                    // SAFETY: `low` outlives this job: the test waits below until all four ran.
-                    let low = unsafe { &*(low as *const AtomicUsize) };
-                    assert_eq!(stranger_chain(2_000, low), 2_001);
-                    done.fetch_add(1, Ordering::Relaxed);
-                });
+                let low = low.clone();
+                pool.spawn(move || assert_eq!(stranger_chain(2_000, &low), 2_001));
             }
         }
         queued.store(true, Ordering::Release);
         std::thread::sleep(Duration::from_millis(50));
         released.store(true, Ordering::Release);
-        let deepest = caller.join().unwrap();
-        while strangers && done.load(Ordering::Relaxed) < 4 {
-            std::thread::yield_now();
-        }
-        deepest
-    });
-    deepest
+        caller.join().unwrap()
+    })
 }
 
 /// A caller's stack holds its own tree only (issue 16, item 2: stack use stays O(depth of the
