@@ -585,3 +585,48 @@ mod loom_models {
         });
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::jobserver::{Server, Style};
+    use std::sync::mpsc;
+
+    /// A permit given back while another thread of the process polls the jobserver for a token
+    /// never waits for that poll to end (issue 16: the connection's lock was held across the
+    /// poll, so a release could wait up to a poll step). Here the poll is an hour long: a
+    /// release queued behind it would not end within the minute this test allows, so the test
+    /// tells the two designs apart without timing anything that should be fast.
+    #[test]
+    fn a_token_goes_back_while_another_thread_polls_for_one() {
+        // Two slots: the implicit one and one token.
+        let server = Server::new(2, Style::Pipe).unwrap();
+        let budget = Arc::new(Budget {
+            conn: std::sync::Mutex::new(Jobserver::from_auth(server.auth()).unwrap()),
+            tokens: std::sync::atomic::AtomicUsize::new(0),
+            failed: std::sync::atomic::AtomicBool::new(false),
+        });
+        let token = budget.poll(Duration::ZERO).expect("the server's one token");
+        let b = budget.clone();
+        let waiter = std::thread::spawn(move || b.poll(Duration::from_secs(3600)));
+        // Let the waiter reach its poll (if it has not, it finds the token without one, and
+        // the test passes without telling anything apart).
+        std::thread::sleep(Duration::from_millis(50));
+        let (done, released) = mpsc::channel();
+        let b = budget.clone();
+        std::thread::spawn(move || {
+            b.release(token);
+            done.send(()).unwrap();
+        });
+        released
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the release waited for another thread's poll");
+        let got = waiter
+            .join()
+            .unwrap()
+            .expect("the waiter read the token given back");
+        budget.release(got);
+        assert_eq!(budget.tokens.load(std::sync::atomic::Ordering::Relaxed), 0);
+        assert_eq!(server.tokens_in_pool().unwrap(), 1);
+    }
+}

@@ -239,3 +239,60 @@ fn no_leaf_starts_beside_another_once_a_thread_saw_limit_one() {
         "{v} of {n} leaves started over the limit with no spare alive"
     );
 }
+
+/// Taking one's own fork back is a task boundary, checked without statistics: a thread whose
+/// first half lowered the limit to 1, while another thread's task holds the other slot, must
+/// not start its second half until that task is over.
+///
+/// A caller holds one slot in a task that runs until this test releases it; the main thread
+/// takes the other slot and forks. Its first half lowers the limit; nobody steals the second
+/// half (no slot is free, so no worker is woken), so the fork is taken back, over the limit.
+/// With the look at the limit, the thread gives back its slot there and gets one only when
+/// the long task has ended; without it, the second half ran at once beside the long task.
+/// The release comes 100 ms after the first half: a slower host only makes the failure it
+/// guards against harder to see, never this test fail.
+#[test]
+fn a_fork_taken_back_after_the_limit_fell_waits_for_the_slot() {
+    let pool = Pool::new(2).unwrap();
+    let (holding, release, long_done) = (
+        AtomicBool::new(false),
+        AtomicBool::new(false),
+        AtomicBool::new(false),
+    );
+    let lowered = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            pool.install(|| {
+                holding.store(true, Ordering::SeqCst);
+                while !release.load(Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                }
+                long_done.store(true, Ordering::SeqCst);
+            });
+        });
+        s.spawn(|| {
+            while !lowered.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            release.store(true, Ordering::SeqCst);
+        });
+        while !holding.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        let ((), second_saw_the_long_task_over) = pool.install(|| {
+            pool.join(
+                || {
+                    pool.set_concurrency(1).unwrap();
+                    lowered.store(true, Ordering::SeqCst);
+                },
+                || long_done.load(Ordering::SeqCst),
+            )
+        });
+        assert!(
+            second_saw_the_long_task_over,
+            "the second half started beside another task under a limit of 1"
+        );
+    });
+    assert_eq!(pool.stats().spares_started, 0, "no thread was blocked");
+}
