@@ -225,6 +225,16 @@ fn on_worker_thread() -> bool {
     HOME.with(|h| !h.get().is_null())
 }
 
+/// True if the calling thread is one of some pool's own threads, a worker or a spare: its
+/// stack belongs to the pool, not to a user.
+fn on_pool_thread() -> bool {
+    #[cfg(not(loom))]
+    if !crate::spare::current_spare_pool().is_null() {
+        return true;
+    }
+    on_worker_thread()
+}
+
 /// Counts one helped job on this thread's stack until dropped (also on unwinding).
 struct HelpDepth(());
 
@@ -1113,14 +1123,18 @@ impl Participant {
                 // which it gives its slot while it sleeps (a spawn may block on a lock, and a
                 // user's thread blocked so would hold a slot that a task owning the lock may
                 // need to resume: rayon#592's test in `tests/waiting.rs` hung that way). A
-                // worker runs the scope's own spawns next, then, not too deep in helps,
-                // anything (`helps`).
+                // pool's own thread runs the scope's own spawns next, and a worker, not too
+                // deep in helps, anything (`helps`). A spare must run its scope's spawns: it
+                // counts as blocked while it sleeps, so if it left them to others, each scope
+                // on a spare would start another spare, up to the cap, where all of them slept
+                // with their spawns queued (the stress test's hang, `a_spare_runs_its_own_
+                // scopes_spawns`). Its stack is the pool's, and the spawns descend from it.
                 if OLDER_HELP.with(Cell::get) < MAX_OLDER_HELP {
                     if let Some(job) = self.take_own_fork() {
                         return Some((job, Taken::OwnOlder));
                     }
                 }
-                if !on_worker_thread() {
+                if !on_pool_thread() {
                     return None;
                 }
                 if unstarted.load(Ordering::Relaxed) > 0 {

@@ -140,9 +140,19 @@ fn random_tasks(budget: u64, seed: u64, cx: &Ctx, depth: u32) -> u64 {
 /// waited, reached 7.5 MiB of stack and overflowed a 2 MiB thread.)
 const CALLER_STACK: usize = 2 << 20;
 
+/// The workers run on 2 MiB stacks too, not the default 32 MiB: helping is bounded by
+/// per-thread counters (sleep/README.md, "Stack use: bounded helping"), so a worker needs its
+/// own share of a tree plus a bounded number of helped jobs, not room for whatever the pool
+/// queues. `THROTTLE_STRESS_TASKS=16000000` runs the longer form (about 2 s in release,
+/// 7 s in debug builds here); it hung in about 1 of 4 runs until spares ran their own scopes'
+/// spawns (`tests/waiting.rs`, `a_spare_runs_its_own_scopes_spawns`).
 #[test]
 fn a_million_random_nested_tasks() {
-    let pool = Pool::new(4).unwrap();
+    let pool = Pool::builder()
+        .threads(4)
+        .stack_size(CALLER_STACK)
+        .build()
+        .unwrap();
     let counter = AtomicU64::new(0);
     watched("a_million_random_nested_tasks", &counter, &pool, || {
         run_stress(&pool, &counter)

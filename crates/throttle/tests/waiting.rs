@@ -489,6 +489,69 @@ fn a_blocked_waiters_slot_goes_to_a_spare_at_once() {
     );
 }
 
+/// A spare thread that waits for its own scope runs the scope's spawns itself, as a worker
+/// does. Spares once waited like a user's thread, for other threads to run their spawns, and
+/// counted as blocked meanwhile, so every scope on a spare started one more spare: on the
+/// stress test's random trees, 256 spares (the cap) ended up asleep in scope waits with their
+/// spawns queued and no thread left to run them, a hang in about 1 of 4 runs of 16 M tasks.
+///
+/// The set-up of the test above: worker A blocked in a fork wait, worker B busy with the
+/// stolen half until a spawn runs. The spawn runs on a spare (the only free runner) and opens
+/// a scope of three spawns; they must all run on that spare, with no second spare started.
+#[test]
+fn a_spare_runs_its_own_scopes_spawns() {
+    within(
+        60,
+        "a scope on a spare beside a blocked waiter and a busy worker",
+        || String::from("(pools of this test are per round)"),
+        || {
+            for _ in 0..3 {
+                let pool = Arc::new(Pool::new(2).unwrap());
+                let stolen = Arc::new(AtomicBool::new(false));
+                let ran = Arc::new(AtomicBool::new(false));
+                let (tx, rx) = mpsc::channel();
+                let (s, r) = (stolen.clone(), ran.clone());
+                pool.spawn(move || {
+                    throttle::join(
+                        || spin_until(&s),
+                        || {
+                            s.store(true, Ordering::Release);
+                            spin_until(&r);
+                        },
+                    );
+                    tx.send(()).unwrap();
+                });
+                spin_until(&stolen);
+                while !format!("{pool:?}").contains("blocked: 1") {
+                    std::thread::yield_now();
+                }
+                let (r, (spawns_tx, spawns_rx)) = (ran.clone(), mpsc::channel());
+                pool.spawn(move || {
+                    let owner = std::thread::current().id();
+                    throttle::scope(|s| {
+                        for _ in 0..3 {
+                            let spawns_tx = spawns_tx.clone();
+                            s.spawn(move |_| {
+                                spawns_tx.send(std::thread::current().id()).unwrap();
+                            });
+                        }
+                    });
+                    spawns_tx.send(owner).unwrap();
+                    r.store(true, Ordering::Release);
+                });
+                rx.recv().unwrap();
+                let threads: Vec<_> = spawns_rx.iter().take(4).collect();
+                let stats = pool.stats();
+                assert!(
+                    threads.iter().all(|t| *t == threads[3]),
+                    "the scope's spawns ran on other threads than its owner: {stats:?}"
+                );
+                assert_eq!(stats.spares_started, 1, "{stats:?}");
+            }
+        },
+    );
+}
+
 thread_local! {
     /// Set on the thread whose stack the tests below measure.
     static MEASURED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
