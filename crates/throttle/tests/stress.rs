@@ -144,7 +144,7 @@ const CALLER_STACK: usize = 2 << 20;
 /// per-thread counters (sleep/README.md, "Stack use: bounded helping"), so a worker needs its
 /// own share of a tree plus a bounded number of helped jobs, not room for whatever the pool
 /// queues. `THROTTLE_STRESS_TASKS=16000000` runs the longer form (about 2 s in release,
-/// 7 s in debug builds here); it hung in about 1 of 4 runs until spares ran their own scopes'
+/// 7 s in debug builds here); it hung in 2 of 6 runs until spares ran their own scopes'
 /// spawns (`tests/waiting.rs`, `a_spare_runs_its_own_scopes_spawns`).
 #[test]
 fn a_million_random_nested_tasks() {
