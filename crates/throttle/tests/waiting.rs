@@ -431,6 +431,34 @@ fn a_thread_queued_in_another_pools_limit_queue_is_stood_in_for() {
     );
 }
 
+/// A fresh pool of two workers, one blocked in a fork wait (its half stolen, nothing of it
+/// to help with), the other busy with the stolen half until the returned flag is set; the
+/// receiver hears when the fork is done. Only a spare can run work published now.
+fn blocked_and_busy() -> (Arc<Pool>, Arc<AtomicBool>, mpsc::Receiver<()>) {
+    let pool = Arc::new(Pool::new(2).unwrap());
+    let stolen = Arc::new(AtomicBool::new(false));
+    let ran = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let (s, r) = (stolen.clone(), ran.clone());
+    pool.spawn(move || {
+        throttle::join(
+            || spin_until(&s),
+            || {
+                s.store(true, Ordering::Release);
+                spin_until(&r);
+            },
+        );
+        tx.send(()).unwrap();
+    });
+    spin_until(&stolen);
+    // The owner finishes its half at once, finds nothing of the stolen one to help with, and
+    // sleeps blocked.
+    while !format!("{pool:?}").contains("blocked: 1") {
+        std::thread::yield_now();
+    }
+    (pool, ran, rx)
+}
+
 /// Isolation costs no parallelism where the pool has a slot to spare (issue 16, item 2): a
 /// worker blocked in a fork wait (its half stolen, nothing of it to help with) gave back its
 /// slot; an unrelated spawn published then, while the pool's other worker is busy with the
@@ -451,27 +479,7 @@ fn a_blocked_waiters_slot_goes_to_a_spare_at_once() {
         move || {
             let mut rescues = 0;
             for _ in 0..rounds {
-                let pool = Arc::new(Pool::new(2).unwrap());
-                let stolen = Arc::new(AtomicBool::new(false));
-                let ran = Arc::new(AtomicBool::new(false));
-                let (tx, rx) = mpsc::channel();
-                let (s, r) = (stolen.clone(), ran.clone());
-                pool.spawn(move || {
-                    throttle::join(
-                        || spin_until(&s),
-                        || {
-                            s.store(true, Ordering::Release);
-                            spin_until(&r);
-                        },
-                    );
-                    tx.send(()).unwrap();
-                });
-                spin_until(&stolen);
-                // The owner finishes its half at once, finds nothing of the stolen one to help
-                // with, and sleeps blocked.
-                while !format!("{pool:?}").contains("blocked: 1") {
-                    std::thread::yield_now();
-                }
+                let (pool, ran, rx) = blocked_and_busy();
                 let r = ran.clone();
                 pool.spawn(move || r.store(true, Ordering::Release));
                 rx.recv().unwrap();
@@ -495,8 +503,8 @@ fn a_blocked_waiters_slot_goes_to_a_spare_at_once() {
 /// stress test's random trees, 256 spares (the cap) ended up asleep in scope waits with their
 /// spawns queued and no thread left to run them, a hang in about 1 of 4 runs of 16 M tasks.
 ///
-/// The set-up of the test above: worker A blocked in a fork wait, worker B busy with the
-/// stolen half until a spawn runs. The spawn runs on a spare (the only free runner) and opens
+/// [`blocked_and_busy`]: worker A blocked in a fork wait, worker B busy with the stolen half
+/// until a spawn runs. The spawn runs on a spare (the only free runner) and opens
 /// a scope of three spawns; they must all run on that spare, with no second spare started.
 #[test]
 fn a_spare_runs_its_own_scopes_spawns() {
@@ -506,25 +514,7 @@ fn a_spare_runs_its_own_scopes_spawns() {
         || String::from("(pools of this test are per round)"),
         || {
             for _ in 0..3 {
-                let pool = Arc::new(Pool::new(2).unwrap());
-                let stolen = Arc::new(AtomicBool::new(false));
-                let ran = Arc::new(AtomicBool::new(false));
-                let (tx, rx) = mpsc::channel();
-                let (s, r) = (stolen.clone(), ran.clone());
-                pool.spawn(move || {
-                    throttle::join(
-                        || spin_until(&s),
-                        || {
-                            s.store(true, Ordering::Release);
-                            spin_until(&r);
-                        },
-                    );
-                    tx.send(()).unwrap();
-                });
-                spin_until(&stolen);
-                while !format!("{pool:?}").contains("blocked: 1") {
-                    std::thread::yield_now();
-                }
+                let (pool, ran, rx) = blocked_and_busy();
                 let (r, (spawns_tx, spawns_rx)) = (ran.clone(), mpsc::channel());
                 pool.spawn(move || {
                     let owner = std::thread::current().id();
