@@ -500,8 +500,9 @@ impl Registry {
     /// Takes a job spawned by the scope tagged `tag` from any queue (the thread's own first),
     /// for that scope's owner while it waits. Locks only queues that look non-empty.
     pub(crate) fn take_scope_spawn(&self, me: Option<usize>, tag: usize) -> Option<JobRef> {
-        let own = me.map_or(&*self.injector, |i| &*self.queues[i]);
-        let queues = std::iter::once(own)
+        let own = me.map(|i| &*self.queues[i]);
+        let queues = own
+            .into_iter()
             .chain(std::iter::once(&*self.injector))
             .chain(self.queues.iter().map(|q| &**q));
         for q in queues {

@@ -225,16 +225,6 @@ fn on_worker_thread() -> bool {
     HOME.with(|h| !h.get().is_null())
 }
 
-/// True if the calling thread is one of some pool's own threads, a worker or a spare: its
-/// stack belongs to the pool, not to a user.
-fn on_pool_thread() -> bool {
-    #[cfg(not(loom))]
-    if !crate::spare::current_spare_pool().is_null() {
-        return true;
-    }
-    on_worker_thread()
-}
-
 /// Counts one helped job on this thread's stack until dropped (also on unwinding).
 struct HelpDepth(());
 
@@ -924,9 +914,10 @@ impl Participant {
         self.trace(EventKind::End { span, flow: None });
     }
 
-    /// Waits until a scope's latch is set: runs the scope's own spawns not started yet
-    /// (wherever they are queued; they descend from the scope), and, for a worker, other work
-    /// as [`Participant::wait_until`] does.
+    /// Waits until a scope's latch is set: runs its own older forks, then, on a worker thread
+    /// or a spare in its own pool, the scope's own spawns not started yet (wherever they are
+    /// queued; they descend from the scope), and, for a worker, other work as
+    /// [`Participant::wait_until`] does.
     pub(crate) fn wait_for_scope(&self, latch: &JobLatch, unstarted: &AtomicUsize, tag: usize) {
         if latch.probe() {
             return;
@@ -943,6 +934,16 @@ impl Participant {
             },
         );
         self.trace(EventKind::End { span, flow: None });
+    }
+
+    /// True if this participant runs its scope's own spawns while it waits for the scope: on
+    /// a worker thread (at home or away), or as a spare in its own pool (see `find_help`).
+    fn runs_own_spawns(&self) -> bool {
+        #[cfg(not(loom))]
+        if crate::spare::is_spare(self) {
+            return true;
+        }
+        on_worker_thread()
     }
 
     /// The newest of this worker's own pending forks, for a scope's wait.
@@ -1123,18 +1124,22 @@ impl Participant {
                 // which it gives its slot while it sleeps (a spawn may block on a lock, and a
                 // user's thread blocked so would hold a slot that a task owning the lock may
                 // need to resume: rayon#592's test in `tests/waiting.rs` hung that way). A
-                // pool's own thread runs the scope's own spawns next, and a worker, not too
-                // deep in helps, anything (`helps`). A spare must run its scope's spawns: it
-                // counts as blocked while it sleeps, so if it left them to others, each scope
-                // on a spare would start another spare, up to the cap, where all of them slept
-                // with their spawns queued (the stress test's hang, `a_spare_runs_its_own_
-                // scopes_spawns`). Its stack is the pool's, and the spawns descend from it.
+                // worker thread, or a spare in its own pool, runs the scope's own spawns next,
+                // and a worker, not too deep in helps, anything (`helps`). A spare must run its
+                // scope's spawns: it counts as blocked while it sleeps, so if it left them to
+                // others, each scope on a spare would start another spare, up to the cap, where
+                // all of them slept with their spawns queued (the stress test's hang,
+                // `a_spare_runs_its_own_scopes_spawns`). In its own pool, a spare blocked on a
+                // lock in a spawn is a spare standing in, so a woken lock holder takes its slot
+                // back over the limit ("The slot comes back"); in another pool it is a stranger
+                // whose blocked slot nobody makes up for, so there it runs nothing, as a user's
+                // thread.
                 if OLDER_HELP.with(Cell::get) < MAX_OLDER_HELP {
                     if let Some(job) = self.take_own_fork() {
                         return Some((job, Taken::OwnOlder));
                     }
                 }
-                if !on_pool_thread() {
+                if !self.runs_own_spawns() {
                     return None;
                 }
                 if unstarted.load(Ordering::Relaxed) > 0 {

@@ -501,7 +501,7 @@ fn a_blocked_waiters_slot_goes_to_a_spare_at_once() {
 /// does. Spares once waited like a user's thread, for other threads to run their spawns, and
 /// counted as blocked meanwhile, so every scope on a spare started one more spare: on the
 /// stress test's random trees, 256 spares (the cap) ended up asleep in scope waits with their
-/// spawns queued and no thread left to run them, a hang in about 1 of 4 runs of 16 M tasks.
+/// spawns queued and no thread left to run them, a hang in 2 of 6 runs of 16 M tasks.
 ///
 /// [`blocked_and_busy`]: worker A blocked in a fork wait, worker B busy with the stolen half
 /// until a spawn runs. The spawn runs on a spare (the only free runner) and opens
