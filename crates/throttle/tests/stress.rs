@@ -148,16 +148,19 @@ const CALLER_STACK: usize = 2 << 20;
 /// until spares ran their own scopes' spawns (`tests/waiting.rs`,
 /// `a_spare_runs_its_own_scopes_spawns`), after 0.19 M to 3.1 M tasks.
 #[test]
-fn a_million_random_nested_tasks() {
+fn sixteen_million_random_nested_tasks() {
     let pool = Pool::builder()
         .threads(4)
         .stack_size(CALLER_STACK)
         .build()
         .unwrap();
     let counter = AtomicU64::new(0);
-    watched("a_million_random_nested_tasks", &counter, &pool, || {
-        run_stress(&pool, &counter)
-    });
+    watched(
+        "sixteen_million_random_nested_tasks",
+        &counter,
+        &pool,
+        || run_stress(&pool, &counter),
+    );
 }
 
 /// Runs `body` on a caller thread with a [`CALLER_STACK`] stack while [`watchdog`] watches

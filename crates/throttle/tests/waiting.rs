@@ -372,7 +372,8 @@ fn lock_across_join(pool: Pool, scope_in_half: bool) {
             let m = std::sync::Mutex::new(0u64);
             let task = |i: u64| {
                 if i % 4 != 0 {
-                    // Most tasks leave the lock alone, so threads are free to steal.
+                    // Most tasks leave the lock alone (unless `scope_in_half`), so threads are
+                    // free to steal.
                     let _held = scope_in_half.then(|| m.lock().unwrap());
                     busy(i, 20);
                     return;
