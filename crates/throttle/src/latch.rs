@@ -100,20 +100,24 @@ impl JobLatch {
         self as *const JobLatch as usize
     }
 
-    /// Called by the thief of this fork after it published work that descends from it: wakes
-    /// the owner if it sleeps on the latch, so that it can help. The fence pairs with the
-    /// owner's after its registration (`sleep_for_fork`): either we see it asleep, or it sees
-    /// our publication.
+    /// Called after publishing work that the latch's owner may run while it waits: by the
+    /// thief of a fork, for work that descends from the fork, and by a scope's spawner, for a
+    /// spawn of the scope. Wakes the owner if it sleeps on the latch, so that it can help. The
+    /// fence pairs with the owner's after its registration (`sleep_in_wait`): either we see it
+    /// asleep, or it sees our publication.
     ///
     /// # Safety
-    /// `this` must be the latch of a fork the caller runs right now (live until it ends).
+    /// `this` must be live and must not be set before this call returns: the latch of a fork
+    /// the caller runs right now, or of a scope whose pending count the caller holds up (its
+    /// body, or one of its spawns, running).
     pub(crate) unsafe fn notify_owner(this: *const JobLatch) {
         // SAFETY: live while its job runs (caller's contract).
         let latch = unsafe { &*this };
         fence(Ordering::SeqCst);
         if latch.state.load(Ordering::SeqCst) == SLEEPING {
             // SAFETY: as in `record_thief`: SLEEPING means `owner` was written before the
-            // owner's exchange, and only the setter (this thread, later) takes it.
+            // owner's exchange, and only the setter takes it, which cannot run before this
+            // call returns (caller's contract).
             if let Some(owner) = unsafe { (*latch.owner.get()).as_ref() } {
                 owner.unpark_thread();
             }

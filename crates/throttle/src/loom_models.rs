@@ -1,7 +1,7 @@
 //! Loom models of the real fork, steal and wait paths: `join_in` pushing on the real
-//! deque seam, `Participant::wait_until` (spin, release the slot, re-check, sleep on the
-//! `JobLatch`, queue for a slot again), a thief's `find_work`/`execute_found`, and the real
-//! worker loop `worker_main` with its search and idle sleep. Only time is abstracted: under
+//! deque seam, `Participant::wait_until` and `wait_for_scope` (spin, release the slot,
+//! re-check, sleep on the `JobLatch`, be woken by a spawn, queue for a slot again), a thief's
+//! `find_work`/`execute_found`, and the real worker loop `worker_main` with its search and idle sleep. Only time is abstracted: under
 //! loom every spin is one round (`sync::spin_over`). The deque is the real one (`deque.rs`,
 //! a ring of 4 slots under loom), and the asymmetric fence takes its symmetric form.
 //!
@@ -11,6 +11,7 @@ use crate::job::HeapJob;
 use crate::join::join_in;
 use crate::latch::JobLatch;
 use crate::registry::{worker_main, Registry};
+use crate::scope::Scope;
 use crate::sleep::Parker;
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Ordering};
 use crate::worker::Participant;
@@ -241,18 +242,45 @@ fn a_waiting_owner_runs_no_strangers_job() {
     });
 }
 
-/// Waiting threads are sleepers too (sleep/README.md): a pool's only worker waits, at home, for
-/// a latch that only a job queued from outside sets, and the worker is that job's only runner
-/// (it may help with any work in this wait). The publisher may queue the job while the worker
-/// spins, gives back its slot, registers in the idle list as a waiting sleeper, or sleeps there;
-/// a publisher that could not see such a sleeper (as before the scheduler issue: it slept on
-/// its latch) would leave it parked forever, which loom reports.
+/// A scope's owner is woken for its scope's spawns (sleep/README.md, "Waiting for a scope"): a
+/// pool's only worker waits for a scope whose body runs on another thread (an outside thread
+/// holding the body's count, as a body that hands its `&Scope` to a thread of its own does),
+/// and only that worker may run the spawn the body makes. The worker may spin, give back its
+/// slot, register on the scope's latch, or sleep there when the spawn is published; a spawn
+/// that did not wake a sleeping owner (as before 2026-11-28: spawns unparked nobody, and the
+/// owner's look before sleeping searched for the latch's address, not the scope's) would leave
+/// it parked forever, which loom reports.
 #[test]
-fn a_worker_asleep_in_a_wait_is_woken_for_new_work() {
-    only_runner_model(|home, me, latch| {
-        assert!(home.sleep.try_activate());
-        me.wait_until(latch);
-        home.release_slot();
+fn a_scope_owner_asleep_is_woken_for_its_spawn() {
+    model(|| {
+        let (home, mut deques) = Registry::new(1, false);
+        let home = Arc::new(home);
+        let d0 = deques.pop().expect("one deque");
+        let scope: Scope<'static> = Scope::new(&home);
+        let ran = AtomicBool::new(false);
+        let (sc, h) = (SendPtr(&scope as *const Scope<'static>), home.clone());
+        let worker = thread::spawn(move || {
+            // SAFETY: the scope outlives this thread (joined below before the scope drops).
+            let scope = unsafe { &*sc.get() };
+            let parker = Arc::new(Parker::for_current_thread());
+            let me = Participant::new(&h, Some(0), parker.clone(), Some(d0));
+            let _current = me.enter();
+            let _home = me.enter_home();
+            h.register_worker(0, &parker);
+            assert!(h.sleep.try_activate());
+            scope.wait(&me);
+            h.release_slot();
+        });
+        let r = SendPtr(&ran as *const AtomicBool);
+        scope.spawn(move |_| {
+            // SAFETY: `ran` outlives the scope's spawns (the worker runs this before its
+            // wait returns, and we join the worker first).
+            unsafe { &*r.get() }.store(true, Ordering::Relaxed);
+        });
+        scope.body_done();
+        worker.join().unwrap();
+        assert!(ran.load(Ordering::Relaxed));
+        assert_eq!(home.sleep.load().active(), 0);
     });
 }
 
@@ -274,7 +302,7 @@ fn an_away_worker_comes_home_for_work_only_it_can_run() {
     });
 }
 
-/// The shape of the two models above: a pool's only worker (registered, at home) calls `wait`
+/// The shape of the model above: a pool's only worker (registered, at home) calls `wait`
 /// with its registry, its participant and a latch that only a job queued in its pool from
 /// another thread sets, so the worker is that job's only runner. Checks that the latch was set
 /// and that every slot of the pool was given back.

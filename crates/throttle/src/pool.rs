@@ -26,7 +26,7 @@ use std::time::Instant;
 /// Work enters through
 /// [`install`](Pool::install), [`join`](Pool::join), [`scope`](Pool::scope),
 /// [`for_range`](Pool::for_range) and [`map_reduce`](Pool::map_reduce). The calling thread takes
-/// part: it runs its own call and helps with the pool's work while it waits. The live limit
+/// part: it runs its own call, and while it waits, only work of that call. The live limit
 /// ([`set_concurrency`](Pool::set_concurrency)) bounds how many threads hold a *run slot*,
 /// callers included; see there for exactly when a lowered limit takes effect.
 ///
@@ -63,9 +63,10 @@ pub struct Pool {
 
 type NameFn = Box<dyn Fn(usize) -> String>;
 
-/// Default stack size of a worker: 32 MiB of address space. A thread that waits for a stolen
-/// fork runs other pending work on top of its own stack ("whoever waits, helps"), so a worker's
-/// stack can hold several computations' recursions at once. Only the pages actually touched
+/// Default stack size of a worker: 32 MiB of address space. A worker that waits runs its own
+/// forks' descendants and its scopes' spawns on top of its stack ("whoever waits, helps"), and,
+/// waiting in another pool, its home pool's work, so a worker's stack can hold several
+/// computations' recursions at once. Only the pages actually touched
 /// cost memory, so a large reservation is cheap insurance against overflow.
 pub const DEFAULT_STACK_SIZE: usize = 32 << 20;
 

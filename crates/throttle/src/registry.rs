@@ -121,11 +121,6 @@ impl Waiters {
         }
     }
 
-    /// True if `me` is still registered (no wake-up took it out).
-    fn contains(&self, me: &Arc<Parker>) -> bool {
-        lock(&self.list).iter().any(|p| Arc::ptr_eq(p, me))
-    }
-
     /// Takes out and unparks the newest waiter, if any. The caller made its work visible and
     /// issued a SeqCst fence before this SeqCst load: either it sees the waiter, or the waiter
     /// (after its registration and fence) sees the work.
@@ -513,6 +508,14 @@ impl Registry {
         None
     }
 
+    /// True if a job spawned by the scope tagged `tag` is queued anywhere, for that scope's
+    /// owner about to sleep. Locks only queues that look non-empty.
+    pub(crate) fn has_scope_spawn(&self, tag: usize) -> bool {
+        std::iter::once(&*self.injector)
+            .chain(self.queues.iter().map(|q| &**q))
+            .any(|q| q.has_tagged(tag))
+    }
+
     /// Takes the newest job tagged `tag` from the injector (a fork a thread without a deque made
     /// while it ran the stolen fork whose latch is `tag`).
     pub(crate) fn take_tagged_injected(&self, tag: usize) -> Option<JobRef> {
@@ -658,12 +661,6 @@ impl Registry {
     /// half of the handshake with the publishers' [`Registry::publish_wake`].
     pub(crate) fn register_away(&self, me: &Arc<Parker>) {
         self.away.register(me);
-    }
-
-    /// True if a publisher took `me` out of the away sleepers (to call it home): it must then
-    /// look at home again, and register afresh if it sleeps again.
-    pub(crate) fn called_home(&self, me: &Arc<Parker>) -> bool {
-        !self.away.contains(me)
     }
 
     /// Removes `me` from the away sleepers if a wake-up did not remove it already.

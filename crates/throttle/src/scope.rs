@@ -91,6 +91,11 @@ impl<'scope> Scope<'scope> {
             Some(p) if p.is_in(registry) => p.publish_tagged(job, tag),
             _ => registry.publish_tagged(&registry.injector, job, tag),
         });
+        // The scope's owner may sleep in its wait, which runs the scope's own spawns
+        // (`Participant::wait_for_scope`): wake it for this one.
+        // SAFETY: the scope is alive and its latch unset until its pending count reaches
+        // zero, which our caller holds up (the body, or a spawned task of this scope, runs).
+        unsafe { JobLatch::notify_owner(&self.latch) };
     }
 
     /// The tag of this scope's spawns in the pool's queues: its address.

@@ -13,7 +13,7 @@ use crate::job::JobRef;
 use crate::latch::{JobLatch, Thief};
 use crate::placement::Placement;
 use crate::registry::{Registry, Taken, FLUSH_REQUEST};
-use crate::sleep::{Parker, WaitWake, Wake};
+use crate::sleep::{Parker, Wake};
 use crate::stats::Counters;
 use crate::sync::{spin_over, Arc, AtomicUsize, Ordering};
 use crate::trace::{EventKind, Span, TraceSlot, Tracer};
@@ -108,45 +108,48 @@ pub(crate) const SEARCH_SPIN: std::time::Duration = std::time::Duration::from_mi
 /// join whose halves end close together, such as each frame of a game loop.
 const WAIT_SPIN: std::time::Duration = std::time::Duration::from_micros(100);
 
-/// How a waiting thread may help (see `Participant::wait_loop`).
+/// What a waiting thread may run (see `Participant::wait_loop`): only work that belongs to
+/// what it waits for, never a stranger's (sleep/README.md, "Isolated helping"). Every wait
+/// runs the thread's own mail first.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum WaitKind<'a> {
     /// Waiting for its own fork: only the fork's descendants, from its thief's deque.
     Fork,
-    /// Waiting for a scope: its own spawns not started yet (`unstarted` counts them; they are
-    /// queued tagged `tag`), and any other work if `helps`.
+    /// Waiting for a scope: its own older forks, then, on one of the pool's own threads, the
+    /// scope's own spawns not started yet (`unstarted` counts them; they are queued tagged
+    /// `tag`).
     Scope {
         /// Spawns of the scope not started yet (a hint: the queues decide).
         unstarted: &'a AtomicUsize,
         /// The scope's tag in the queues.
         tag: usize,
-        /// Whether the thread may run other work too.
-        helps: bool,
     },
-    /// Waiting for a broadcast: any work if `helps`, else nothing.
-    Any {
-        /// Whether the thread may run other work.
-        helps: bool,
-    },
+    /// Waiting for a broadcast, or for a fork past the helping bound: nothing but mail.
+    Mail,
 }
 
-impl WaitKind<'_> {
-    /// Whether the waiter may run any of the pool's work (then it sleeps as an idle worker).
-    fn helps_strangers(&self) -> bool {
-        matches!(
-            self,
-            WaitKind::Any { helps: true } | WaitKind::Scope { helps: true, .. }
-        )
-    }
+/// What a sleeping waiter is registered with, besides its latch (`Participant::sleep_in_wait`).
+#[derive(Debug, Clone, Copy)]
+enum Watch<'a> {
+    /// The thief of the awaited fork, as recorded when the waiter went to sleep.
+    Thief(Thief),
+    /// The scope's spawners (every spawn wakes a scope owner asleep on the scope's latch).
+    Spawns {
+        /// Spawns of the scope not started yet.
+        unstarted: &'a AtomicUsize,
+        /// The scope's tag in the queues.
+        tag: usize,
+    },
+    /// Nothing: only the latch (and mail) wakes the waiter.
+    Nothing,
 }
 
-/// How many helped jobs a worker thread may have on its stack at once and still take work of
-/// *any* origin in a scope's or broadcast's wait. Each such job can hold a whole subtree of
-/// another computation, so this bounds the stack (a 32 MiB worker stack holds 64 paths of
-/// any reasonable recursion). Past it the thread runs only its own forks and its scope's own
-/// spawns, and a worker away from home does not come home for work. The pool's work still has
-/// a runner: such a worker counts as blocked, and when work waits with its slot free and the
-/// other threads busy, a spare thread stands in (spare.rs; sleep/README.md).
+/// How many helped jobs a worker thread may have on its stack at once and still come home,
+/// from a wait in another pool, to run its home pool's work (`Participant::run_home_away`).
+/// Each such job can hold a whole subtree of another computation, so this bounds the stack (a
+/// 32 MiB worker stack holds 64 paths of any reasonable recursion). Past it a worker away from
+/// home does not come home for work: it counts as blocked there, and when work waits with its
+/// slot free and the other threads busy, a spare thread stands in (spare.rs; sleep/README.md).
 const MAX_STRANGER_HELP: u32 = 64;
 
 /// How many of its own older forks a thread may have running at once in scope waits on its
@@ -897,42 +900,32 @@ impl Participant {
         }
     }
 
-    /// Waits until the latch of a broadcast is set. A worker thread runs other work of this
-    /// pool meanwhile, at most [`MAX_STRANGER_HELP`] helped jobs deep on its stack; a user's
-    /// thread runs nothing of anybody else's on its stack: it gives its slot to a spare worker
-    /// and sleeps. Never while a panic unwinds: callers catch panics first. Holds a run
-    /// slot on entry and on return; gives it back while asleep, and while the pool is over its
-    /// limit.
+    /// Waits until the latch of a broadcast is set, running nothing but this thread's own mail
+    /// (its share of this or another broadcast): the other shares run on the threads they are
+    /// addressed to. One of the pool's own threads counts as blocked meanwhile, so that a spare
+    /// may stand in for it; a user's thread gives its slot to the pool. Never while a panic
+    /// unwinds: callers catch panics first. Holds a run slot on entry and on return; gives it
+    /// back while asleep, and while the pool is over its limit.
     pub(crate) fn wait_until(&self, latch: &JobLatch) {
         if latch.probe() {
             return;
         }
         let span = Span::JoinWait;
         self.trace(EventKind::Begin { span, site: None });
-        let helps = self.may_help_strangers();
-        self.wait_loop(latch, WaitKind::Any { helps });
+        self.wait_loop(latch, WaitKind::Mail);
         self.trace(EventKind::End { span, flow: None });
     }
 
     /// Waits until a scope's latch is set: runs its own older forks, then, on a worker thread
     /// or a spare in its own pool, the scope's own spawns not started yet (wherever they are
-    /// queued; they descend from the scope), and, for a worker, other work as
-    /// [`Participant::wait_until`] does.
+    /// queued; they descend from the scope), and nothing else.
     pub(crate) fn wait_for_scope(&self, latch: &JobLatch, unstarted: &AtomicUsize, tag: usize) {
         if latch.probe() {
             return;
         }
         let span = Span::JoinWait;
         self.trace(EventKind::Begin { span, site: None });
-        let helps = self.may_help_strangers();
-        self.wait_loop(
-            latch,
-            WaitKind::Scope {
-                unstarted,
-                tag,
-                helps,
-            },
-        );
+        self.wait_loop(latch, WaitKind::Scope { unstarted, tag });
         self.trace(EventKind::End { span, flow: None });
     }
 
@@ -951,15 +944,6 @@ impl Participant {
         self.deque.as_ref().and_then(crate::deque::Worker::pop)
     }
 
-    /// Whether this thread may run work of any origin while it waits: a pool's worker thread
-    /// (in its own pool, or calling into another), fewer than [`MAX_STRANGER_HELP`] helped jobs
-    /// deep. A user's thread never: its stack is the user's, so it runs only its own call.
-    /// (Worker threads must help where they wait: a pool's spawned work has no other runners
-    /// when all its workers wait in other pools.)
-    fn may_help_strangers(&self) -> bool {
-        on_worker_thread() && HELP_DEPTH.with(Cell::get) < MAX_STRANGER_HELP
-    }
-
     /// Waits until the latch of this thread's own fork is set, helping *only* with the fork's
     /// descendants: what the fork's thief pushed on its deque since it started the fork
     /// (isolated helping, sleep/README.md). So a thread never runs a stranger's task on its
@@ -975,7 +959,7 @@ impl Participant {
         let kind = if HELP_DEPTH.with(Cell::get) < MAX_HELP {
             WaitKind::Fork
         } else {
-            WaitKind::Any { helps: false }
+            WaitKind::Mail
         };
         self.wait_loop(latch, kind);
         self.trace(EventKind::End { span, flow: None });
@@ -985,10 +969,10 @@ impl Participant {
     /// then sleep without a slot until the latch is set or new work for us appears.
     fn wait_loop(&self, latch: &JobLatch, kind: WaitKind<'_>) {
         let registry = self.registry();
-        // One of the pool's own threads, at home, in a wait that runs none of its other work:
-        // a spare may stand in while it sleeps (spare.rs), and while spares stand in it never
-        // queues for a slot behind them (they may be blocked on a lock it holds).
-        let blocks = self.is_pool_thread() && !kind.helps_strangers();
+        // One of the pool's own threads, at home (no wait runs the pool's other work): a spare
+        // may stand in while it sleeps (spare.rs), and while spares stand in it never queues
+        // for a slot behind them (they may be blocked on a lock it holds).
+        let blocks = self.is_pool_thread();
         let yields = || !(blocks && registry.spares_standing_in());
         while !latch.probe() {
             let start = Instant::now();
@@ -1059,7 +1043,6 @@ impl Participant {
                 }
                 home.registry()
             });
-            let away_callable = away.filter(|_| !home_bound);
             // A spare asleep in another call than its own loop is blocked for its own pool.
             #[cfg(not(loom))]
             let spare_pool = crate::spare::away_spare_pool(self);
@@ -1072,15 +1055,14 @@ impl Participant {
             if blocks {
                 registry.block();
             }
-            match kind {
-                WaitKind::Any { helps: true } | WaitKind::Scope { helps: true, .. } => {
-                    self.sleep_as_idle(latch, away_callable)
+            let watch = match kind {
+                WaitKind::Fork => Watch::Thief(latch.thief()),
+                WaitKind::Scope { unstarted, tag } if self.runs_own_spawns() => {
+                    Watch::Spawns { unstarted, tag }
                 }
-                WaitKind::Fork => self.sleep_for_fork(latch, latch.thief(), blocks),
-                WaitKind::Any { helps: false } | WaitKind::Scope { helps: false, .. } => {
-                    self.sleep_for_fork(latch, Thief::NoDeque, blocks)
-                }
-            }
+                WaitKind::Scope { .. } | WaitKind::Mail => Watch::Nothing,
+            };
+            self.sleep_in_wait(latch, watch, blocks);
             if let Some(home_registry) = away {
                 if home_bound {
                     home_registry.unblock();
@@ -1100,8 +1082,7 @@ impl Participant {
         }
     }
 
-    /// Work a waiter may run now: any work for [`WaitKind::Any`] with `helps`, a descendant of
-    /// the awaited fork for [`WaitKind::Fork`], nothing otherwise.
+    /// Work a waiter may run now: its mail, then what `kind` allows (see [`WaitKind`]).
     fn find_help(&self, latch: &JobLatch, kind: WaitKind<'_>) -> Option<(JobRef, Taken)> {
         // Mail first, whatever the wait: a broadcast's share addressed to this very worker,
         // which nobody else may run (a broadcast that includes a waiting worker would wait for
@@ -1112,42 +1093,35 @@ impl Participant {
             }
         }
         match kind {
-            WaitKind::Any { helps } => helps.then(|| self.find_work()).flatten(),
-            WaitKind::Scope {
-                unstarted,
-                tag,
-                helps,
-            } => {
+            WaitKind::Mail => None,
+            WaitKind::Scope { unstarted, tag } => {
                 // Its own older forks first (what the scope's body may wait for, as plain code
                 // would run them; its own call, also for a user's thread). A user's thread
                 // runs nothing else: its scope's spawns are taken by the pool's threads, to
                 // which it gives its slot while it sleeps (a spawn may block on a lock, and a
                 // user's thread blocked so would hold a slot that a task owning the lock may
                 // need to resume: rayon#592's test in `tests/waiting.rs` hung that way). A
-                // worker thread, or a spare in its own pool, runs the scope's own spawns next,
-                // and a worker, not too deep in helps, anything (`helps`). A spare must run its
-                // scope's spawns: it counts as blocked while it sleeps, so if it left them to
+                // worker thread, or a spare in its own pool, runs the scope's own spawns next.
+                // A spare must: it counts as blocked while it sleeps, so if it left them to
                 // others, each scope on a spare would start another spare, up to the cap, where
                 // all of them slept with their spawns queued (the stress test's hang,
                 // `a_spare_runs_its_own_scopes_spawns`). In its own pool, a spare blocked on a
                 // lock in a spawn is a spare standing in, so a woken lock holder takes its slot
                 // back over the limit ("The slot comes back"); in another pool it is a stranger
                 // whose blocked slot nobody makes up for, so there it runs nothing, as a user's
-                // thread.
+                // thread. Nobody runs a stranger's work here: a task that holds a lock across
+                // the scope would meet, on its own stack, a task that takes the lock
+                // (`a_stolen_half_waiting_for_a_scope_runs_no_task_that_takes_the_owners_lock`).
                 if OLDER_HELP.with(Cell::get) < MAX_OLDER_HELP {
                     if let Some(job) = self.take_own_fork() {
                         return Some((job, Taken::OwnOlder));
                     }
                 }
-                if !self.runs_own_spawns() {
+                if !self.runs_own_spawns() || unstarted.load(Ordering::Relaxed) == 0 {
                     return None;
                 }
-                if unstarted.load(Ordering::Relaxed) > 0 {
-                    if let Some(job) = self.registry().take_scope_spawn(self.index, tag) {
-                        return Some((job, Taken::Own));
-                    }
-                }
-                helps.then(|| self.find_work()).flatten()
+                let job = self.registry().take_scope_spawn(self.index, tag)?;
+                Some((job, Taken::Own))
             }
             WaitKind::Fork => {
                 let (index, mark) = match latch.thief() {
@@ -1174,45 +1148,22 @@ impl Participant {
         }
     }
 
-    /// Asleep in the idle list as a waiting sleeper (a worker helping with any work): woken for
-    /// new work like an idle worker, or by the latch. Returns holding a slot.
-    ///
-    /// `away` is the home registry if the thread sleeps away from home, registered there
-    /// (`Registry::register_away`): a wake-up from there ends the sleep too.
-    fn sleep_as_idle(&self, latch: &JobLatch, away: Option<&Registry>) {
-        let registry = self.registry();
-        let woke = registry.sleep.sleep_waiting(
-            &self.parker,
-            || latch.register_sleeper(&self.parker),
-            || latch.probe(),
-            || registry.has_work(),
-            || self.home_needs_us() || away.is_some_and(|home| home.called_home(&self.parker)),
-        );
-        match woke {
-            WaitWake::Slot { searching } => {
-                if searching {
-                    registry.sleep.transition_from_searching();
-                }
-            }
-            WaitWake::NoSlot => self.take_slot_after_sleep(),
-        }
-    }
-
-    /// Asleep waiting for a fork run by `thief`, without a slot (given to a spare worker if
-    /// work waits), registered with the thief so that it wakes us when it pushes work we may
-    /// help with, and on the latch. Wakes early when the thief records itself (we slept while
-    /// it was [`Thief::Unknown`]) or for home mail. Returns holding a slot.
+    /// Asleep in a wait, without a slot (given to a spare worker if work waits and this is one
+    /// of the pool's own threads), registered on the latch and with what `watch` names, so that
+    /// whoever queues work this wait may run wakes it: a fork's thief when it pushes, a
+    /// scope's spawner when it spawns. Wakes early when a fork's thief records itself (we slept
+    /// while it was [`Thief::Unknown`]) or for home mail. Returns holding a slot.
     ///
     /// With `blocked` (one of the pool's own threads, counted as blocked) and spares standing
     /// in, it takes its slot back on waking whatever the limit, instead of queueing for one.
-    fn sleep_for_fork(&self, latch: &JobLatch, thief: Thief, blocked: bool) {
+    fn sleep_in_wait(&self, latch: &JobLatch, watch: Watch<'_>, blocked: bool) {
         let registry = self.registry();
         // Gives the slot back (SeqCst RMW, fence), and wakes an idle worker if work waits.
         // First, before any registration: nothing below may block on a lock between our
         // registrations and our park (a wake-up must find us runnable or parked).
         registry.release_slot();
-        let watch = match thief {
-            Thief::Deque { slot: index, mark } => {
+        let thief_deque = match watch {
+            Watch::Thief(Thief::Deque { slot: index, mark }) => {
                 registry.register_fork_waiter(index, &self.parker);
                 Some((index, mark))
             }
@@ -1220,20 +1171,28 @@ impl Participant {
         };
         let registered = latch.register_sleeper(&self.parker);
         // Pairs with the thief's light fence after its push (`Participant::push_fork`, before
-        // its look at its waiters) and its fence after recording itself
-        // (`JobLatch::record_thief`): either it sees our registrations, or we see its push or
+        // its look at its waiters), its fence after recording itself
+        // (`JobLatch::record_thief`), and a spawner's fence after its publication
+        // (`JobLatch::notify_owner`): either it sees our registrations, or we see its push or
         // its record below. Heavy: the thief's push side pays no fence (barrier.rs).
         crate::barrier::heavy();
-        // One park: any wake-up (the thief's, the latch's, mail, the thief recording itself)
-        // sends us back to `wait_loop`, which looks again and, with nothing to do, sleeps again
-        // registered afresh (a wake-up by the thief removed our registration).
+        // One park: any wake-up (the thief's, the spawner's, the latch's, mail, the thief
+        // recording itself) sends us back to `wait_loop`, which looks again and, with nothing
+        // to do, sleeps again registered afresh (a wake-up by the thief removed our
+        // registration).
         let ready = match watch {
             // The thief's deque holds a descendant.
-            Some((index, mark)) => registry.stealer(index).has_from(mark),
+            Watch::Thief(Thief::Deque { slot, mark }) => registry.stealer(slot).has_from(mark),
             // A thief without a deque published one, tagged with our latch (its
             // `notify_owner` after the publish pairs with our registration and fence).
-            None if thief == Thief::NoDeque => registry.injector_has_tagged(latch.tag()),
-            None => thief == Thief::Unknown && latch.thief() != Thief::Unknown,
+            Watch::Thief(Thief::NoDeque) => registry.injector_has_tagged(latch.tag()),
+            Watch::Thief(Thief::Unknown) => latch.thief() != Thief::Unknown,
+            // A spawn of our scope is queued (the spawner's `notify_owner` after its publish
+            // pairs with our registration and fence).
+            Watch::Spawns { unstarted, tag } => {
+                unstarted.load(Ordering::SeqCst) > 0 && registry.has_scope_spawn(tag)
+            }
+            Watch::Nothing => false,
         };
         if registered && !ready && !self.home_needs_us() && !latch.probe() {
             #[cfg(not(loom))]
@@ -1251,7 +1210,7 @@ impl Participant {
             #[cfg(loom)]
             crate::sync::park();
         }
-        if let Some((index, _)) = watch {
+        if let Some((index, _)) = thief_deque {
             registry.deregister_fork_waiter(index, &self.parker);
         }
         if blocked && registry.spares_standing_in() {

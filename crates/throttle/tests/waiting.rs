@@ -342,18 +342,12 @@ fn a_task_holding_a_lock_finishes_under_a_lower_limit() {
 }
 
 /// rayon#592 with a scope in the stolen half: the owner holds the lock and waits for its
-/// stolen half, whose thief waits in a scope. **A known hang** (found 2026-11-28 by a liveness
-/// review; 1 of 1 runs hung here at the default limit): a worker in a scope's wait runs work of
-/// any origin, fewer than `MAX_STRANGER_HELP` jobs deep (the exception that sleep/README.md's
-/// "Waiting for a scope" gives for worker threads); the thief takes a task that locks the
-/// owner's lock, blocks on it on its own stack, and the stolen half never ends. With that
-/// exception removed (a scratch change: worker waits run only their own spawns, forks and
-/// mail, and count as blocked so that spares stand in) this test passed, and so did the rest
-/// of this file and the stress tests (2 of 2 runs); the exception's own reason (three pools
-/// nesting at random, whose spawned work had no runner but waiting workers) has to be
-/// re-checked against the spares before it goes.
+/// stolen half, whose thief waits in a scope, while every other task takes the lock. A scope's
+/// wait runs only the thread's own older forks and the scope's own spawns. Before 2026-11-28 a
+/// worker thread's scope wait ran work of any origin, fewer than 64 jobs deep: the thief took a
+/// task that locks the owner's lock, blocked on it on its own stack, and the stolen half never
+/// ended (1 of 1 runs hung here).
 #[test]
-#[ignore = "known hang: a worker's scope wait runs strangers' tasks (issue 16, open)"]
 fn a_stolen_half_waiting_for_a_scope_runs_no_task_that_takes_the_owners_lock() {
     lock_across_join(Pool::new(3).unwrap(), true);
 }

@@ -39,19 +39,6 @@ pub(crate) enum Wake {
     Exit,
 }
 
-/// How a join wait's sleep ended ([`Sleep::sleep_waiting`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WaitWake {
-    /// Woken for work by a publisher (or for mail): holds a run slot, counted as searching if
-    /// `searching` (a wake through the limit queue for mail is not).
-    Slot {
-        /// Whether the thread is counted as searching.
-        searching: bool,
-    },
-    /// The latch was set, or the wait was interrupted, or the pool shuts down: holds no slot.
-    NoSlot,
-}
-
 /// The shared state of the limit and of sleeping workers.
 #[derive(Debug)]
 pub(crate) struct Sleep {
@@ -440,7 +427,6 @@ impl Sleep {
     }
 
     /// Shutdown: wakes every idle worker with [`Wake::Exit`]; later sleepers return at once.
-    /// A thread asleep in a join wait is woken too, holding no slot (`WaitWake::NoSlot`).
     pub(crate) fn wake_all_for_exit(&self) {
         let mut idle = lock(&self.idle);
         *lock(&self.exiting) = true;
@@ -448,115 +434,8 @@ impl Sleep {
         // SeqCst like every state-word change; at shutdown only consistency of the counts matters.
         self.state.fetch_sub(n * ONE_SLEEPING, Ordering::SeqCst);
         for p in idle.drain(..) {
-            p.mark_woken_for_exit();
             p.wake();
         }
-    }
-
-    /// A thread waiting for a latch (a stolen fork, a scope, a broadcast) that found nothing to
-    /// help with gives back its run slot and sleeps *in the idle list*, counted in `sleeping`
-    /// like an idle worker, so that whoever publishes work can wake it by the same rule
-    /// ([`Sleep::notify_work`]); it also wakes when its latch is set (the setter unparks it) or
-    /// when `interrupted()` (mail of its home pool while it is away). The caller holds a slot
-    /// and is not searching. See README.md, "Waiting threads are sleepers too".
-    ///
-    /// - `register` registers the caller's parker on the latch; false if the latch is set.
-    /// - `done` probes the latch.
-    /// - `has_work` is re-checked after the caller is counted as sleeping (the sleeper's half
-    ///   of the no-lost-wake-up handshake, as in [`Sleep::sleep_idle`]).
-    pub(crate) fn sleep_waiting(
-        &self,
-        me: &Arc<Parker>,
-        register: impl FnOnce() -> bool,
-        done: impl Fn() -> bool,
-        has_work: impl Fn() -> bool,
-        interrupted: impl Fn() -> bool,
-    ) -> WaitWake {
-        {
-            let mut idle = lock(&self.idle);
-            if *lock(&self.exiting) {
-                // Shutting down: nobody wakes idle sleepers any more; wait on the latch alone.
-                drop(idle);
-                self.release();
-                if register() {
-                    while !done() && !interrupted() {
-                        crate::sync::park();
-                    }
-                }
-                return WaitWake::NoSlot;
-            }
-            me.prepare();
-            idle.push(me.clone());
-            // SeqCst: this RMW (slot given back, counted as sleeping in one step), then the
-            // SeqCst loads in `has_work`, is the sleeper's half of the handshake with
-            // `notify_work` (README.md), exactly as in `sleep_idle`.
-            self.state
-                .fetch_add(ONE_SLEEPING.wrapping_sub(ONE_ACTIVE), Ordering::SeqCst);
-        }
-        self.serve_limit_queue();
-        // Pairs with the publishers' fences (`notify_work_state`; a pusher's light one,
-        // barrier.rs): either the publisher sees us asleep, or we see its work here.
-        crate::barrier::heavy();
-        if has_work() || !register() || interrupted() {
-            return self.leave_idle_waiting(me, true);
-        }
-        loop {
-            if !me.is_waiting() {
-                // A waker took us out of the idle list and woke us.
-                return self.after_waiting_wake(me);
-            }
-            if done() || interrupted() {
-                return self.leave_idle_waiting(me, false);
-            }
-            crate::sync::park();
-        }
-    }
-
-    /// A waiting sleeper leaves the idle list by itself (its latch is set, it was interrupted,
-    /// or it saw work before it parked). With `take_slot` and a slot free it leaves holding one,
-    /// as searching (it saw work); else it leaves holding none. If a waker took it out first,
-    /// it waits for that wake-up (it comes right after the waker's unlock) and takes what it
-    /// was given.
-    fn leave_idle_waiting(&self, me: &Arc<Parker>, take_slot: bool) -> WaitWake {
-        let mut idle = lock(&self.idle);
-        if let Some(pos) = idle.iter().position(|p| Arc::ptr_eq(p, me)) {
-            let delta = if take_slot {
-                let back = self.update(|s| {
-                    s.has_free_slot()
-                        .then_some(State(s.0 - ONE_SLEEPING + ONE_ACTIVE + ONE_SEARCHING))
-                });
-                back.is_ok()
-            } else {
-                false
-            };
-            if !delta {
-                // SeqCst like every state-word change (README.md).
-                self.state.fetch_sub(ONE_SLEEPING, Ordering::SeqCst);
-            }
-            idle.remove(pos);
-            // Our own `prepare` is undone: nobody will wake this registration.
-            me.unprepare();
-            return if delta {
-                WaitWake::Slot { searching: true }
-            } else {
-                WaitWake::NoSlot
-            };
-        }
-        drop(idle);
-        me.wait();
-        self.after_waiting_wake(me)
-    }
-
-    /// What a waiting sleeper woken by someone else holds.
-    fn after_waiting_wake(&self, me: &Arc<Parker>) -> WaitWake {
-        if me.take_moved_to_queue() {
-            // Woken for mail through the limit queue: a slot, not counted as searching.
-            return WaitWake::Slot { searching: false };
-        }
-        if me.take_woken_for_exit() {
-            return WaitWake::NoSlot;
-        }
-        WaitWake::Slot { searching: true }
     }
 }
 

@@ -17,9 +17,6 @@ pub(crate) struct Parker {
     /// searching. Written under the idle lock before the move, read by the owner after its wait
     /// (the wake's Release store and the locks on the way order the two).
     moved_to_queue: AtomicBool,
-    /// Set when the owner was woken from the idle list for the pool's shutdown (it then holds no
-    /// slot). Written under the idle lock before the wake, read by the owner after it.
-    woken_for_exit: AtomicBool,
     thread: Thread,
     /// The CPU this thread sleeps on, if its sleeps are steered (see `placement.rs`).
     home: Option<usize>,
@@ -40,7 +37,6 @@ impl Parker {
         Parker {
             waiting: AtomicBool::new(false),
             moved_to_queue: AtomicBool::new(false),
-            woken_for_exit: AtomicBool::new(false),
             thread: current_thread(),
             home,
             flow: AtomicU64::new(0),
@@ -59,6 +55,7 @@ impl Parker {
 
     /// Withdraws a [`Parker::prepare`] that no waker will answer (the owner took itself back out
     /// of the list it registered in, under that list's lock).
+    #[cfg(not(loom))]
     pub(crate) fn unprepare(&self) {
         self.waiting.store(false, Ordering::Relaxed);
     }
@@ -83,18 +80,9 @@ impl Parker {
     }
 
     /// True while the owner waits for a [`Parker::wake`] (Acquire, as in [`Parker::wait`]).
+    #[cfg(not(loom))]
     pub(crate) fn is_waiting(&self) -> bool {
         self.waiting.load(Ordering::Acquire)
-    }
-
-    /// Marks an idle-list sleeper as woken for shutdown (see the field).
-    pub(crate) fn mark_woken_for_exit(&self) {
-        self.woken_for_exit.store(true, Ordering::Relaxed);
-    }
-
-    /// True (once) if the owner was woken for shutdown.
-    pub(crate) fn take_woken_for_exit(&self) -> bool {
-        self.woken_for_exit.swap(false, Ordering::Relaxed)
     }
 
     /// [`Parker::wait`], after spinning for up to `spin` in case the wake-up comes soon.
