@@ -58,7 +58,7 @@ pub(crate) fn in_some_pool() -> bool {
 /// The caller checked [`in_some_pool`] is false.
 pub(crate) fn adopt(registry: &Arc<Registry>, deque: Worker) {
     debug_assert!(!in_some_pool());
-    registry.stats.record_tid(0);
+    registry.holders.record(0);
     let parker = Arc::new(Parker::for_current_thread());
     registry.wait_for_slot(&parker);
     // From here on a broadcast can reach this thread's mail (`Registry::post` unparks it).

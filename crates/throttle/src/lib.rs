@@ -174,10 +174,10 @@
 //! - The calling thread takes part and counts toward the limit. A thread holds at most one slot:
 //!   calling into another pool gives back the current pool's slot until the call returns, so pools
 //!   nest in any order without deadlock.
-//! - The limit holds at every instant for slots, except while spares stand in for blocked
-//!   threads (a blocked thread that wakes takes its slot back at once, so that it never queues
-//!   behind threads blocked on a lock it holds); a lowered limit takes effect at each thread's
-//!   next task boundary ([`Pool::set_concurrency`] says exactly), and
+//! - The limit holds at every instant for slots, except when every slot holder is blocked in
+//!   the kernel (on a lock, in I/O): then the first thread queued for a slot takes one over the
+//!   limit after a millisecond, so that a task holding a lock never waits forever behind
+//!   threads blocked on it; a lowered limit takes effect at each thread's next task boundary ([`Pool::set_concurrency`] says exactly), and
 //!   [`Pool::await_concurrency`] waits for it.
 //! - One budget for the whole machine: under a GNU make jobserver (make, cargo, ninja ≥ 1.13,
 //!   `throttle run`) the global pool runs at most 1 + (tokens held) threads, asks for a token
@@ -201,6 +201,7 @@ mod current;
 mod deque;
 mod error;
 mod global;
+mod holders;
 mod hooks;
 pub mod iter;
 mod job;

@@ -737,12 +737,15 @@ impl Pool {
     ///   block, or a fork's half that does not fork), that thread looks before its next leaf,
     ///   so it starts none beside `k` other slot holders (`tests/limit.rs`).
     /// - From then on, at no instant do more than `k` threads hold slots.
-    /// - One exception, while spare threads stand in (`Stats::spares_started`): a pool's thread
-    ///   that slept in a wait while a spare ran in its place takes its slot back at once, over
-    ///   the limit if need be, and no thread pauses in the middle of a task until the spares
-    ///   are gone (a spare may be blocked on a lock that the woken thread holds; queueing behind
-    ///   it would deadlock). The spares give back their slots after each job while the pool is
-    ///   over its limit, and exit after 200 ms idle.
+    /// - One exception: the limit counts threads that can compute. When a thread has queued for
+    ///   a slot for a millisecond or more and the kernel reports every slot holder blocked (on a
+    ///   lock, in I/O, asleep: none runnable), the first thread in the queue takes a slot over
+    ///   the limit (`Stats::limit_takeovers` counts these). Without it, a task that holds a lock
+    ///   while it waits for its fork, behind slot holders blocked on that lock, would wait
+    ///   forever. Whoever is over the limit gives a slot back at its next task boundary, as
+    ///   after a lowering. Holders are known by their kernel thread ids (workers, spares, and
+    ///   callers that took part with one of the pool's lent deques); on a system without
+    ///   `/proc` no slot is ever taken over.
     ///
     /// # Errors
     /// `k` outside `1..=threads`.
@@ -899,6 +902,7 @@ impl Pool {
         s.serial_calls = self.sites.serial_calls();
         s.spares_started = self.registry.spares_started() as u64;
         s.starvation_rescues = self.registry.starvation_rescues() as u64;
+        s.limit_takeovers = self.registry.sleep.takeovers() as u64;
         s
     }
 }

@@ -223,6 +223,9 @@ pub(crate) struct Registry {
     fork_waiters: Box<[CachePadded<Waiters>]>,
     /// Always 0: the waiter count of a participant without a deque.
     no_fork_waiters: AtomicUsize,
+    /// The kernel thread id of each deque's owner, for a thread queued for a slot behind
+    /// holders that may all be blocked in the kernel (`holders.rs`).
+    pub(crate) holders: crate::holders::Holders,
     /// The pool's worker threads asleep in a wait while *away*: inside a call into another
     /// pool, or in this pool as a caller. Nobody else may be left to run this pool's work (a
     /// pool of one thread whose worker waits in another pool), so a publisher that wakes no
@@ -287,6 +290,7 @@ impl Registry {
                 .map(|_| CachePadded::default())
                 .collect(),
             no_fork_waiters: AtomicUsize::new(0),
+            holders: crate::holders::Holders::new(threads + lent),
             away: CachePadded::default(),
             hand_outside_calls: std::sync::atomic::AtomicBool::new(false),
             #[cfg(not(loom))]
@@ -317,6 +321,7 @@ impl Registry {
         // and our look at the state word sees it asleep (barrier.rs).
         self.lent_high.fetch_max(i + 1, Ordering::SeqCst);
         let slot = self.threads + i;
+        self.holders.record(slot);
         // SAFETY: the `lent` flag we just set makes us the slot's only owner until
         // `return_deque`; the previous owner left it empty (`return_deque`'s contract).
         let owner = unsafe { self.stealers[slot].owner() };
@@ -333,6 +338,7 @@ impl Registry {
             self.stealers[slot].is_empty(),
             "a lent deque comes back empty"
         );
+        self.holders.clear(slot);
         // Release: our last pops happen before the next owner's pushes.
         self.lent[slot - self.threads].store(false, Ordering::Release);
     }
@@ -579,13 +585,6 @@ impl Registry {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// True while spare threads stand in for blocked threads of this pool (spare.rs): a
-    /// blocked thread then takes its slot back when it wakes, over the limit if need be, and
-    /// never queues for one behind the spares.
-    pub(crate) fn spares_standing_in(&self) -> bool {
-        self.spares_alive() > 0
-    }
-
     /// Spare threads alive (spare.rs; also shown by `Pool`'s `Debug`).
     pub(crate) fn spares_alive(&self) -> usize {
         #[cfg(not(loom))]
@@ -783,7 +782,7 @@ pub(crate) fn worker_main(
     deque: Worker,
     placement: Option<Placement>,
 ) {
-    registry.stats.record_tid(index);
+    registry.holders.record(index);
     let home = placement.as_ref().and_then(Placement::home);
     let parker = Arc::new(Parker::with_home(home));
     let me = Participant::new(&registry, Some(index), parker.clone(), Some(deque));
@@ -810,7 +809,7 @@ pub(crate) fn worker_main(
                 }
                 if sleep.over_limit() {
                     // The limit fell while we searched: wait for a slot with the job in hand.
-                    me.pause_at_top();
+                    me.pause_for_limit();
                 }
                 me.execute_found(job, taken);
                 if sleep.over_limit() && {
@@ -870,7 +869,9 @@ impl Registry {
                 if let Some(own) = own {
                     own.block_away();
                 }
-                let waited = self.sleep.wait_for_slot(me);
+                let waited = self
+                    .sleep
+                    .wait_for_slot(me, || !self.holders.another_computes());
                 if let Some(own) = own {
                     own.unblock();
                 }

@@ -1,7 +1,7 @@
 //! Counters of what a pool did: tasks, shares, steals, sleeps, wake-ups, and how many threads were
 //! busy for how long (the "concurrency level" view of a thread profiler).
 
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
 use std::time::{Duration, Instant};
 
@@ -68,13 +68,18 @@ pub struct Stats {
     pub serial_calls: u64,
     /// Spare threads started to stand in for threads blocked in a wait that may not run the
     /// pool's other work, while that work had no other runner (`src/spare.rs`). Counted
-    /// whether or not stats are enabled. While a spare is alive the limit may be exceeded for
-    /// a while (see [`Pool::set_concurrency`](crate::Pool::set_concurrency)).
+    /// whether or not stats are enabled. Spares run under the limit, in the slots of the
+    /// threads they stand in for.
     pub spares_started: u64,
     /// Times a blocked thread's periodic look (every 100 ms) found work queued with nobody to
     /// run it, and woke or started a spare: the backstop for a state the publishers' counts
     /// missed. Zero in a healthy run; each one cost the pool up to 100 ms of a free slot.
     pub starvation_rescues: u64,
+    /// Times a thread queued for a run slot took one over the limit because every slot holder
+    /// was blocked in the kernel (on a lock, in I/O, asleep): see
+    /// [`Pool::set_concurrency`](crate::Pool::set_concurrency). Counted whether or not stats
+    /// are enabled.
+    pub limit_takeovers: u64,
 }
 
 impl Stats {
@@ -134,6 +139,7 @@ impl Stats {
             starvation_rescues: self
                 .starvation_rescues
                 .saturating_sub(earlier.starvation_rescues),
+            limit_takeovers: self.limit_takeovers.saturating_sub(earlier.limit_takeovers),
         }
     }
 }
@@ -210,9 +216,6 @@ pub(crate) struct Collector {
     pub(crate) workers: Box<[CachePadded<Counters>]>,
     pub(crate) outside: CachePadded<Counters>,
     levels: Levels,
-    /// Kernel thread ids of the workers (0 until a worker started), for the controller's
-    /// schedstat reads. Written once per worker at its start.
-    tids: Box<[AtomicU32]>,
     /// Limit changes made by the controller (written by the controller thread only).
     controller_changes: AtomicU64,
 }
@@ -229,29 +232,8 @@ impl Collector {
             // catches a transient overshoot of the count (a thread between its slot and its
             // busy mark).
             levels: Levels::new(threads + 2),
-            tids: (0..threads).map(|_| AtomicU32::new(0)).collect(),
             controller_changes: AtomicU64::new(0),
         }
-    }
-
-    /// Records the calling thread as worker `index` (at the worker's start).
-    pub(crate) fn record_tid(&self, index: usize) {
-        #[cfg(all(target_os = "linux", not(loom)))]
-        {
-            // SAFETY: gettid has no preconditions and cannot fail.
-            let tid = unsafe { libc::gettid() };
-            self.tids[index].store(u32::try_from(tid).unwrap_or(0), Ordering::Relaxed);
-        }
-        #[cfg(not(all(target_os = "linux", not(loom))))]
-        let _ = index;
-    }
-
-    /// The workers' kernel thread ids recorded so far (0 for one not yet started).
-    pub(crate) fn worker_tids(&self) -> Vec<u32> {
-        self.tids
-            .iter()
-            .map(|t| t.load(Ordering::Relaxed))
-            .collect()
     }
 
     /// One more limit change by the controller.

@@ -732,23 +732,13 @@ impl Participant {
         }
     }
 
-    /// Gives up this thread's slot while the pool is over its limit, at a task boundary
-    /// inside a task. Its pending forks stay stealable by the threads that keep running.
-    ///
-    /// Not while spares stand in for blocked threads (spare.rs): then the limit is restored by
-    /// the spares and by workers between top-level tasks ([`Participant::pause_at_top`]), never
-    /// by a thread in the middle of a task, which may hold a lock that the slot holders it
-    /// would queue behind are blocked on.
+    /// Gives up this thread's slot while the pool is over its limit, at a task boundary (inside
+    /// a task, or a worker's between top-level tasks), and queues for one again. Its pending
+    /// forks stay stealable by the threads that keep running. A thread in the middle of a task
+    /// may hold a lock that the slot holders it queues behind are blocked on: then they are all
+    /// blocked in the kernel, and it takes a slot over the limit after a short while
+    /// (`Sleep::wait_for_slot`; sleep/README.md, "Slot holders blocked in the kernel").
     pub(crate) fn pause_for_limit(&self) {
-        if self.registry().spares_standing_in() {
-            return;
-        }
-        self.pause_at_top();
-    }
-
-    /// [`Participant::pause_for_limit`] for a worker between top-level tasks (it holds nothing
-    /// of a task): always.
-    pub(crate) fn pause_at_top(&self) {
         let registry = self.registry();
         if !registry.sleep.over_limit() {
             return;
@@ -970,10 +960,8 @@ impl Participant {
     fn wait_loop(&self, latch: &JobLatch, kind: WaitKind<'_>) {
         let registry = self.registry();
         // One of the pool's own threads, at home (no wait runs the pool's other work): a spare
-        // may stand in while it sleeps (spare.rs), and while spares stand in it never queues
-        // for a slot behind them (they may be blocked on a lock it holds).
+        // may stand in while it sleeps (spare.rs).
         let blocks = self.is_pool_thread();
-        let yields = || !(blocks && registry.spares_standing_in());
         while !latch.probe() {
             let start = Instant::now();
             let mut round = 0u32;
@@ -988,10 +976,6 @@ impl Participant {
                     continue;
                 }
                 if registry.sleep.over_limit() {
-                    if !yields() {
-                        // Give the slot back by sleeping; it is taken back on waking.
-                        break None;
-                    }
                     // Waiting with a slot counts against the limit: give it back.
                     self.pause_for_limit();
                 }
@@ -1009,7 +993,7 @@ impl Participant {
             };
             if let Some((job, taken)) = found {
                 // A task boundary: honour a lowered limit before running more.
-                if registry.sleep.over_limit() && yields() {
+                if registry.sleep.over_limit() {
                     self.pause_for_limit();
                 }
                 self.flush();
@@ -1106,10 +1090,9 @@ impl Participant {
                 // others, each scope on a spare would start another spare, up to the cap, where
                 // all of them slept with their spawns queued (the stress test's hang,
                 // `a_spare_runs_its_own_scopes_spawns`). In its own pool, a spare blocked on a
-                // lock in a spawn is a spare standing in, so a woken lock holder takes its slot
-                // back over the limit ("The slot comes back"); in another pool it is a stranger
-                // whose blocked slot nobody makes up for, so there it runs nothing, as a user's
-                // thread. Nobody runs a stranger's work here: a task that holds a lock across
+                // lock in a spawn is a spare standing in, and a lock holder queued behind it
+                // takes a slot over the limit ("Slot holders blocked in the kernel"); in another
+                // pool it is a stranger, so there it runs nothing, as a user's thread. Nobody runs a stranger's work here: a task that holds a lock across
                 // the scope would meet, on its own stack, a task that takes the lock
                 // (`a_stolen_half_waiting_for_a_scope_runs_no_task_that_takes_the_owners_lock`).
                 if OLDER_HELP.with(Cell::get) < MAX_OLDER_HELP {
@@ -1154,8 +1137,9 @@ impl Participant {
     /// scope's spawner when it spawns. Wakes early when a fork's thief records itself (we slept
     /// while it was [`Thief::Unknown`]) or for home mail. Returns holding a slot.
     ///
-    /// With `blocked` (one of the pool's own threads, counted as blocked) and spares standing
-    /// in, it takes its slot back on waking whatever the limit, instead of queueing for one.
+    /// With `blocked` (one of the pool's own threads, counted as blocked), it wakes now and then
+    /// for the starvation check. On waking it queues for a slot like any thread (a lock it
+    /// holds that the slot holders are blocked on is `Sleep::wait_for_slot`'s business).
     fn sleep_in_wait(&self, latch: &JobLatch, watch: Watch<'_>, blocked: bool) {
         let registry = self.registry();
         // Gives the slot back (SeqCst RMW, fence), and wakes an idle worker if work waits.
@@ -1208,14 +1192,14 @@ impl Participant {
                 crate::sync::park();
             }
             #[cfg(loom)]
-            crate::sync::park();
+            {
+                // Loom has no timed park, and no spares to start.
+                let _ = blocked;
+                crate::sync::park();
+            }
         }
         if let Some((index, _)) = thief_deque {
             registry.deregister_fork_waiter(index, &self.parker);
-        }
-        if blocked && registry.spares_standing_in() {
-            registry.sleep.force_activate();
-            return;
         }
         self.take_slot_after_sleep();
     }

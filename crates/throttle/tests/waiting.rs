@@ -323,22 +323,51 @@ fn a_task_holding_a_lock_never_runs_another_that_takes_it() {
 }
 
 /// [`a_task_holding_a_lock_never_runs_another_that_takes_it`] under a limit below the pool's
-/// threads: 2 of 3. **A known hang** (found 2026-11-28 by a liveness review; 1 of 1 runs hung
-/// here, state `active: 2, waiting_for_slot: 1, blocked: 1, spares: 0`): the owner holding the
-/// lock sleeps in its fork wait and gives back its slot; an idle worker is woken for the queued
-/// tasks, so no spare starts; that worker and the thief block on the lock *holding* the two
-/// slots; the owner, woken, queues for a slot behind them. A woken waiter takes its slot back
-/// over the limit only while spares stand in ("The slot comes back", sleep/README.md). Taking
-/// it back always would not be enough by this reasoning (not tried): the extra thread puts the
-/// pool over its limit, and the next lock holder to cross a task boundary pauses holding its
-/// lock, the same deadlock. The cure needs the limit to tell a slot holder blocked in the
-/// kernel from one that computes.
+/// threads: 2 of 3. The owner holding the lock sleeps in its fork wait and gives back its slot;
+/// an idle worker is woken for the queued tasks, so no spare starts; that worker and the thief
+/// block on the lock *holding* the two slots, and the owner, woken, queues for a slot behind
+/// them. Until 2026-11-28 it queued forever (1 of 1 runs hung here, state `active: 2,
+/// waiting_for_slot: 1, blocked: 1`; and so with the take-over below disabled). Now the first
+/// thread in the limit queue, after a millisecond, sees every slot holder blocked in the kernel
+/// and takes a slot over the limit (sleep/README.md, "Slot holders blocked in the kernel").
 #[test]
-#[ignore = "known hang under a limit below the thread count (issue 16, open)"]
 fn a_task_holding_a_lock_finishes_under_a_lower_limit() {
     let pool = Pool::new(3).unwrap();
     pool.set_concurrency(2).unwrap();
     lock_across_join(pool, false);
+}
+
+/// A caller queued for the only slot behind a holder blocked in the kernel takes a slot over
+/// the limit, once: the holder (a caller inside `install`, limit 1 of 2) blocks until the
+/// queued caller's call has run, which needs a slot. Hung forever before 2026-11-28.
+#[test]
+fn a_caller_queued_behind_a_blocked_holder_takes_a_slot_over_the_limit() {
+    let pool = Arc::new(Pool::new(2).unwrap());
+    pool.set_concurrency(1).unwrap();
+    let p = pool.clone();
+    within(
+        60,
+        "a caller queued behind a blocked slot holder",
+        move || format!("{:?}", p),
+        move || {
+            let (inside_tx, inside_rx) = mpsc::channel();
+            let (go_tx, go_rx) = mpsc::channel::<()>();
+            let holder = {
+                let pool = pool.clone();
+                std::thread::spawn(move || {
+                    pool.install(move || {
+                        inside_tx.send(()).unwrap();
+                        go_rx.recv().unwrap();
+                    })
+                })
+            };
+            inside_rx.recv().unwrap();
+            pool.install(move || go_tx.send(()).unwrap());
+            holder.join().unwrap();
+            assert_eq!(pool.stats().limit_takeovers, 1);
+            assert_eq!(pool.concurrency(), 1, "the limit is unchanged");
+        },
+    );
 }
 
 /// rayon#592 with a scope in the stolen half: the owner holds the lock and waits for its

@@ -303,7 +303,7 @@ impl Reading {
             items: s.items,
             idle: s.busy_histogram.first().copied().unwrap_or_default(),
             busy: Duration::from_secs_f64(busy),
-            runq_ns: runq.total_ns(&registry.stats.worker_tids()),
+            runq_ns: runq.total_ns(&registry.holders.first(registry.threads())),
         }
     }
 

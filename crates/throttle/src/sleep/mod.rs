@@ -39,6 +39,20 @@ pub(crate) enum Wake {
     Exit,
 }
 
+/// How long the thread first in the limit queue waits before it first looks whether the slot
+/// holders are all blocked in the kernel ([`Sleep::wait_for_slot`]). Each look reads one small
+/// `/proc` file per holder (10-20 µs each here), and a thread queued behind holders that
+/// compute may queue for a long time under a low limit, so the looks back off: the interval
+/// doubles after each look up to [`STALL_LOOK_MAX`]. A millisecond is ten times a fork wait's
+/// spin: a holder blocked that long is not about to resume.
+#[cfg(not(loom))]
+const STALL_LOOK_FIRST: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// The longest interval between two looks of [`STALL_LOOK_FIRST`]: a queued thread behind
+/// holders that compute costs at most one look per 64 ms.
+#[cfg(not(loom))]
+const STALL_LOOK_MAX: std::time::Duration = std::time::Duration::from_millis(64);
+
 /// The shared state of the limit and of sleeping workers.
 #[derive(Debug)]
 pub(crate) struct Sleep {
@@ -50,6 +64,9 @@ pub(crate) struct Sleep {
     limit_queue: Mutex<VecDeque<Arc<Parker>>>,
     /// Length of `limit_queue`, readable without its lock.
     limit_waiting: AtomicUsize,
+    /// Slots taken over the limit by a queued thread because every holder was blocked
+    /// ([`crate::Stats::limit_takeovers`]).
+    takeovers: AtomicUsize,
     /// Set once at shutdown; read under the idle lock.
     exiting: Mutex<bool>,
     /// The timeline recorder (here so that wakers can tag their wake-ups; see `trace/`).
@@ -70,6 +87,7 @@ impl Sleep {
             idle: Mutex::new(Vec::new()),
             limit_queue: Mutex::new(VecDeque::new()),
             limit_waiting: AtomicUsize::new(0),
+            takeovers: AtomicUsize::new(0),
             exiting: Mutex::new(false),
             trace,
         }
@@ -148,9 +166,15 @@ impl Sleep {
         .is_ok()
     }
 
-    /// Takes a run slot whatever the limit: for a blocked thread taking back the slot it lent
-    /// to a spare (spare.rs). Whoever is over the limit gives a slot back at a task boundary.
-    pub(crate) fn force_activate(&self) {
+    /// Slots taken over the limit so far because every holder was blocked in the kernel.
+    pub(crate) fn takeovers(&self) -> usize {
+        self.takeovers.load(Ordering::Relaxed)
+    }
+
+    /// Takes a run slot whatever the limit: for a thread queued behind slot holders that are
+    /// all blocked in the kernel. Whoever is over the limit gives a slot back at a task boundary.
+    #[cfg(not(loom))]
+    fn force_activate(&self) {
         self.state.fetch_add(ONE_ACTIVE, Ordering::SeqCst);
     }
 
@@ -201,7 +225,13 @@ impl Sleep {
     /// Blocks until the caller holds a run slot. Threads that have to wait get slots in the
     /// order they queued (FIFO); a thread that arrives while nobody is queued takes a free slot
     /// at once. Returns true if the caller had to wait.
-    pub(crate) fn wait_for_slot(&self, me: &Arc<Parker>) -> bool {
+    ///
+    /// The thread first in the queue looks now and then (after [`STALL_LOOK_FIRST`], then at
+    /// doubling intervals up to [`STALL_LOOK_MAX`]) whether the slot holders are `stalled`: all
+    /// of them blocked in the kernel. Then it leaves the queue and takes a slot over the limit
+    /// (README.md, "Slot holders blocked in the kernel"); whoever is over the limit gives a
+    /// slot back at its next task boundary, as after a lowered limit.
+    pub(crate) fn wait_for_slot(&self, me: &Arc<Parker>, stalled: impl Fn() -> bool) -> bool {
         if self.try_activate() {
             return false;
         }
@@ -218,7 +248,57 @@ impl Sleep {
         self.serve_limit_queue();
         // A searching worker hands its slot over within a microsecond or so: spin that long
         // before paying for a futex sleep and wake-up.
-        me.wait_spinning(SLOT_SPIN);
+        if me.spin_for_wake(SLOT_SPIN) {
+            return true;
+        }
+        #[cfg(not(loom))]
+        {
+            let mut look = STALL_LOOK_FIRST;
+            while !me.wait_timeout(look) {
+                if self.take_over_if_stalled(me, &stalled) {
+                    return true;
+                }
+                look = (look * 2).min(STALL_LOOK_MAX);
+            }
+        }
+        #[cfg(loom)]
+        {
+            let _ = stalled;
+            me.wait();
+        }
+        true
+    }
+
+    /// If `me` is the first looker in the limit queue and the slot holders are `stalled`,
+    /// takes `me` out of the queue holding a slot over the limit, and returns true. False if
+    /// `me` is not the first looker, the holders are not stalled, or `me` was served meanwhile
+    /// (then its wake-up is on its way, with a slot). The first looker is the oldest queued
+    /// thread that waits here: an idle worker moved to the queue for its mail
+    /// (`wake_for_mail`) waits in `sleep_idle` and never looks, so it must not keep the
+    /// threads behind it from looking.
+    #[cfg(not(loom))]
+    fn take_over_if_stalled(&self, me: &Arc<Parker>, stalled: impl Fn() -> bool) -> bool {
+        let position = |queue: &VecDeque<Arc<Parker>>| {
+            let first = queue.iter().position(|p| !p.is_moved_to_queue())?;
+            Arc::ptr_eq(&queue[first], me).then_some(first)
+        };
+        // The look at the holders reads files: not under the queue's lock.
+        if position(&lock(&self.limit_queue)).is_none() || !stalled() {
+            return false;
+        }
+        let mut queue = lock(&self.limit_queue);
+        let Some(at) = position(&queue) else {
+            // Served meanwhile (threads join at the back, and only a server takes one out):
+            // the wake comes.
+            return false;
+        };
+        queue.remove(at);
+        // SeqCst as in `serve_limit_queue`.
+        self.limit_waiting.fetch_sub(1, Ordering::SeqCst);
+        // Our own `prepare` is undone: nobody will wake this registration.
+        me.unprepare();
+        self.force_activate();
+        self.takeovers.fetch_add(1, Ordering::Relaxed);
         true
     }
 
@@ -552,7 +632,7 @@ mod loom_models {
             let spawn = |sleep: Arc<Sleep>, holders: Arc<AtomicUsize>| {
                 thread::spawn(move || {
                     let me = Arc::new(Parker::for_current_thread());
-                    sleep.wait_for_slot(&me);
+                    sleep.wait_for_slot(&me, || false);
                     assert_eq!(
                         holders.fetch_add(1, Ordering::SeqCst),
                         0,
@@ -580,7 +660,7 @@ mod loom_models {
             let s2 = sleep.clone();
             let waiter = thread::spawn(move || {
                 let me = Arc::new(Parker::for_current_thread());
-                s2.wait_for_slot(&me);
+                s2.wait_for_slot(&me, || false);
                 s2.release();
             });
             sleep.set_limit(2);
@@ -608,7 +688,7 @@ mod tests {
             let (s, order) = (sleep.clone(), order.clone());
             waiters.push(std::thread::spawn(move || {
                 let me = Arc::new(Parker::for_current_thread());
-                assert!(s.wait_for_slot(&me), "the only slot is held");
+                assert!(s.wait_for_slot(&me, || false), "the only slot is held");
                 lock(&order).push(id);
                 s.release();
             }));

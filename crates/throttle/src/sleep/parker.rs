@@ -74,6 +74,13 @@ impl Parker {
         self.moved_to_queue.store(true, Ordering::Relaxed);
     }
 
+    /// True if the owner was moved from the idle list to the limit queue and has not woken
+    /// since. Read under the limit queue's lock, which the move held when it queued the owner.
+    #[cfg(not(loom))]
+    pub(crate) fn is_moved_to_queue(&self) -> bool {
+        self.moved_to_queue.load(Ordering::Relaxed)
+    }
+
     /// True (once) if the owner was moved from the idle list to the limit queue.
     pub(crate) fn take_moved_to_queue(&self) -> bool {
         self.moved_to_queue.swap(false, Ordering::Relaxed)
@@ -85,8 +92,8 @@ impl Parker {
         self.waiting.load(Ordering::Acquire)
     }
 
-    /// [`Parker::wait`], after spinning for up to `spin` in case the wake-up comes soon.
-    pub(crate) fn wait_spinning(&self, spin: std::time::Duration) {
+    /// Spins for up to `spin` in case the wake-up comes soon; true if it came.
+    pub(crate) fn spin_for_wake(&self, spin: std::time::Duration) -> bool {
         let start = std::time::Instant::now();
         let mut round = 0u32;
         // Acquire as in `wait`.
@@ -94,10 +101,24 @@ impl Parker {
             std::hint::spin_loop();
             round += 1;
             if cfg!(loom) || (round % 32 == 0 && start.elapsed() >= spin) {
-                break;
+                return false;
             }
         }
-        self.wait();
+        true
+    }
+
+    /// [`Parker::wait`] for at most `limit`; true if the wake-up came.
+    #[cfg(not(loom))]
+    pub(crate) fn wait_timeout(&self, limit: std::time::Duration) -> bool {
+        let start = std::time::Instant::now();
+        // Acquire as in `wait`.
+        while self.waiting.load(Ordering::Acquire) {
+            let Some(left) = limit.checked_sub(start.elapsed()) else {
+                return false;
+            };
+            std::thread::park_timeout(left);
+        }
+        true
     }
 
     /// Hands the wake-up to the owner.
