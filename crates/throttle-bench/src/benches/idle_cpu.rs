@@ -2,28 +2,28 @@
 //! a burst of work has woken every worker.
 //!
 //! Measured as the CPU time of every thread of the process but the calling one (which only
-//! sleeps), summed from `/proc/self/task/*/schedstat` before and after a sleep of the calling
+//! sleeps), summed over the threads' CPU clocks before and after a sleep of the calling
 //! thread; each sample builds a fresh pool and drops it afterwards (and waits until the previous
 //! sample's threads are gone), so no other pool of the run is alive during the window.
 //! Reported as CPU seconds per second of idle.
 //!
-//! Not the process CPU clock (`CLOCK_PROCESS_CPUTIME_ID`), which this bench used before: it
-//! sums each thread's runtime as last accounted, and a thread still on a CPU has its runtime
-//! since its last tick or switch accounted only later. A worker that ran the burst's last
-//! tasks until just before the window had up to a tick of the *burst's* CPU booked inside the
-//! window: samples of the clock 0.2 ms into the window already showed 1.4–1.7 ms for throttle
-//! (whose workers run to the burst's end beside the caller) and 0.03–0.06 ms for rayon; that was
-//! the "bimodal, unexplained" idle CPU of earlier tables. `schedstat` reads the runtime of a
-//! running thread up to the instant (the kernel's `task_sched_runtime`).
+//! Each thread is read through its own CPU clock (`clock_gettime` on the thread's clock id),
+//! which counts a running thread's time up to the instant. Two readings used before were not:
+//! the process CPU clock (`CLOCK_PROCESS_CPUTIME_ID`) and, until 2026-11-28,
+//! `/proc/self/task/<tid>/schedstat`, whose first field is the runtime as last *stored*, which
+//! for a thread on a CPU lags by up to a scheduler tick. A worker that ran the burst's last
+//! tasks until just before the window then had up to a tick of the *burst's* CPU booked inside
+//! the window: a schedstat reading 80 µs into the window had already gained 0.7-1.6 ms (more
+//! than two CPUs can run in 80 µs), and medians of 0.77-1.04 ms per second were the result.
+//! That was the "bimodal, unexplained" idle CPU of earlier tables, twice over (the doc here
+//! once said schedstat read up to the instant; it does not).
 //!
-//! What is left is bimodal too (0 ns or about 80–110 µs per sample), and the per-thread view
-//! explains it (`cargo run --release -p throttle --example idle_threads`): in the samples that
-//! read anything, one worker gains that CPU *within the first 5 ms* of the window, scheduled
-//! in once, and no thread of the pool runs in the remaining 995 ms. It is the worker that ran
-//! the burst's last tasks winding down: its search spin (`SEARCH_SPIN`, 50 µs) and the sleep
-//! protocol's heavy fence, look and futex wait, which end inside the window or just before it.
-//! So the idle pool itself costs nothing per second; the figure is the burst's tail, counted
-//! once per sample (and scaled up by the 0.3 s window under `--quick`).
+//! A fresh pool's first burst can end before its second worker was ever scheduled (a burst is
+//! a few ms); that worker then starts inside the window, searches once and sleeps, 70-110 µs
+//! of thread start-up, not of idling (`cargo run --release -p throttle --example idle_threads`
+//! shows it per thread). So each sample runs one burst to start the pool's threads, lets the
+//! pool idle [`WARM_IDLE`], and measures the window after a second burst; rayon's samples do
+//! the same.
 
 use std::hint::black_box;
 use std::thread::sleep;
@@ -40,6 +40,9 @@ use crate::harness::{run_interleaved, seconds, Baseline, Case, Report};
 const WINDOW: Duration = Duration::from_secs(1);
 /// The idle window under `--quick` (the result is scaled to one second).
 const QUICK_WINDOW: Duration = Duration::from_millis(300);
+/// How long a fresh pool idles between its first burst, which starts its threads, and the
+/// measured one: long enough for every thread to have started and gone to sleep.
+const WARM_IDLE: Duration = Duration::from_millis(50);
 /// Burst size: tasks per thread and spin iterations per task (~a few ms in all).
 const BURST_TASKS_PER_THREAD: usize = 64;
 const BURST_SPIN: u64 = 20_000;
@@ -68,27 +71,51 @@ fn wait_for_threads(base: usize) {
 }
 
 /// CPU time so far of every thread of this process but the caller, in seconds, each thread's
-/// runtime read up to the instant (`/proc/self/task/*/schedstat`, first field, ns).
+/// runtime read up to the instant (its CPU clock, [`thread_cpu_ns`]).
 fn others_cpu() -> Result<f64> {
     // SAFETY: gettid has no preconditions.
-    let me = unsafe { libc::gettid() }.to_string();
+    let me = unsafe { libc::gettid() };
     let mut ns = 0u64;
     for entry in std::fs::read_dir("/proc/self/task")? {
-        let entry = entry?;
-        if entry.file_name().to_string_lossy() == me {
+        let Some(tid) = entry?
+            .file_name()
+            .to_str()
+            .and_then(|t| t.parse::<i32>().ok())
+        else {
             continue;
-        }
-        // A thread that exits meanwhile has no file any more: its time is gone from both
+        };
+        // A thread that exits meanwhile has no clock any more: its time is gone from both
         // readings alike only if it exited before the first; the waits above make that so.
-        if let Ok(text) = std::fs::read_to_string(entry.path().join("schedstat")) {
-            ns += text
-                .split_whitespace()
-                .next()
-                .and_then(|f| f.parse::<u64>().ok())
-                .unwrap_or(0);
+        if tid != me {
+            ns += thread_cpu_ns(tid).unwrap_or(0);
         }
     }
     Ok(ns as f64 * 1e-9)
+}
+
+/// The CPU time of thread `tid` of this process up to the instant, from its CPU clock: the
+/// kernel's `task_sched_runtime`, which adds a running thread's time since its last update.
+/// `/proc/self/task/<tid>/schedstat`, which this bench read before, prints the stored sum
+/// only, which lags a thread that is on a CPU by up to a scheduler tick: a worker still
+/// finishing the burst when the window opened had 0.7-1.6 ms of the *burst's* CPU booked
+/// inside the window that way (a reading 80 µs into the window had already gained that much,
+/// more than two CPUs can run in 80 µs).
+fn thread_cpu_ns(tid: i32) -> Option<u64> {
+    // The clock id of a thread's CPU clock, as glibc's `pthread_getcpuclockid` builds it from
+    // the thread id (Linux's `MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)`): the complemented id
+    // shifted by 3, or'ed with the per-thread bit (4) and the scheduler clock (2). No crate
+    // offers a CPU clock for another thread by id; libc has only the pthread_t form.
+    let clock: libc::clockid_t = (!tid << 3) | 6;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out pointer; the clock id of a thread that has exited (or is
+    // not of this process) makes the call fail with EINVAL, which we report as `None`.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return None;
+    }
+    Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 /// CPU seconds per second burned by the process's other threads across `window` of idling.
@@ -109,19 +136,29 @@ pub fn run(settings: &Settings) -> Result<Report> {
         Case::new("throttle", threads, move || {
             wait_for_threads(base);
             let pool = peers::throttle_pool(threads)?;
-            pool.for_range(0..tasks, |_| {
-                black_box(spin(BURST_SPIN));
-            });
+            let burst = || {
+                pool.for_range(0..tasks, |_| {
+                    black_box(spin(BURST_SPIN));
+                })
+            };
+            burst();
+            sleep(WARM_IDLE);
+            burst();
             idle_rate(window)
         }),
         Case::new("rayon", threads, move || {
             wait_for_threads(base);
             let pool = peers::rayon_pool(threads)?;
-            pool.install(|| {
-                (0..tasks).into_par_iter().for_each(|_| {
-                    black_box(spin(BURST_SPIN));
+            let burst = || {
+                pool.install(|| {
+                    (0..tasks).into_par_iter().for_each(|_| {
+                        black_box(spin(BURST_SPIN));
+                    })
                 })
-            });
+            };
+            burst();
+            sleep(WARM_IDLE);
+            burst();
             idle_rate(window)
         }),
     ];
