@@ -109,6 +109,9 @@ pub(crate) fn release_if_adopted(registry: &Registry) {
         }
     }
     me.end_busy();
+    // The thread no longer takes part as worker 0: it must not count as a slot holder that
+    // computes (`holders.rs`).
+    registry.holders.clear(0);
     // Restores the thread-locals and releases the slot.
     drop(adopted);
 }

@@ -26,7 +26,12 @@ pub fn current_num_threads() -> usize {
 /// `None` outside any pool.
 ///
 /// At any instant the threads running a pool's work have distinct indices, so the index can
-/// pick a per-thread buffer. A worker has its own index `i` whenever it is free; a caller takes
+/// pick a per-thread buffer, with one exception: when every other slot holder is blocked in
+/// the kernel (on a lock, in I/O) and a thread takes a slot over the limit
+/// ([`Pool::set_concurrency`](crate::Pool::set_concurrency);
+/// [`Stats::limit_takeovers`](crate::Stats) counts these), more threads may hold slots than the
+/// pool has indices, and that thread then shares one with a blocked thread until one comes
+/// free. Code whose tasks block while holding a per-thread buffer should not index by it. A worker has its own index `i` whenever it is free; a caller takes
 /// a free one (usually that of a sleeping worker) when it first asks. A thread keeps its index
 /// while it runs; it may get another one after it waited (asleep in a join, or for a slot under
 /// a lowered limit), so read the index again after a `join` rather than keeping it across one.

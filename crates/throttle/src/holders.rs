@@ -1,6 +1,6 @@
 //! Who may hold a pool's run slots, as the kernel knows them: the thread id of each thread that
-//! owns one of the pool's deques (its workers, and the callers and spares that borrowed a lent
-//! one), and whether any of them computes right now.
+//! takes part in the pool (its workers, and its callers and spares, with a lent deque or
+//! without one), and whether any of them computes right now.
 //!
 //! The limit counts slots, and a slot holder blocked in the kernel (on a user's lock, in I/O,
 //! asleep) still holds one. A thread queued for a slot behind holders that are all blocked may
@@ -16,11 +16,15 @@
 //! (proc(5): the state is the first field after the command name's closing parenthesis).
 
 use crate::sync::{AtomicU32, Ordering};
+use std::sync::Mutex;
 
-/// The kernel thread ids of a pool's deque owners, per deque slot (0: none).
+/// The kernel thread ids of a pool's participants: per deque slot (0: none), and a list of
+/// those that take part without a deque (more callers and spares at once than the pool has
+/// lent deques).
 #[derive(Debug)]
 pub(crate) struct Holders {
     tids: Box<[AtomicU32]>,
+    without_deque: Mutex<Vec<u32>>,
 }
 
 impl Holders {
@@ -28,6 +32,28 @@ impl Holders {
     pub(crate) fn new(slots: usize) -> Holders {
         Holders {
             tids: (0..slots).map(|_| AtomicU32::new(0)).collect(),
+            without_deque: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Records the calling thread as a participant without a deque (while it takes part).
+    /// A plain `std` lock, outside the loom models: only `another_computes` reads the list,
+    /// and it never answers under loom.
+    pub(crate) fn record_without_deque(&self) {
+        if cfg!(not(loom)) {
+            list(&self.without_deque).push(current_tid());
+        }
+    }
+
+    /// The calling thread, a participant without a deque, no longer takes part.
+    pub(crate) fn forget_without_deque(&self) {
+        if cfg!(loom) {
+            return;
+        }
+        let me = current_tid();
+        let mut list = list(&self.without_deque);
+        if let Some(at) = list.iter().position(|&t| t == me) {
+            list.swap_remove(at);
         }
     }
 
@@ -63,7 +89,9 @@ impl Holders {
         {
             let me = current_tid();
             let mut seen = false;
-            for tid in self.tids.iter().map(|t| t.load(Ordering::Relaxed)) {
+            let without_deque = list(&self.without_deque).clone();
+            let recorded = self.tids.iter().map(|t| t.load(Ordering::Relaxed));
+            for tid in recorded.chain(without_deque) {
                 if tid == 0 || tid == me {
                     continue;
                 }
@@ -79,6 +107,11 @@ impl Holders {
         #[cfg(not(all(target_os = "linux", not(loom), not(miri))))]
         true
     }
+}
+
+/// The list behind `lock`, also after a panic while it was held (it holds plain ids).
+fn list(m: &Mutex<Vec<u32>>) -> std::sync::MutexGuard<'_, Vec<u32>> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The calling thread's kernel thread id (0 where there is none to read), read once per thread.
@@ -129,8 +162,8 @@ mod tests {
         assert_eq!(parse_state(b"7 (x)"), None);
     }
 
-    /// A thread blocked on a lock reads as not computing and a spinning one as computing; the
-    /// caller itself is never counted.
+    /// A thread blocked on a lock reads as not computing and a spinning one as computing (also
+    /// when it takes part without a deque); the caller itself is never counted.
     #[test]
     #[cfg_attr(miri, ignore = "reads /proc")]
     fn a_blocked_holder_reads_as_idle_and_a_spinning_one_as_computing() {
@@ -164,17 +197,19 @@ mod tests {
             );
             std::thread::yield_now();
         }
-        drop(held);
-        blocked.join().unwrap();
+        // The blocked thread stays blocked (so a look has seen a thread, and an answer that
+        // skipped the next one would be false) while another spins.
         let stop = Arc::new(AtomicBool::new(false));
         let spinning = {
             let (holders, stop, ready) = (holders.clone(), stop.clone(), ready.clone());
             std::thread::spawn(move || {
-                holders.record(1);
+                // As a participant beyond the lent deques: recorded in the list.
+                holders.record_without_deque();
                 ready.wait();
                 while !stop.load(Ordering::Relaxed) {
                     std::hint::spin_loop();
                 }
+                holders.forget_without_deque();
             })
         };
         ready.wait();
@@ -182,5 +217,8 @@ mod tests {
         assert!(holders.another_computes());
         stop.store(true, Ordering::Relaxed);
         spinning.join().unwrap();
+        drop(held);
+        blocked.join().unwrap();
+        assert!(list(&holders.without_deque).is_empty());
     }
 }

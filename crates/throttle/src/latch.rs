@@ -20,8 +20,10 @@ const SET: u32 = 2;
 pub(crate) struct JobLatch {
     state: AtomicU32,
     /// Whom to unpark. Written by the owner only while the state is `UNSET`, before its
-    /// `UNSET → SLEEPING` exchange; read by the setter (and by a thief recording itself) only
-    /// after it saw `SLEEPING`.
+    /// `UNSET → SLEEPING` exchange; read by the setter, and by a thread that must wake the owner
+    /// for new work (a thief recording itself, a fork's thief without a deque or a scope's
+    /// spawner publishing: `notify_owner`), only after it saw `SLEEPING`, and before the setter
+    /// can take it.
     owner: UnsafeCell<Option<Arc<Parker>>>,
     /// For a fork: who took it from a queue and runs it ([`JobLatch::thief`]): 0 while not
     /// recorded, `i + 1` for worker `i`, [`NO_DEQUE`] for a thread without a deque.
@@ -79,7 +81,7 @@ impl JobLatch {
         };
         // Release publishes `mark` with it. The store, the SeqCst fence, then the load of the
         // state pairs with the owner's registration (SLEEPING), its heavy fence, then its read
-        // of `thief` in `sleep_for_fork` (a Dekker handshake: fences, because
+        // of `thief` in `sleep_in_wait` (a Dekker handshake: fences, because
         // SeqCst loads and stores alone are not ordered against each other by loom's model):
         // either the owner sees us recorded, or we see it asleep and unpark it.
         latch.thief.store(code, Ordering::SeqCst);
@@ -111,10 +113,21 @@ impl JobLatch {
     /// the caller runs right now, or of a scope whose pending count the caller holds up (its
     /// body, or one of its spawns, running).
     pub(crate) unsafe fn notify_owner(this: *const JobLatch) {
+        // SAFETY: forwarded to the caller.
+        unsafe { JobLatch::notify_owner_if(this, || true) }
+    }
+
+    /// [`JobLatch::notify_owner`], waking the owner only if `wanted()`, which is asked after
+    /// the owner was seen asleep: what the owner wrote before it registered is visible to it
+    /// (the registration's Release, our SeqCst load's Acquire).
+    ///
+    /// # Safety
+    /// As for [`JobLatch::notify_owner`].
+    pub(crate) unsafe fn notify_owner_if(this: *const JobLatch, wanted: impl FnOnce() -> bool) {
         // SAFETY: live while its job runs (caller's contract).
         let latch = unsafe { &*this };
         fence(Ordering::SeqCst);
-        if latch.state.load(Ordering::SeqCst) == SLEEPING {
+        if latch.state.load(Ordering::SeqCst) == SLEEPING && wanted() {
             // SAFETY: as in `record_thief`: SLEEPING means `owner` was written before the
             // owner's exchange, and only the setter takes it, which cannot run before this
             // call returns (caller's contract).
@@ -194,7 +207,7 @@ impl JobLatch {
                 // SAFETY: the owner sleeps until it sees SET, so the latch is live and the owner
                 // no longer writes `owner`; we are the only setter.
                 let owner = unsafe { (*(*this).owner.get()).take() };
-                // Release publishes the job's result (pairs with `probe`/`wait_asleep`). The latch
+                // Release publishes the job's result (pairs with `probe`). The latch
                 // may be freed from here on; `owner` is our own reference.
                 state.store(SET, Ordering::Release);
                 if let Some(owner) = owner {

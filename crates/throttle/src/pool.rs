@@ -26,7 +26,8 @@ use std::time::Instant;
 /// Work enters through
 /// [`install`](Pool::install), [`join`](Pool::join), [`scope`](Pool::scope),
 /// [`for_range`](Pool::for_range) and [`map_reduce`](Pool::map_reduce). The calling thread takes
-/// part: it runs its own call, and while it waits, only work of that call. The live limit
+/// part: it runs its own call, and while it waits, only work of that call (a worker of another
+/// pool calling in may also run its own pool's work, which has no other runner then). The live limit
 /// ([`set_concurrency`](Pool::set_concurrency)) bounds how many threads hold a *run slot*,
 /// callers included; see there for exactly when a lowered limit takes effect.
 ///

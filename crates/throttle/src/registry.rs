@@ -240,12 +240,12 @@ pub(crate) struct Registry {
     /// not run its work (spare.rs; sleep/README.md, "Spare threads").
     #[cfg(not(loom))]
     pub(crate) spares: crate::spare::Spares,
-    /// Thread numbers in use (`current_thread_index`): `numbers[i]` is true while some slot
-    /// holder holds number `i`. A participant takes a number only while it holds a run slot,
-    /// and gives it back *before* it gives back the slot, so at most `active ≤ threads`
-    /// numbers are held, and a slot holder without one always finds one free. Locked only by
-    /// threads that ask for their index and when they give it back.
-    numbers: Mutex<Vec<bool>>,
+    /// Thread numbers in use (`current_thread_index`): `numbers[i]` counts the slot holders
+    /// that hold number `i`. A participant takes a number only while it holds a run slot, and
+    /// gives it back *before* it gives back the slot, so at most `active` numbers are held, and
+    /// while `active ≤ threads` a slot holder without one always finds one free (each count is
+    /// then 0 or 1). Locked only by threads that ask for their index and when they give it back.
+    numbers: Mutex<Vec<usize>>,
     /// Wakes the pool's budget thread (jobserver) out of its idle sleep when work can arrive.
     #[cfg(not(loom))]
     pub(crate) budget_bell: crate::jobserver::budget::Bell,
@@ -285,7 +285,7 @@ impl Registry {
             parkers: (0..threads).map(|_| Mutex::new(None)).collect(),
             stats: Collector::new(threads, stats),
             threads,
-            numbers: Mutex::new(vec![false; threads]),
+            numbers: Mutex::new(vec![0; threads]),
             fork_waiters: (0..threads + lent)
                 .map(|_| CachePadded::default())
                 .collect(),
@@ -683,22 +683,25 @@ impl Registry {
     /// Takes a free thread number, `preferred` if it is free (see the field `numbers`).
     pub(crate) fn take_number(&self, preferred: usize) -> usize {
         let mut numbers = lock(&self.numbers);
-        let pick = if numbers.get(preferred) == Some(&false) {
+        let pick = if numbers.get(preferred) == Some(&0) {
             Some(preferred)
         } else {
-            numbers.iter().position(|taken| !taken)
+            numbers.iter().position(|&holders| holders == 0)
         };
         // Some unless more threads hold slots than the pool has threads, which happens only
-        // while a blocked thread took its slot back over the limit from the spares standing
-        // in for it (spare.rs): then two threads share a number until a spare yields.
-        let n = pick.unwrap_or(preferred.min(self.threads - 1));
-        numbers[n] = true;
+        // while a thread holds a slot it took over the limit because every other slot holder
+        // was blocked in the kernel (sleep/README.md, "Slot holders blocked in the kernel"):
+        // then it shares the least shared number until one comes free. Counted, so that the
+        // first holder to give a shared number back leaves it taken by the other.
+        let n = pick.unwrap_or_else(|| (0..numbers.len()).min_by_key(|&i| numbers[i]).unwrap_or(0));
+        numbers[n] += 1;
         n
     }
 
-    /// Gives back thread number `n`.
+    /// Gives back a number from [`Registry::take_number`].
     pub(crate) fn give_back_number(&self, n: usize) {
-        lock(&self.numbers)[n] = false;
+        let mut numbers = lock(&self.numbers);
+        numbers[n] = numbers[n].saturating_sub(1);
     }
 
     /// Forks pending on each deque that holds any, as `(slot, forks)` (a relaxed snapshot, for
@@ -742,7 +745,7 @@ impl Registry {
     /// - asleep in the idle list: woken holding a slot, or moved to the limit queue if none is
     ///   free (`Sleep::wake_for_mail`);
     /// - asleep on a latch (here or, as a thread away in another pool, there): unparked, its
-    ///   latch wait ends early for mail (`JobLatch::wait_asleep`), and it queues for a slot;
+    ///   latch wait ends early for mail (`Participant::sleep_in_wait`), and it queues for a slot;
     /// - queued for a slot, or not started yet: it searches once it has a slot.
     ///
     /// # Safety

@@ -3,7 +3,7 @@
 use crate::job::HeapJob;
 use crate::latch::JobLatch;
 use crate::registry::Registry;
-use crate::sync::{lock, AtomicUsize, Mutex, Ordering};
+use crate::sync::{lock, AtomicBool, AtomicUsize, Mutex, Ordering};
 use crate::worker::Participant;
 use std::any::Any;
 use std::marker::PhantomData;
@@ -24,6 +24,10 @@ pub struct Scope<'scope> {
     unstarted: AtomicUsize,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
     latch: JobLatch,
+    /// Whether the scope's owner runs the scope's spawns while it waits (a worker, or a spare
+    /// in its own pool; not a user's thread): only then does a spawn wake it. Written by the
+    /// owner before its wait, so before it can sleep on the latch.
+    owner_takes_spawns: AtomicBool,
     /// Invariant in `'scope`, like rayon's: spawned closures may borrow exactly `'scope`.
     _marker: PhantomData<fn(&'scope ()) -> &'scope ()>,
 }
@@ -91,11 +95,17 @@ impl<'scope> Scope<'scope> {
             Some(p) if p.is_in(registry) => p.publish_tagged(job, tag),
             _ => registry.publish_tagged(&registry.injector, job, tag),
         });
-        // The scope's owner may sleep in its wait, which runs the scope's own spawns
-        // (`Participant::wait_for_scope`): wake it for this one.
+        // The scope's owner may sleep in its wait, which runs the scope's own spawns on one of
+        // the pool's threads (`Participant::wait_for_scope`): wake it for this one. A user's
+        // thread runs none, and waking it would cost it a slot for nothing. Relaxed: read after
+        // the owner was seen asleep, which it wrote before (`notify_owner_if`).
         // SAFETY: the scope is alive and its latch unset until its pending count reaches
         // zero, which our caller holds up (the body, or a spawned task of this scope, runs).
-        unsafe { JobLatch::notify_owner(&self.latch) };
+        unsafe {
+            JobLatch::notify_owner_if(&self.latch, || {
+                self.owner_takes_spawns.load(Ordering::Relaxed)
+            })
+        };
     }
 
     /// The tag of this scope's spawns in the pool's queues: its address.
@@ -188,6 +198,7 @@ impl<'scope> Scope<'scope> {
             unstarted: AtomicUsize::new(0),
             panic: Mutex::new(None),
             latch: JobLatch::new(),
+            owner_takes_spawns: AtomicBool::new(false),
             _marker: PhantomData,
         }
     }
@@ -200,6 +211,8 @@ impl<'scope> Scope<'scope> {
 
     /// Waits for every task, helping as `p` (a participant of the scope's pool).
     pub(crate) fn wait(&self, p: &Participant) {
+        self.owner_takes_spawns
+            .store(p.runs_own_spawns(), Ordering::Relaxed);
         p.wait_for_scope(&self.latch, &self.unstarted, self.tag());
     }
 

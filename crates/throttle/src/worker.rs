@@ -328,6 +328,11 @@ impl Participant {
         lent: bool,
     ) -> Self {
         let fork_waiters = registry.fork_waiter_count(deque.as_ref().map(|_| slot));
+        if index.is_none() && deque.is_none() {
+            // A caller or spare beyond the lent deques: its thread id is recorded apart
+            // (`holders.rs`; a lent deque's borrower is recorded with the deque).
+            registry.holders.record_without_deque();
+        }
         Participant {
             registry,
             index,
@@ -743,6 +748,14 @@ impl Participant {
         if !registry.sleep.over_limit() {
             return;
         }
+        // A thread that took its slot over the limit keeps it while the holders stay blocked.
+        #[cfg(not(loom))]
+        if registry
+            .sleep
+            .keeps_taken_slot(|| !registry.holders.another_computes())
+        {
+            return;
+        }
         self.give_back_number();
         if registry.sleep.yield_if_over_limit() {
             self.end_busy();
@@ -921,7 +934,7 @@ impl Participant {
 
     /// True if this participant runs its scope's own spawns while it waits for the scope: on
     /// a worker thread (at home or away), or as a spare in its own pool (see `find_help`).
-    fn runs_own_spawns(&self) -> bool {
+    pub(crate) fn runs_own_spawns(&self) -> bool {
         #[cfg(not(loom))]
         if crate::spare::is_spare(self) {
             return true;
@@ -1143,8 +1156,10 @@ impl Participant {
     fn sleep_in_wait(&self, latch: &JobLatch, watch: Watch<'_>, blocked: bool) {
         let registry = self.registry();
         // Gives the slot back (SeqCst RMW, fence), and wakes an idle worker if work waits.
-        // First, before any registration: nothing below may block on a lock between our
-        // registrations and our park (a wake-up must find us runnable or parked).
+        // First, before any registration: nothing below may block for long between our
+        // registrations and our park (a wake-up must find us runnable or parked). The queue
+        // locks of `has_scope_spawn` are the one exception, and harmless: the only wake-up
+        // they could delay is a spawner's, whose push we then see under the lock.
         registry.release_slot();
         let thief_deque = match watch {
             Watch::Thief(Thief::Deque { slot: index, mark }) => {
@@ -1365,6 +1380,9 @@ impl Drop for Participant {
             let span = Span::Call;
             self.trace(EventKind::End { span, flow: None });
             self.registry().trace().release_caller(self.track);
+        }
+        if self.index.is_none() && !self.lent && self.deque.is_none() {
+            self.registry().holders.forget_without_deque();
         }
         if self.lent {
             // Drop the owner end first: the slot's next owner makes a new one.

@@ -350,22 +350,58 @@ fn a_caller_queued_behind_a_blocked_holder_takes_a_slot_over_the_limit() {
         "a caller queued behind a blocked slot holder",
         move || format!("{:?}", p),
         move || {
-            let (inside_tx, inside_rx) = mpsc::channel();
-            let (go_tx, go_rx) = mpsc::channel::<()>();
-            let holder = {
-                let pool = pool.clone();
-                std::thread::spawn(move || {
-                    pool.install(move || {
-                        inside_tx.send(()).unwrap();
-                        go_rx.recv().unwrap();
-                    })
-                })
-            };
-            inside_rx.recv().unwrap();
+            let (holder, go_tx) = blocked_holder(&pool);
             pool.install(move || go_tx.send(()).unwrap());
             holder.join().unwrap();
             assert_eq!(pool.stats().limit_takeovers, 1);
             assert_eq!(pool.concurrency(), 1, "the limit is unchanged");
+        },
+    );
+}
+
+/// A caller that holds a slot of `pool` inside `install`, blocked in the kernel until the
+/// returned sender sends; returns once it holds the slot.
+fn blocked_holder(pool: &Arc<Pool>) -> (std::thread::JoinHandle<()>, mpsc::Sender<()>) {
+    let (inside_tx, inside_rx) = mpsc::channel();
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    let pool = pool.clone();
+    let holder = std::thread::spawn(move || {
+        pool.install(move || {
+            inside_tx.send(()).unwrap();
+            go_rx.recv().unwrap();
+        })
+    });
+    inside_rx.recv().unwrap();
+    (holder, go_tx)
+}
+
+/// A thread that took a slot over the limit keeps it while the holder it went around stays
+/// blocked: it forks 2,047 times (a task boundary each) under one take-over. Without the
+/// take-over's lease it gave the slot back at each boundary and took it again a millisecond
+/// later (a helper's review, 2026-11-28): one take-over per boundary.
+#[test]
+fn a_slot_taken_over_the_limit_is_kept_while_the_holder_stays_blocked() {
+    fn tree(depth: u32) -> u64 {
+        if depth == 0 {
+            return 1;
+        }
+        let (a, b) = throttle::join(|| tree(depth - 1), || tree(depth - 1));
+        a + b
+    }
+    let pool = Arc::new(Pool::new(2).unwrap());
+    pool.set_concurrency(1).unwrap();
+    let p = pool.clone();
+    within(
+        60,
+        "forks under a slot taken over the limit",
+        move || format!("{:?}", p),
+        move || {
+            let (holder, go_tx) = blocked_holder(&pool);
+            let leaves = pool.install(|| tree(11));
+            go_tx.send(()).unwrap();
+            holder.join().unwrap();
+            assert_eq!(leaves, 2048);
+            assert_eq!(pool.stats().limit_takeovers, 1);
         },
     );
 }

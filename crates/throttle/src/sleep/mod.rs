@@ -22,6 +22,7 @@ use state::{State, ONE_ACTIVE, ONE_SEARCHING, ONE_SLEEPING};
 use crate::sync::{fence, lock, Arc, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::trace::{EventKind, Tracer};
 use crossbeam_utils::CachePadded;
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 /// How long a thread queued for a slot spins before it sleeps: a searching worker notices the
@@ -52,6 +53,25 @@ const STALL_LOOK_FIRST: std::time::Duration = std::time::Duration::from_millis(1
 /// holders that compute costs at most one look per 64 ms.
 #[cfg(not(loom))]
 const STALL_LOOK_MAX: std::time::Duration = std::time::Duration::from_millis(64);
+
+/// A slot taken over the limit by the calling thread ([`Sleep::keeps_taken_slot`]).
+#[cfg(not(loom))]
+#[derive(Clone, Copy)]
+struct Lease {
+    /// The pool's sleep state (compared by address only).
+    sleep: *const Sleep,
+    /// Until when the thread keeps the slot at task boundaries without looking again.
+    until: std::time::Instant,
+    /// The lease's length, doubled at each renewal.
+    length: std::time::Duration,
+}
+
+#[cfg(not(loom))]
+std::thread_local! {
+    /// The calling thread's lease on a slot it took over the limit, if any; cleared when it
+    /// gives a slot back ([`Sleep::release`]).
+    static LEASE: Cell<Option<Lease>> = const { Cell::new(None) };
+}
 
 /// The shared state of the limit and of sleeping workers.
 #[derive(Debug)]
@@ -198,6 +218,8 @@ impl Sleep {
     /// Gives back a run slot, handing it to the oldest thread in the limit queue if any.
     /// Returns the state word right after the release.
     pub(crate) fn release(&self) -> State {
+        #[cfg(not(loom))]
+        LEASE.with(|l| l.set(None));
         let after = State(self.state.fetch_sub(ONE_ACTIVE, Ordering::SeqCst) - ONE_ACTIVE);
         self.serve_limit_queue();
         after
@@ -299,6 +321,47 @@ impl Sleep {
         me.unprepare();
         self.force_activate();
         self.takeovers.fetch_add(1, Ordering::Relaxed);
+        LEASE.with(|l| {
+            l.set(Some(Lease {
+                sleep: self,
+                until: std::time::Instant::now() + STALL_LOOK_FIRST,
+                length: STALL_LOOK_FIRST,
+            }))
+        });
+        true
+    }
+
+    /// True if the calling thread, over the limit at a task boundary, keeps its slot: it took
+    /// it over the limit (`take_over_if_stalled`) and its lease runs, or the lease ended and
+    /// the holders are still `stalled` (then the lease is renewed for twice as long, up to
+    /// [`STALL_LOOK_MAX`]). Otherwise it should give the slot back as any thread over the limit.
+    /// Without the lease, a thread that took over would give the slot back at its very next
+    /// task boundary while the holders stay blocked, and take it again a millisecond later:
+    /// one task boundary per millisecond for as long as they block.
+    #[cfg(not(loom))]
+    pub(crate) fn keeps_taken_slot(&self, stalled: impl FnOnce() -> bool) -> bool {
+        let Some(lease) = LEASE
+            .with(Cell::get)
+            .filter(|l| std::ptr::eq(l.sleep, self))
+        else {
+            return false;
+        };
+        let now = std::time::Instant::now();
+        if now < lease.until {
+            return true;
+        }
+        if !stalled() {
+            LEASE.with(|l| l.set(None));
+            return false;
+        }
+        let length = (lease.length * 2).min(STALL_LOOK_MAX);
+        LEASE.with(|l| {
+            l.set(Some(Lease {
+                until: now + length,
+                length,
+                ..lease
+            }))
+        });
         true
     }
 
