@@ -22,6 +22,7 @@ use state::{State, ONE_ACTIVE, ONE_SEARCHING, ONE_SLEEPING};
 use crate::sync::{fence, lock, Arc, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::trace::{EventKind, Tracer};
 use crossbeam_utils::CachePadded;
+#[cfg(not(loom))]
 use std::cell::Cell;
 use std::collections::VecDeque;
 
