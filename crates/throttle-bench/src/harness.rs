@@ -105,7 +105,13 @@ impl Series {
             let (lo, hi) = (x.floor() as usize, x.ceil() as usize);
             v[lo] + (v[hi] - v[lo]) * (x - lo as f64)
         };
-        (q(0.75) - q(0.25)) / self.median()
+        let iqr = q(0.75) - q(0.25);
+        if iqr == 0.0 {
+            // Also when the median is 0 (idle_cpu: most samples read no CPU at all).
+            return 0.0;
+        }
+        // Infinite when the median is 0 but the samples are not: printed as "-".
+        iqr / self.median()
     }
 
     fn label(&self) -> String {
@@ -334,13 +340,13 @@ impl Report {
             let ratio = base.map_or("-".to_string(), |m| format!("{:.3}", s.median() / m));
             let _ = writeln!(
                 out,
-                "{:<28} {:>7} {:>11} {:>11} {:>11} {:>6.1}% {:>7}",
+                "{:<28} {:>7} {:>11} {:>11} {:>11} {:>7} {:>7}",
                 s.label(),
                 s.threads,
                 seconds(s.median()),
                 seconds(s.min()),
                 seconds(s.max()),
-                s.spread() * 100.0,
+                percent(s.spread()),
                 ratio
             );
         }
@@ -359,6 +365,16 @@ impl Report {
             let _ = writeln!(out, "note: {n}");
         }
         out
+    }
+}
+
+/// A spread as a percentage, or "-" when it has no finite value (a median of 0 with
+/// samples that are not all 0).
+fn percent(spread: f64) -> String {
+    if spread.is_finite() {
+        format!("{:.1}%", spread * 100.0)
+    } else {
+        "-".to_string()
     }
 }
 
@@ -455,6 +471,22 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
         assert!(median(&[]).is_nan());
+    }
+
+    #[test]
+    fn a_spread_of_zero_samples_is_zero_and_of_a_zero_median_is_printed_as_a_dash() {
+        let series = |runs: Vec<f64>| Series {
+            system: "s",
+            threads: 1,
+            variant: None,
+            runs,
+        };
+        assert_eq!(series(vec![0.0; 7]).spread(), 0.0);
+        assert_eq!(percent(series(vec![0.0; 7]).spread()), "0.0%");
+        let mostly_zero = series(vec![0.0, 0.0, 0.0, 0.0, 1e-5, 2e-5, 5e-5]);
+        assert_eq!(mostly_zero.median(), 0.0);
+        assert_eq!(percent(mostly_zero.spread()), "-");
+        assert_eq!(percent(series(vec![1.0, 2.0, 3.0]).spread()), "50.0%");
     }
 
     #[test]

@@ -3,19 +3,16 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
 use serde_json::Value;
 
 use common::{assert_usage_error, read_json, text, throttle};
 
-/// A file `name` in one directory this process's tests share (not wiped: tests run in
-/// parallel and each writes its own names).
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("throttle-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
+/// A file `name` in a directory of its own, removed with the value unless the test fails.
+fn temp(name: &str) -> common::TempFile {
+    common::temp_file(name)
 }
 
 fn run_ok(args: &[&str]) -> Output {

@@ -78,8 +78,8 @@ fn logger_cmd(log: &Path, host: &str, ms: u64) -> String {
     )
 }
 
-/// A scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
+/// A scratch directory for one test (removed when dropped, unless the test fails).
+fn scratch(name: &str) -> common::Workdir {
     common::workdir(name)
 }
 

@@ -4,16 +4,13 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::Output;
 
 use common::{bin, read_json, text};
 
-/// A file `name` in one directory this process's tests share.
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("throttle-cli-interrupt-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
+/// A file `name` in a directory of its own, removed with the value unless the test fails.
+fn temp(name: &str) -> common::TempFile {
+    common::temp_file(name)
 }
 
 /// Runs `throttle ARGS` under coreutils' `timeout -s SIGNAL`, which signals the process and

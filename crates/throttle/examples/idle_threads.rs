@@ -6,19 +6,21 @@
 //! ```
 //!
 //! The argument is the number of rounds (default 12). Each round builds a pool of 2 threads,
-//! runs a burst of 128 short tasks on it, then reads every thread's
-//! `/proc/self/task/<tid>/schedstat` before and after one second of sleep of the main thread,
-//! and prints each thread that ran meanwhile: its name, the CPU time it gained (and how much of
-//! it in the second's first 5 ms, read in between), and how many times it was scheduled in
-//! during the second (0: it was already running when the second began, and never ran again
-//! after it stopped).
+//! runs a burst of 128 short tasks on it (which starts its threads), idles 50 ms, runs a
+//! second burst (the bench's order), then reads every thread's CPU clock before and after one
+//! second of sleep of the main thread, and prints each thread that ran meanwhile: its name, the
+//! CPU time it gained (and how much of it in the second's first 5 ms, read in between), and
+//! how many times it was scheduled in during the second (from
+//! `/proc/self/task/<tid>/schedstat`; 0: it was already running when the second began, and
+//! never ran again after it stopped). The CPU time comes from the thread's clock, not from
+//! `schedstat`'s first field, which lags a thread on a CPU by up to a tick (the bench's doc).
 
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// A thread's name, CPU time in ns and times scheduled in, from its `comm` and `schedstat`.
+/// A thread's name, CPU time in ns (its CPU clock) and times scheduled in (`schedstat`).
 struct ThreadTime {
     name: String,
     cpu_ns: u64,
@@ -44,16 +46,47 @@ fn threads() -> HashMap<String, ThreadTime> {
             continue;
         }
         let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        let tid = entry.file_name().to_string_lossy().into_owned();
+        let Some(cpu_ns) = tid.parse().ok().and_then(thread_cpu_ns) else {
+            continue;
+        };
         all.insert(
-            entry.file_name().to_string_lossy().into_owned(),
+            tid,
             ThreadTime {
                 name: name.trim().to_string(),
-                cpu_ns: fields[0],
+                cpu_ns,
                 scheduled: fields[2],
             },
         );
     }
     all
+}
+
+/// The CPU time of thread `tid` of this process up to the instant, from its CPU clock (the
+/// clock id as glibc's `pthread_getcpuclockid` builds it: see `benches/idle_cpu.rs` in
+/// throttle-bench); `None` once the thread has exited.
+fn thread_cpu_ns(tid: i32) -> Option<u64> {
+    let clock: libc::clockid_t = (!tid << 3) | 6;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out pointer; a clock id of a thread that has exited makes the
+    // call fail with EINVAL.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return None;
+    }
+    Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
+/// A burst of 128 short tasks.
+fn burst(pool: &throttle::Pool) {
+    pool.for_range(0..128, |_| {
+        let mut x = 0u64;
+        for i in 0..20_000u64 {
+            x = black_box(x.wrapping_add(i));
+        }
+    });
 }
 
 fn main() -> ExitCode {
@@ -69,12 +102,9 @@ fn main() -> ExitCode {
     let me = unsafe { libc::gettid() }.to_string();
     for round in 0..rounds {
         let pool = throttle::Pool::new(2).expect("a pool of 2 threads");
-        pool.for_range(0..128, |_| {
-            let mut x = 0u64;
-            for i in 0..20_000u64 {
-                x = black_box(x.wrapping_add(i));
-            }
-        });
+        burst(&pool);
+        std::thread::sleep(Duration::from_millis(50));
+        burst(&pool);
         let before = threads();
         std::thread::sleep(Duration::from_millis(5));
         let early = threads();

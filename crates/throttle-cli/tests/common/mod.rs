@@ -29,8 +29,9 @@ pub fn text(bytes: &[u8]) -> String {
 }
 
 /// A fresh, empty directory for one test's files, named after the test crate, this process
-/// and `name`, so parallel tests and runs never share one.
-pub fn workdir(name: &str) -> PathBuf {
+/// and `name`, so parallel tests and runs never share one. It is removed when the value is
+/// dropped, unless the test is failing (then it stays for a look, and its path is printed).
+pub fn workdir(name: &str) -> Workdir {
     let dir = std::env::temp_dir().join(format!(
         "throttle-{}-test-{}-{name}",
         env!("CARGO_CRATE_NAME"),
@@ -38,7 +39,63 @@ pub fn workdir(name: &str) -> PathBuf {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+    Workdir(dir)
+}
+
+/// A test's directory (see [`workdir`]); derefs to its path.
+#[derive(Debug)]
+pub struct Workdir(PathBuf);
+
+impl std::ops::Deref for Workdir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Workdir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Workdir {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("test files kept in {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// A file `name` in a directory of its own (see [`workdir`]); derefs to the file's path.
+pub fn temp_file(name: &str) -> TempFile {
+    let dir = workdir(name);
+    let path = dir.join(name);
+    TempFile { _dir: dir, path }
+}
+
+/// See [`temp_file`]: the directory goes with the value.
+#[derive(Debug)]
+pub struct TempFile {
+    _dir: Workdir,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for TempFile {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
 }
 
 /// The JSON document in `path`.
