@@ -596,6 +596,9 @@ impl Controller {
             }
             return self.decide(self.k, Reason::Idle);
         }
+        // Work after an idle run long enough for `IdleBest` may not be the work that stopped:
+        // a scan's points from before the gap do not compare with samples after it.
+        let after_idle = self.idle_run >= self.cfg.idle_best_after;
         self.idle_run = 0;
         let phase = std::mem::replace(
             &mut self.phase,
@@ -604,6 +607,9 @@ impl Controller {
                 seeds: 0,
             },
         );
+        if after_idle && !matches!(phase, Phase::Settled(_)) {
+            return self.scan_afresh(s.k, x);
+        }
         match phase {
             Phase::Scan { mut points, seeds } => {
                 points.push((s.k, x));
@@ -637,6 +643,21 @@ impl Controller {
             }
             Phase::Settled(st) => self.while_settled(st, s, x),
         }
+    }
+
+    /// A scan that starts again from the top with one point, `x` measured at `k`: what is
+    /// left of a scan when work returns after an idle run (see `step`). Before, such a scan
+    /// went on from its points, and `throttle-bench --bench adaptive_jobs` (loops of 16 jobs,
+    /// each job length run for 0.1 s with the pool idle in between) kept `k = 1` for loops of
+    /// 10⁵ spins in 1 of 6 runs: its scan had seen `k = 1` on loops 10 times shorter, a rate
+    /// no measurement of the long loops could match, and chose it.
+    fn scan_afresh(&mut self, k: usize, x: f64) -> Decision {
+        let points = vec![(k, x)];
+        if k == self.cfg.max_k {
+            return self.after_scan_point(points, 0);
+        }
+        self.phase = Phase::Scan { points, seeds: 0 };
+        self.decide(self.cfg.max_k, Reason::Scan)
     }
 
     fn decide(&mut self, k: usize, reason: Reason) -> Decision {
@@ -1282,8 +1303,50 @@ mod tests {
         assert_eq!(last.map(|d| d.k), Some(1));
     }
 
+    /// `throttle-bench --bench adaptive_jobs`'s stuck run, on two threads: loops that do not
+    /// scale (settled at 1); loops ten times slower that scale, which end right after their
+    /// shift started a rescan (its sample at 2 is the loops' tail); idleness; loops ten times
+    /// slower again that scale. The rescan's point at 1 is the second loops', ten times the
+    /// rate of the third's at 1, and their tail at 2 is a clear loser beside it: continued,
+    /// the scan settled at 1 (Scan, Fit, Verified, as in the bench's log).
     #[test]
-    fn a_scan_left_idle_puts_its_best_k_in_force_and_goes_on_when_work_returns() {
+    fn a_scan_resumed_after_idleness_compares_no_points_from_before_the_gap() {
+        let cfg = Config::new(2);
+        let after = cfg.idle_best_after;
+        let mut c = Controller::new(cfg);
+        run(&mut c, &|_| 1000.0, 20);
+        assert_eq!((c.is_settled(), c.k()), (true, 1));
+        // The shift starts a rescan at the top; the loops end a fifth into its first interval.
+        let mut steps = 0;
+        loop {
+            let k = c.k();
+            let d = c.step(&Sample::throughput(k, 100.0 * k as f64, T));
+            if d.reason == Reason::ThroughputShift {
+                break;
+            }
+            steps += 1;
+            assert!(steps < 20, "no shift seen");
+        }
+        assert_eq!(c.k(), 2);
+        c.step(&Sample::throughput(2, 5.0, T));
+        let idle = |k| Sample {
+            k,
+            interval: T,
+            work: 0.0,
+            busy: Duration::ZERO,
+            runq_wait: Duration::ZERO,
+        };
+        for _ in 0..2 * after {
+            let k = c.k();
+            c.step(&idle(k));
+        }
+        let d = run(&mut c, &|k| 10.0 * k as f64, 20);
+        assert!(c.is_settled(), "{d:?}");
+        assert_eq!(c.k(), 2, "{d:?}");
+    }
+
+    #[test]
+    fn a_scan_left_idle_puts_its_best_k_in_force_and_starts_afresh_when_work_returns() {
         let cfg = Config::new(8);
         let after = cfg.idle_best_after;
         let mut c = Controller::new(cfg);
@@ -1320,8 +1383,8 @@ mod tests {
             assert_eq!(c.step(&idle(8)).reason, Reason::Idle);
         }
         assert_eq!(c.k(), 8);
-        // Work returns: the scan goes on from its points (8 measured twice now) and settles on
-        // the top of the scalable curve.
+        // Work returns: the scan starts afresh from the sample just measured (at 8) and
+        // settles on the top of the scalable curve.
         run(&mut c, &x, 20);
         assert_eq!(c.k(), 8);
         let log_k = c.k();
