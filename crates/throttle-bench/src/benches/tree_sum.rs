@@ -192,11 +192,12 @@ pub(super) fn fork_join_targets(report: &mut Report, settings: &Settings) {
     }
     // The same bound at n threads: the floor's one-thread time split over n threads with no
     // cost for stealing, waking or waiting. A target below it cannot be met by a scheduler
-    // that keeps every fork stealable, which issue 16 requires.
+    // that keeps every fork stealable (issue 16 requires it) the cheapest way known, the
+    // floor's.
     if let (Some(floor), Some(chili_all), Some(rayon_all)) = (floor, chili_all, rayon_all) {
         let bound = floor / n as f64;
         report.notes.push(format!(
-            "{n} threads: the floor ÷ {n} = {} = {:.2} × chili, {:.2} × rayon: no scheduler that keeps every fork stealable does better than this bound (throttle = {})",
+            "{n} threads: the floor ÷ {n} = {} = {:.2} × chili, {:.2} × rayon: keeping every fork stealable the floor's way costs at least that at {n} threads (throttle = {})",
             crate::harness::seconds(bound),
             bound / chili_all,
             bound / rayon_all,
