@@ -16,6 +16,24 @@ pub(crate) fn timeval_to_duration(tv: libc::timeval) -> Duration {
     Duration::from_secs(secs) + Duration::from_micros(micros)
 }
 
+/// CPU time consumed so far by thread `tid` of this process, up to the instant; `None` if no
+/// such thread runs (it exited, or belongs to another process).
+pub(crate) fn cpu_time_of_thread(tid: i32) -> Option<Duration> {
+    // The clock id of a thread's CPU clock, as glibc's `pthread_getcpuclockid` builds it from
+    // the thread id (Linux's `MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)`): the complemented id
+    // shifted by 3, or'ed with the per-thread bit (4) and the scheduler clock (2). libc offers
+    // only the `pthread_t` form, which needs the thread's handle, not its id.
+    let clock: libc::clockid_t = (!tid << 3) | 6;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable `timespec` that outlives the call; for the clock of a
+    // thread that does not exist the kernel returns EINVAL and writes nothing.
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
+    (rc == 0).then(|| timespec_to_duration(ts))
+}
+
 /// CPU time consumed so far by the calling thread (`CLOCK_THREAD_CPUTIME_ID`).
 ///
 /// # Panics

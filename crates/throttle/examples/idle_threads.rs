@@ -47,36 +47,23 @@ fn threads() -> HashMap<String, ThreadTime> {
         }
         let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
         let tid = entry.file_name().to_string_lossy().into_owned();
-        let Some(cpu_ns) = tid.parse().ok().and_then(thread_cpu_ns) else {
+        let Some(cpu) = tid
+            .parse()
+            .ok()
+            .and_then(throttle_probe::cpu_time_of_thread)
+        else {
             continue;
         };
         all.insert(
             tid,
             ThreadTime {
                 name: name.trim().to_string(),
-                cpu_ns,
+                cpu_ns: u64::try_from(cpu.as_nanos()).unwrap_or(u64::MAX),
                 scheduled: fields[2],
             },
         );
     }
     all
-}
-
-/// The CPU time of thread `tid` of this process up to the instant, from its CPU clock (the
-/// clock id as glibc's `pthread_getcpuclockid` builds it: see `benches/idle_cpu.rs` in
-/// throttle-bench); `None` once the thread has exited.
-fn thread_cpu_ns(tid: i32) -> Option<u64> {
-    let clock: libc::clockid_t = (!tid << 3) | 6;
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out pointer; a clock id of a thread that has exited makes the
-    // call fail with EINVAL.
-    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
-        return None;
-    }
-    Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 /// A burst of 128 short tasks.

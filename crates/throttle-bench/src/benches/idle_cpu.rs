@@ -71,11 +71,16 @@ fn wait_for_threads(base: usize) {
 }
 
 /// CPU time so far of every thread of this process but the caller, in seconds, each thread's
-/// runtime read up to the instant (its CPU clock, [`thread_cpu_ns`]).
+/// runtime read up to the instant from its CPU clock (`throttle_probe::cpu_time_of_thread`).
+/// `/proc/self/task/<tid>/schedstat`, which this bench read before, prints the stored sum
+/// only, which lags a thread that is on a CPU by up to a scheduler tick: a worker still
+/// finishing the burst when the window opened had 0.7-1.6 ms of the *burst's* CPU booked
+/// inside the window that way (a reading 80 µs into the window had already gained that much,
+/// more than two CPUs can run in 80 µs).
 fn others_cpu() -> Result<f64> {
     // SAFETY: gettid has no preconditions.
     let me = unsafe { libc::gettid() };
-    let mut ns = 0u64;
+    let mut cpu = Duration::ZERO;
     for entry in std::fs::read_dir("/proc/self/task")? {
         let Some(tid) = entry?
             .file_name()
@@ -87,35 +92,10 @@ fn others_cpu() -> Result<f64> {
         // A thread that exits meanwhile has no clock any more: its time is gone from both
         // readings alike only if it exited before the first; the waits above make that so.
         if tid != me {
-            ns += thread_cpu_ns(tid).unwrap_or(0);
+            cpu += throttle_probe::cpu_time_of_thread(tid).unwrap_or_default();
         }
     }
-    Ok(ns as f64 * 1e-9)
-}
-
-/// The CPU time of thread `tid` of this process up to the instant, from its CPU clock: the
-/// kernel's `task_sched_runtime`, which adds a running thread's time since its last update.
-/// `/proc/self/task/<tid>/schedstat`, which this bench read before, prints the stored sum
-/// only, which lags a thread that is on a CPU by up to a scheduler tick: a worker still
-/// finishing the burst when the window opened had 0.7-1.6 ms of the *burst's* CPU booked
-/// inside the window that way (a reading 80 µs into the window had already gained that much,
-/// more than two CPUs can run in 80 µs).
-fn thread_cpu_ns(tid: i32) -> Option<u64> {
-    // The clock id of a thread's CPU clock, as glibc's `pthread_getcpuclockid` builds it from
-    // the thread id (Linux's `MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)`): the complemented id
-    // shifted by 3, or'ed with the per-thread bit (4) and the scheduler clock (2). No crate
-    // offers a CPU clock for another thread by id; libc has only the pthread_t form.
-    let clock: libc::clockid_t = (!tid << 3) | 6;
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out pointer; the clock id of a thread that has exited (or is
-    // not of this process) makes the call fail with EINVAL, which we report as `None`.
-    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
-        return None;
-    }
-    Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+    Ok(cpu.as_secs_f64())
 }
 
 /// CPU seconds per second burned by the process's other threads across `window` of idling.
