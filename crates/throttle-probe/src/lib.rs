@@ -8,7 +8,7 @@
 //! |---|---|
 //! | wall time | the monotonic clock ([`std::time::Instant`]) |
 //! | thread CPU time | `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` |
-//! | another thread's CPU time, by id ([`cpu_time_of_thread`]) | `clock_gettime` on that thread's CPU clock |
+//! | another thread's CPU time ([`ThreadClock`]) | `clock_gettime` on that thread's CPU clock, checked against its `/proc/self/task/<tid>` |
 //! | process user / system time, context switches | `getrusage(RUSAGE_SELF)` |
 //! | on-CPU time, run-queue wait, timeslices | `/proc/self/task/*/schedstat`, `/proc/thread-self/schedstat` |
 //! | a child's usage | `wait4(2)`, and its schedstat read while it is a zombie ([`child`]) |
@@ -96,11 +96,13 @@ pub mod serde_helpers;
 mod snapshot;
 mod summary;
 mod sys;
+mod thread_clock;
 pub mod topology;
 
 pub use error::ProbeError;
 pub use measured::{Measured, Unavailable};
 pub use scenario::{Scenario, ScenarioLog, ScenarioSpan, ScenarioSummary};
-pub use snapshot::{cpu_time_of_thread, thread_cpu_time, Snapshot, Span};
+pub use snapshot::{thread_cpu_time, Snapshot, Span};
 pub use summary::Summary;
+pub use thread_clock::ThreadClock;
 pub use topology::Topology;

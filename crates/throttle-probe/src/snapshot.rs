@@ -39,23 +39,6 @@ pub fn thread_cpu_time() -> Duration {
     sys::thread_cpu_time()
 }
 
-/// CPU time consumed so far by thread `tid` of this process (a kernel thread id, as in
-/// `/proc/self/task`), read from the thread's CPU clock: up to the instant, unlike
-/// `/proc/self/task/<tid>/schedstat`, whose runtime lags a thread on a CPU by up to a
-/// scheduler tick. `None` if the thread has exited or is not of this process.
-///
-/// # Examples
-///
-/// ```
-/// // SAFETY: gettid has no preconditions.
-/// let me = unsafe { libc::gettid() };
-/// let mine = throttle_probe::cpu_time_of_thread(me).expect("the calling thread runs");
-/// assert!(mine <= throttle_probe::thread_cpu_time());
-/// ```
-pub fn cpu_time_of_thread(tid: i32) -> Option<Duration> {
-    sys::cpu_time_of_thread(tid)
-}
-
 /// A reading of the clocks and counters of the calling process and thread.
 ///
 /// # Examples

@@ -16,8 +16,9 @@ pub(crate) fn timeval_to_duration(tv: libc::timeval) -> Duration {
     Duration::from_secs(secs) + Duration::from_micros(micros)
 }
 
-/// CPU time consumed so far by thread `tid` of this process, up to the instant; `None` if no
-/// such thread runs (it exited, or belongs to another process).
+/// CPU time consumed so far by whichever thread of this process has id `tid` at the instant;
+/// `None` if none has (the id is free, or names a thread of another process). A bare id cannot
+/// tell an ended thread from a new one that was given its id: [`crate::ThreadClock`] can.
 pub(crate) fn cpu_time_of_thread(tid: i32) -> Option<Duration> {
     // The clock id of a thread's CPU clock, as glibc's `pthread_getcpuclockid` builds it from
     // the thread id (Linux's `MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)`): the complemented id

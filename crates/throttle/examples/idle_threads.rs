@@ -27,43 +27,67 @@ struct ThreadTime {
     scheduled: u64,
 }
 
-/// Every thread of this process now, by thread id.
-fn threads() -> HashMap<String, ThreadTime> {
-    let mut all = HashMap::new();
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return all;
-    };
-    for entry in dir.flatten() {
-        let path = entry.path();
-        let Ok(stat) = std::fs::read_to_string(path.join("schedstat")) else {
-            continue;
+/// One clock per thread, kept across readings so that two readings under one key are of one
+/// thread: a key is the thread id and the number of the clock opened for it (a new thread given
+/// an ended thread's id gets a new key).
+#[derive(Default)]
+struct Clocks {
+    open: HashMap<i32, (u64, throttle_probe::ThreadClock)>,
+    opened: u64,
+}
+
+impl Clocks {
+    /// Every thread of this process now, by key.
+    fn read(&mut self) -> HashMap<(i32, u64), ThreadTime> {
+        let mut all = HashMap::new();
+        let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+            return all;
         };
-        let fields: Vec<u64> = stat
-            .split_whitespace()
-            .filter_map(|f| f.parse().ok())
-            .collect();
-        if fields.len() < 3 {
-            continue;
+        for entry in dir.flatten() {
+            let Some(tid) = entry.file_name().to_str().and_then(|t| t.parse().ok()) else {
+                continue;
+            };
+            let path = entry.path();
+            let Ok(stat) = std::fs::read_to_string(path.join("schedstat")) else {
+                continue;
+            };
+            let fields: Vec<u64> = stat
+                .split_whitespace()
+                .filter_map(|f| f.parse().ok())
+                .collect();
+            if fields.len() < 3 {
+                continue;
+            }
+            let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+            let cpu = match self
+                .open
+                .get(&tid)
+                .and_then(|(n, c)| Some((*n, c.cpu_time()?)))
+            {
+                Some(known) => Some(known),
+                None => throttle_probe::ThreadClock::of_thread(tid).and_then(|clock| {
+                    self.opened += 1;
+                    let cpu = clock.cpu_time()?;
+                    self.open.insert(tid, (self.opened, clock));
+                    Some((self.opened, cpu))
+                }),
+            };
+            let Some((number, cpu)) = cpu else {
+                continue;
+            };
+            all.insert(
+                (tid, number),
+                ThreadTime {
+                    name: name.trim().to_string(),
+                    cpu_ns: u64::try_from(cpu.as_nanos()).unwrap_or(u64::MAX),
+                    scheduled: fields[2],
+                },
+            );
         }
-        let name = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
-        let tid = entry.file_name().to_string_lossy().into_owned();
-        let Some(cpu) = tid
-            .parse()
-            .ok()
-            .and_then(throttle_probe::cpu_time_of_thread)
-        else {
-            continue;
-        };
-        all.insert(
-            tid,
-            ThreadTime {
-                name: name.trim().to_string(),
-                cpu_ns: u64::try_from(cpu.as_nanos()).unwrap_or(u64::MAX),
-                scheduled: fields[2],
-            },
-        );
+        // Ended threads' clocks are closed (each holds a descriptor).
+        self.open.retain(|_, (_, clock)| clock.cpu_time().is_some());
+        all
     }
-    all
 }
 
 /// A burst of 128 short tasks.
@@ -86,28 +110,29 @@ fn main() -> ExitCode {
         }
     };
     // SAFETY: gettid has no preconditions.
-    let me = unsafe { libc::gettid() }.to_string();
+    let me = unsafe { libc::gettid() };
+    let mut clocks = Clocks::default();
     for round in 0..rounds {
         let pool = throttle::Pool::new(2).expect("a pool of 2 threads");
         burst(&pool);
         std::thread::sleep(Duration::from_millis(50));
         burst(&pool);
-        let before = threads();
+        let before = clocks.read();
         std::thread::sleep(Duration::from_millis(5));
-        let early = threads();
+        let early = clocks.read();
         std::thread::sleep(Duration::from_millis(995));
-        let after = threads();
+        let after = clocks.read();
         let mut line = format!("round {round}:");
         let mut quiet = true;
-        for (tid, now) in &after {
-            if *tid == me {
+        for (key, now) in &after {
+            if key.0 == me {
                 continue;
             }
-            match before.get(tid) {
+            match before.get(key) {
                 Some(then) if now.cpu_ns > then.cpu_ns => {
                     quiet = false;
                     let first = early
-                        .get(tid)
+                        .get(key)
                         .map_or(0, |e| e.cpu_ns.saturating_sub(then.cpu_ns));
                     line += &format!(
                         " {} +{} µs ({} µs in the first 5 ms; scheduled in {} times)",
@@ -124,8 +149,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        for (tid, then) in &before {
-            if !after.contains_key(tid) {
+        for (key, then) in &before {
+            if !after.contains_key(key) {
                 quiet = false;
                 line += &format!(" {} exited", then.name);
             }

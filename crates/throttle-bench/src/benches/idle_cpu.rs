@@ -7,16 +7,13 @@
 //! sample's threads are gone), so no other pool of the run is alive during the window.
 //! Reported as CPU seconds per second of idle.
 //!
-//! Each thread is read through its own CPU clock (`clock_gettime` on the thread's clock id),
-//! which counts a running thread's time up to the instant. Two readings used before were not:
-//! the process CPU clock (`CLOCK_PROCESS_CPUTIME_ID`) and, until 2026-11-28,
-//! `/proc/self/task/<tid>/schedstat`, whose first field is the runtime as last *stored*, which
-//! for a thread on a CPU lags by up to a scheduler tick. A worker that ran the burst's last
-//! tasks until just before the window then had up to a tick of the *burst's* CPU booked inside
-//! the window: a schedstat reading 80 µs into the window had already gained 0.7-1.6 ms (more
-//! than two CPUs can run in 80 µs), and medians of 0.77-1.04 ms per second were the result.
-//! That was the "bimodal, unexplained" idle CPU of earlier tables, twice over (the doc here
-//! once said schedstat read up to the instant; it does not).
+//! Each thread is read through its own CPU clock (`throttle_probe::ThreadClock`), which counts a
+//! running thread's time up to the instant. Two other readings would not: the process CPU clock
+//! (`CLOCK_PROCESS_CPUTIME_ID`) includes the caller, and `/proc/self/task/<tid>/schedstat`'s
+//! first field is the runtime as last *stored*, which for a thread on a CPU lags by up to a
+//! scheduler tick. A worker that ran the burst's last tasks until just before the window would
+//! then have up to a tick of the *burst's* CPU booked inside the window (a schedstat reading
+//! 80 µs into the window can have gained 0.7-1.6 ms, more than two CPUs can run in 80 µs).
 //!
 //! A fresh pool's first burst can end before its second worker was ever scheduled (a burst is
 //! a few ms); that worker then starts inside the window, searches once and sleeps, 70-110 µs
@@ -31,6 +28,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use rayon::prelude::*;
+use throttle_probe::ThreadClock;
 use throttle_workloads::kernels::spin;
 
 use super::{peers, Settings};
@@ -70,40 +68,49 @@ fn wait_for_threads(base: usize) {
     }
 }
 
-/// CPU time so far of every thread of this process but the caller, in seconds, each thread's
-/// runtime read up to the instant from its CPU clock (`throttle_probe::cpu_time_of_thread`).
-/// `/proc/self/task/<tid>/schedstat`, which this bench read before, prints the stored sum
-/// only, which lags a thread that is on a CPU by up to a scheduler tick: a worker still
-/// finishing the burst when the window opened had 0.7-1.6 ms of the *burst's* CPU booked
-/// inside the window that way (a reading 80 µs into the window had already gained that much,
-/// more than two CPUs can run in 80 µs).
-fn others_cpu() -> Result<f64> {
-    // SAFETY: gettid has no preconditions.
-    let me = unsafe { libc::gettid() };
-    let mut cpu = Duration::ZERO;
+/// A clock for every thread of this process but the caller, as the threads are now.
+fn other_threads() -> Result<Vec<ThreadClock>> {
+    let me = ThreadClock::current().map(|c| c.tid());
+    let mut clocks = Vec::new();
     for entry in std::fs::read_dir("/proc/self/task")? {
-        let Some(tid) = entry?
+        let tid = entry?
             .file_name()
             .to_str()
-            .and_then(|t| t.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        // A thread that exits meanwhile has no clock any more: its time is gone from both
-        // readings alike only if it exited before the first; the waits above make that so.
-        if tid != me {
-            cpu += throttle_probe::cpu_time_of_thread(tid).unwrap_or_default();
+            .and_then(|t| t.parse::<i32>().ok());
+        if let Some(clock) = tid
+            .filter(|&t| Some(t) != me)
+            .and_then(ThreadClock::of_thread)
+        {
+            clocks.push(clock);
         }
     }
-    Ok(cpu.as_secs_f64())
+    Ok(clocks)
 }
 
 /// CPU seconds per second burned by the process's other threads across `window` of idling.
+///
+/// Each thread is read twice through one [`ThreadClock`], so both readings are of the same
+/// thread even if its id is reused meanwhile; a thread started during the window counts with
+/// all its time, and one that ended during it with none (the waits before the window make both
+/// rare: every thread of the sample's pool has started and the previous pool's have ended).
 fn idle_rate(window: Duration) -> Result<f64> {
-    let before = others_cpu()?;
+    let clocks = other_threads()?;
+    let before: Vec<Option<Duration>> = clocks.iter().map(ThreadClock::cpu_time).collect();
     sleep(window);
-    let after = others_cpu()?;
-    Ok((after - before) / window.as_secs_f64())
+    let mut gained = Duration::ZERO;
+    let mut alive = Vec::new();
+    for (clock, before) in clocks.iter().zip(before) {
+        if let (Some(before), Some(after)) = (before, clock.cpu_time()) {
+            gained += after.saturating_sub(before);
+            alive.push(clock.tid());
+        }
+    }
+    for clock in other_threads()? {
+        if !alive.contains(&clock.tid()) {
+            gained += clock.cpu_time().unwrap_or_default();
+        }
+    }
+    Ok(gained.as_secs_f64() / window.as_secs_f64())
 }
 
 /// Runs the bench.

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Flake hunt: runs tests many times in a row, optionally beside a CPU hog, and prints how often
+# each test failed.
+#
+# Two suites:
+#   workspace   README's test command, `cargo test --workspace --release`, with --no-fail-fast
+#               so that one failing binary does not hide the others.
+#   concurrency the runtime's concurrency test binaries (stress, waiting, limit, jobserver and the
+#               others named in CONCURRENCY below), run through cargo as one command per round.
+# Everything is built once before the first round; a round that runs longer than --round-timeout
+# counts as a failure (TIMEOUT) of that round, since a hang is a flake too.
+#
+# The hog (--hog) keeps every CPU busy with one spinning process per CPU (stress-ng --cpu if it is
+# installed, a shell busy loop otherwise), as on a CI host shared with other work; it stops with
+# the script.
+#
+# Output: one line per round (its number, its exit, its failing tests), then a table of every test
+# that failed at least once with its count over the rounds. The logs of failing rounds are kept
+# under target/soak/. Ctrl-C or SIGTERM ends the current round and still prints the table of the
+# rounds that finished. Exit status: 0 when no round failed, 1 otherwise, 2 for bad usage.
+#
+# Usage: scripts/soak.sh [--suite workspace|concurrency] [--runs N] [--hog] [--round-timeout SECONDS]
+#   e.g. scripts/soak.sh --suite workspace --runs 20
+#        scripts/soak.sh --suite concurrency --runs 50 --hog
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+# The runtime's test binaries whose tests race threads against each other: random nesting, waits,
+# the live limit, the jobserver's tokens, panics across threads, spares, broadcast, the trace and
+# the controller on real threads.
+CONCURRENCY=(stress waiting limit jobserver jobserver_safety throttle_jobserver throttle_semaphore
+  broadcast panics iter_panics trust fork_join edges lifecycle no_leftover_threads auto auto_drop
+  placement trace iter_props)
+
+suite=workspace
+runs=20
+hog=0
+round_timeout=1800
+usage_err() { echo "soak.sh: $1 (try --help)" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --suite)
+      case "${2:-}" in workspace|concurrency) suite=$2 ;;
+        *) usage_err "invalid value '${2:-}' for '--suite': expected workspace or concurrency" ;; esac
+      shift 2 ;;
+    --runs)
+      [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage_err "invalid value '${2:-}' for '--runs': expected a whole number > 0"
+      runs=$2; shift 2 ;;
+    --round-timeout)
+      [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage_err "invalid value '${2:-}' for '--round-timeout': expected whole seconds > 0"
+      round_timeout=$2; shift 2 ;;
+    --hog) hog=1; shift ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    *) usage_err "unknown argument '$1'" ;;
+  esac
+done
+
+export CARGO_TERM_COLOR=never
+if [ "$suite" = workspace ]; then
+  cmd=(cargo test --workspace --release --no-fail-fast)
+else
+  cmd=(cargo test --release -p throttle --no-fail-fast)
+  for b in "${CONCURRENCY[@]}"; do cmd+=(--test "$b"); done
+fi
+
+logs=target/soak
+mkdir -p "$logs"
+echo "soak: building (${cmd[*]} --no-run)"
+"${cmd[@]}" --no-run > "$logs/build.log" 2>&1 || { tail -n 30 "$logs/build.log" >&2; echo "soak: the build failed" >&2; exit 1; }
+
+hog_pids=()
+stop_hog() {
+  for p in "${hog_pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${hog_pids[@]}"; do wait "$p" 2>/dev/null; done
+  hog_pids=()
+}
+if [ "$hog" = 1 ]; then
+  cpus=$(nproc)
+  if command -v stress-ng > /dev/null; then
+    stress-ng --cpu "$cpus" --quiet > /dev/null 2>&1 &
+    hog_pids+=($!)
+    hog_what="stress-ng --cpu $cpus"
+  else
+    for _ in $(seq "$cpus"); do
+      bash -c 'while :; do :; done' &
+      hog_pids+=($!)
+    done
+    hog_what="$cpus shell busy loops"
+  fi
+  echo "soak: hog: $hog_what"
+fi
+
+declare -A failures=()
+done_rounds=0
+failed_rounds=0
+stopping=0
+summary() {
+  stop_hog
+  echo
+  echo "soak: suite $suite, $done_rounds of $runs rounds finished, $failed_rounds failed$([ "$hog" = 1 ] && echo ", beside the hog")"
+  if [ "${#failures[@]}" -eq 0 ]; then
+    echo "soak: no test failed"
+  else
+    printf '%-8s  %s\n' failures test
+    for t in "${!failures[@]}"; do printf '%8d  %s\n' "${failures[$t]}" "$t"; done | sort -rn
+  fi
+}
+on_signal() { stopping=1; [ -n "${round_pid:-}" ] && kill -TERM "$round_pid" 2>/dev/null; }
+trap on_signal INT TERM
+
+# Reads a cargo test log; prints one `binary::test` per failing test, and `binary (exit)` for a
+# binary that failed without a failing test line (a crash, an abort, a build error).
+failing_tests() {
+  awk '
+    /^ *Running / { bin = $2; sub(/^.*\//, "", bin); sub(/\.rs$/, "", bin); named = 0; next }
+    /^ *Doc-tests / { bin = "doc:" $2; named = 0; next }
+    /^test .* \.\.\. FAILED$/ { t = $0; sub(/^test /, "", t); sub(/ \.\.\. FAILED$/, "", t); print bin "::" t; named = 1; next }
+    /^error: test failed, to rerun pass/ { if (!named) print bin " (exit)"; next }
+  ' "$1" | sort -u
+}
+
+for round in $(seq "$runs"); do
+  [ "$stopping" = 1 ] && break
+  log="$logs/round-$round.log"
+  start=$(date +%s)
+  timeout -s TERM -k 30 "$round_timeout" "${cmd[@]}" > "$log" 2>&1 &
+  round_pid=$!
+  wait "$round_pid"
+  rc=$?
+  if [ "$stopping" = 1 ]; then
+    wait "$round_pid" 2>/dev/null
+    echo "soak: round $round interrupted, not counted"
+    break
+  fi
+  round_pid=
+  secs=$(( $(date +%s) - start ))
+  done_rounds=$round
+  if [ "$rc" = 0 ]; then
+    echo "soak: round $round ok (${secs} s)"
+    rm -f "$log"
+    continue
+  fi
+  failed_rounds=$((failed_rounds + 1))
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    tests="TIMEOUT after ${round_timeout} s"
+    failures["$tests"]=$(( ${failures["$tests"]:-0} + 1 ))
+  else
+    tests=$(failing_tests "$log")
+    [ -n "$tests" ] || tests="round exited $rc without a failing test line"
+    while IFS= read -r t; do failures["$t"]=$(( ${failures["$t"]:-0} + 1 )); done <<< "$tests"
+  fi
+  echo "soak: round $round FAILED (exit $rc, ${secs} s; log $log): $(echo "$tests" | paste -sd ' ')"
+done
+
+summary
+[ "$failed_rounds" = 0 ] && [ "$stopping" = 0 ]
