@@ -6,7 +6,10 @@
 #   workspace   README's test command, `cargo test --workspace --release`, with --no-fail-fast
 #               so that one failing binary does not hide the others.
 #   concurrency the runtime's concurrency test binaries (stress, waiting, limit, jobserver and the
-#               others named in CONCURRENCY below), run through cargo as one command per round.
+#               others named in CONCURRENCY below) and its unit tests, each test executable run
+#               directly, one after the other, once per round; the stress test runs
+#               --stress-tasks random nested tasks (default 2,000,000; the workspace suite runs
+#               the test's own default, 16 million).
 # Everything is built once before the first round; a round that runs longer than --round-timeout
 # counts as a failure (TIMEOUT) of that round, since a hang is a flake too.
 #
@@ -20,6 +23,7 @@
 # rounds that finished. Exit status: 0 when no round failed, 1 otherwise, 2 for bad usage.
 #
 # Usage: scripts/soak.sh [--suite workspace|concurrency] [--runs N] [--hog] [--round-timeout SECONDS]
+#                        [--stress-tasks N]
 #   e.g. scripts/soak.sh --suite workspace --runs 20
 #        scripts/soak.sh --suite concurrency --runs 50 --hog
 set -uo pipefail
@@ -36,6 +40,7 @@ suite=workspace
 runs=20
 hog=0
 round_timeout=1800
+stress_tasks=2000000
 usage_err() { echo "soak.sh: $1 (try --help)" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -49,6 +54,9 @@ while [ $# -gt 0 ]; do
     --round-timeout)
       [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage_err "invalid value '${2:-}' for '--round-timeout': expected whole seconds > 0"
       round_timeout=$2; shift 2 ;;
+    --stress-tasks)
+      [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || usage_err "invalid value '${2:-}' for '--stress-tasks': expected a whole number > 0"
+      stress_tasks=$2; shift 2 ;;
     --hog) hog=1; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     *) usage_err "unknown argument '$1'" ;;
@@ -56,17 +64,46 @@ while [ $# -gt 0 ]; do
 done
 
 export CARGO_TERM_COLOR=never
-if [ "$suite" = workspace ]; then
-  cmd=(cargo test --workspace --release --no-fail-fast)
-else
-  cmd=(cargo test --release -p throttle --no-fail-fast)
-  for b in "${CONCURRENCY[@]}"; do cmd+=(--test "$b"); done
-fi
-
 logs=target/soak
 mkdir -p "$logs"
-echo "soak: building (${cmd[*]} --no-run)"
-"${cmd[@]}" --no-run > "$logs/build.log" 2>&1 || { tail -n 30 "$logs/build.log" >&2; echo "soak: the build failed" >&2; exit 1; }
+if [ "$suite" = workspace ]; then
+  cmd=(cargo test --workspace --release --no-fail-fast)
+  echo "soak: building (${cmd[*]} --no-run)"
+  "${cmd[@]}" --no-run > "$logs/build.log" 2>&1 ||
+    { tail -n 30 "$logs/build.log" >&2; echo "soak: the build failed" >&2; exit 1; }
+else
+  build=(cargo test --release -p throttle --lib)
+  for b in "${CONCURRENCY[@]}"; do build+=(--test "$b"); done
+  echo "soak: building (${build[*]} --no-run)"
+  "${build[@]}" --no-run --message-format=json > "$logs/build.json" 2> "$logs/build.log" ||
+    { tail -n 30 "$logs/build.log" >&2; echo "soak: the build failed" >&2; exit 1; }
+  # Each test executable with the name its log section gets, as cargo's "Running" line names it.
+  python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        kind = m["target"]["kind"][0]
+        name = "unittests src/lib.rs" if kind == "lib" else "tests/" + m["target"]["name"] + ".rs"
+        print(name + "\t" + m["executable"])
+' "$logs/build.json" > "$logs/executables.tsv"
+fi
+export THROTTLE_STRESS_TASKS="${THROTTLE_STRESS_TASKS:-$stress_tasks}"
+[ "$suite" = workspace ] && unset THROTTLE_STRESS_TASKS
+
+# The concurrency suite's round: every executable in turn, each under a "Running" line as cargo
+# prints it; fails if any failed.
+run_executables() {
+  local rc=0 name exe tsv
+  tsv="$(pwd)/$logs/executables.tsv"
+  # As cargo runs them: from the package's folder, with its manifest folder in the environment.
+  cd crates/throttle && export CARGO_MANIFEST_DIR="$(pwd)" || return 1
+  while IFS=$'\t' read -r name exe; do
+    echo "     Running $name ($exe)"
+    "$exe" || { rc=$?; echo "error: test failed, to rerun pass \`$name\`"; }
+  done < "$tsv"
+  return "$rc"
+}
 
 hog_pids=()
 stop_hog() {
@@ -123,7 +160,13 @@ for round in $(seq "$runs"); do
   [ "$stopping" = 1 ] && break
   log="$logs/round-$round.log"
   start=$(date +%s)
-  timeout -s TERM -k 30 "$round_timeout" "${cmd[@]}" > "$log" 2>&1 &
+  if [ "$suite" = workspace ]; then
+    timeout -s TERM -k 30 "$round_timeout" "${cmd[@]}" > "$log" 2>&1 &
+  else
+    export logs
+    export -f run_executables
+    timeout -s TERM -k 30 "$round_timeout" bash -c run_executables > "$log" 2>&1 &
+  fi
   round_pid=$!
   wait "$round_pid"
   rc=$?

@@ -1,5 +1,5 @@
-//! The library against ONE real etcd on loopback (temporary data directory, free ports, killed
-//! at the end): acquire and release, N mismatch, status, FIFO order across "hosts" (separate
+//! The library against ONE real etcd on loopback (temporary data directory, ports held for it,
+//! killed at the end): acquire and release, N mismatch, status, FIFO order across "hosts" (separate
 //! leases), and a lease lost while etcd is stopped. The 3-member cluster and the fault runs are
 //! `crates/throttle-cli/tests/cluster_budget.rs`.
 //!
@@ -7,18 +7,23 @@
 //! passes, unless `THROTTLE_REQUIRE_ETCD=1`, where it fails.
 #![cfg(feature = "etcd")]
 
-use std::net::TcpListener;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use throttle_budget::{BudgetUrl, ErrorKind, EtcdBudget, Options};
 
-/// One etcd member on two free loopback ports; killed and its directory removed on drop.
+/// How long a test waits for a condition before it gives up: a guard against a hang, never a
+/// bound on how fast anything must be (a loaded machine may be slow, not this slow).
+const HANG_GUARD: Duration = Duration::from_secs(120);
+
+/// One etcd member on two loopback ports held for it; killed and its directory removed on drop.
 struct Etcd {
     child: Child,
     dir: std::path::PathBuf,
     client_port: u16,
+    _ports: [HeldPort; 2],
 }
 
 impl Drop for Etcd {
@@ -29,16 +34,63 @@ impl Drop for Etcd {
     }
 }
 
-fn free_port() -> u16 {
-    free_ports::<1>()[0]
+/// A loopback port held as long as the value lives: a socket bound to it with SO_REUSEADDR that
+/// never listens. The kernel hands the port to no one else (not to a `bind` to port 0, nor as
+/// the local port of a connection), while etcd, whose listeners set SO_REUSEADDR too, can bind
+/// and listen on it; a connection to it is refused while nothing listens.
+struct HeldPort {
+    _socket: OwnedFd,
+    port: u16,
 }
 
-/// `N` distinct free loopback ports: every listener is held until all are picked, so the
-/// kernel cannot hand out one port twice (a released port can be picked again at once).
-fn free_ports<const N: usize>() -> [u16; N] {
-    let held: [TcpListener; N] =
-        std::array::from_fn(|_| TcpListener::bind("127.0.0.1:0").expect("a free loopback port"));
-    held.map(|l| l.local_addr().expect("a bound address").port())
+/// A port of 127.0.0.1 picked by the kernel and held (see [`HeldPort`]).
+fn hold_port() -> HeldPort {
+    let err = || std::io::Error::last_os_error();
+    // SAFETY: socket(2) has no memory effects; the descriptor is owned at once.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    assert!(fd >= 0, "socket: {}", err());
+    // SAFETY: `fd` is a new descriptor that nothing else owns.
+    let socket = unsafe { OwnedFd::from_raw_fd(fd) };
+    let one: libc::c_int = 1;
+    // SAFETY: `one` is a valid c_int for the option's value, of the length given.
+    let rc = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_REUSEADDR,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "SO_REUSEADDR: {}", err());
+    // SAFETY: a zeroed sockaddr_in is valid; the fields set make it 127.0.0.1, port 0.
+    let mut addr: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    addr.sin_family = libc::AF_INET as libc::sa_family_t;
+    addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+    let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: `addr` is a valid sockaddr_in of length `len`, for bind to read and getsockname
+    // to write.
+    let rc = unsafe {
+        libc::bind(
+            socket.as_raw_fd(),
+            (&addr as *const libc::sockaddr_in).cast(),
+            len,
+        )
+    };
+    assert_eq!(rc, 0, "binding 127.0.0.1:0: {}", err());
+    // SAFETY: as above.
+    let rc = unsafe {
+        libc::getsockname(
+            socket.as_raw_fd(),
+            (&mut addr as *mut libc::sockaddr_in).cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(rc, 0, "getsockname: {}", err());
+    HeldPort {
+        _socket: socket,
+        port: u16::from_be(addr.sin_port),
+    }
 }
 
 fn etcd_bin() -> Option<String> {
@@ -62,14 +114,14 @@ fn start_etcd(tag: &str) -> Option<Etcd> {
         eprintln!("skipped: etcd not on PATH");
         return None;
     };
+    let ports = [hold_port(), hold_port()];
+    let (cp, pp) = (ports[0].port, ports[1].port);
     let dir = std::env::temp_dir().join(format!(
-        "throttle-budget-test-{}-{tag}-{}",
-        std::process::id(),
-        free_port()
+        "throttle-budget-test-{}-{tag}-{cp}",
+        std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let [cp, pp] = free_ports::<2>();
     let client = format!("http://127.0.0.1:{cp}");
     let peer = format!("http://127.0.0.1:{pp}");
     let log = std::fs::File::create(dir.join("etcd.log")).unwrap();
@@ -97,6 +149,7 @@ fn start_etcd(tag: &str) -> Option<Etcd> {
         child,
         dir,
         client_port: cp,
+        _ports: ports,
     };
     // Ready when a status read answers; bounded.
     let start = Instant::now();
@@ -105,8 +158,8 @@ fn start_etcd(tag: &str) -> Option<Etcd> {
             return Some(etcd);
         }
         assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "etcd did not answer within 30 s"
+            start.elapsed() < HANG_GUARD,
+            "etcd did not answer within {HANG_GUARD:?}"
         );
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -133,11 +186,14 @@ fn opts(host: &str) -> Options {
         .with_ttl(Duration::from_secs(3))
 }
 
-/// Waits (bounded) until `f` holds.
-fn eventually(what: &str, within: Duration, mut f: impl FnMut() -> bool) {
+/// Waits until `f` holds; panics naming `what` after [`HANG_GUARD`].
+fn eventually(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
-        assert!(start.elapsed() < within, "not within {within:?}: {what}");
+        assert!(
+            start.elapsed() < HANG_GUARD,
+            "not within {HANG_GUARD:?}: {what}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -165,11 +221,9 @@ fn acquire_release_mismatch_and_status() {
         .try_acquire_for(Duration::from_millis(300))
         .unwrap()
         .is_none());
-    eventually(
-        "the timed-out waiter's key is deleted",
-        Duration::from_secs(5),
-        || budget.status().unwrap().waiters.is_empty(),
-    );
+    eventually("the timed-out waiter's key is deleted", || {
+        budget.status().unwrap().waiters.is_empty()
+    });
 
     // Another N for the same budget: refused, one line.
     let e = EtcdBudget::connect(&url, 3, opts("h2")).unwrap_err();
@@ -188,16 +242,12 @@ fn acquire_release_mismatch_and_status() {
             .any(|h| h.host == "h2");
         (s.is_valid(), host)
     });
-    eventually("h2 waits", Duration::from_secs(5), || {
-        budget.status().unwrap().waiters.len() == 1
-    });
+    eventually("h2 waits", || budget.status().unwrap().waiters.len() == 1);
     drop(a);
     let (valid, seen) = t.join().unwrap();
     assert!(valid && seen);
     drop(b);
-    eventually("all keys gone", Duration::from_secs(5), || {
-        budget.status().unwrap().in_use == 0
-    });
+    eventually("all keys gone", || budget.status().unwrap().in_use == 0);
     // The status read without joining.
     let st = throttle_budget::status(&url).unwrap();
     assert_eq!((st.name.as_str(), st.slots, st.in_use), ("basic", 2, 0));
@@ -205,20 +255,30 @@ fn acquire_release_mismatch_and_status() {
 
 #[test]
 fn unreachable_and_bad_options_are_one_line_errors() {
-    let url: BudgetUrl = format!("etcd://127.0.0.1:{}/x", free_port())
+    // Held and never listened on: every connection to it is refused.
+    let nobody = hold_port();
+    let url: BudgetUrl = format!("etcd://127.0.0.1:{}/x", nobody.port)
         .parse()
         .unwrap();
     let mut o = opts("h");
     o.connect_timeout = Duration::from_secs(1);
-    let start = Instant::now();
-    let e = EtcdBudget::connect(&url, 2, o.clone()).unwrap_err();
+    // Gives up after its 1 s connect timeout: in its own thread, so that a connect that never
+    // gave up would fail the test instead of hanging it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (u, opt) = (url.clone(), o.clone());
+    std::thread::spawn(move || {
+        let _ = tx.send(EtcdBudget::connect(&u, 2, opt).map(drop));
+    });
+    let e = rx
+        .recv_timeout(HANG_GUARD)
+        .expect("connect with a 1 s timeout returns")
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unreachable, "{e}");
     assert!(
         e.to_string().contains("cannot reach the etcd cluster"),
         "{e}"
     );
     assert!(!e.to_string().contains('\n'));
-    assert!(start.elapsed() < Duration::from_secs(10));
     let e = EtcdBudget::connect(&url, 0, o.clone()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BadOptions);
     let e = EtcdBudget::connect(&url, 1, o.clone().with_ttl(Duration::from_secs(1))).unwrap_err();
@@ -256,7 +316,7 @@ fn waiters_on_many_leases_are_served_in_arrival_order() {
             // Keep the lease until the slot's delete went out (dropping `b` revokes it anyway).
         }));
         // The next one arrives only after this one queues.
-        eventually("the waiter queues", Duration::from_secs(10), || {
+        eventually("the waiter queues", || {
             first.status().unwrap().waiters.len() == i + 1
         });
     }
@@ -282,32 +342,24 @@ fn a_lease_that_cannot_be_renewed_stops_being_trusted_and_is_replaced() {
     let epoch = budget.lease().epoch;
     etcd.signal(libc::SIGSTOP);
     let mut last_trusted_until = None;
-    eventually(
-        "the slot stops being valid",
-        Duration::from_secs(10),
-        || {
-            let valid = slot.is_valid();
-            if valid {
-                last_trusted_until = slot.valid_until();
-            }
-            !valid
-        },
-    );
+    eventually("the slot stops being valid", || {
+        let valid = slot.is_valid();
+        if valid {
+            last_trusted_until = slot.valid_until();
+        }
+        !valid
+    });
     // It turned invalid no later than its last published trust end (never after it).
     if let Some(until) = last_trusted_until {
         assert!(Instant::now() >= until || budget.lease().epoch != epoch);
     }
-    eventually("the lease is given up", Duration::from_secs(10), || {
-        budget.lease().lost.is_some()
-    });
+    eventually("the lease is given up", || budget.lease().lost.is_some());
     assert!(!budget.lease().trusted);
     etcd.signal(libc::SIGCONT);
-    eventually("a new lease", Duration::from_secs(20), || {
-        budget.lease().trusted
-    });
+    eventually("a new lease", || budget.lease().trusted);
     assert!(budget.lease().epoch > epoch);
     assert!(!slot.is_valid(), "a slot of a lost lease never comes back");
     drop(slot);
-    let again = budget.try_acquire_for(Duration::from_secs(15)).unwrap();
+    let again = budget.try_acquire_for(HANG_GUARD).unwrap();
     assert!(again.is_some_and(|s| s.is_valid()));
 }

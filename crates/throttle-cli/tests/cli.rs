@@ -605,8 +605,14 @@ fn sweep_detects_outside_load() {
                 .expect("sh starts")
         })
         .collect();
-    // Let the loops get going before the sweep starts measuring.
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    let hog_guards: Vec<common::KillOnPanic> = hogs
+        .iter()
+        .map(|h| common::KillOnPanic(h.id() as i32))
+        .collect();
+    // The loops are going before the sweep starts measuring: each has used CPU time.
+    for hog in &hogs {
+        common::wait_until("a busy loop runs", || cpu_ticks(hog.id()) > 0);
+    }
     let json = temp("outside-load.json");
     let out = throttle()
         .args([
@@ -627,6 +633,7 @@ fn sweep_detects_outside_load() {
         let _ = hog.kill();
         let _ = hog.wait();
     }
+    drop(hog_guards);
     let out = out.expect("runs");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v = read_json(&json);
@@ -636,6 +643,20 @@ fn sweep_detects_outside_load() {
     let findings = v["findings"].to_string();
     assert!(findings.contains("other programs kept"), "{findings}");
     assert!(findings.contains("Recommendation: run "), "{findings}");
+}
+
+/// The user and system CPU time of process `pid` in clock ticks (`/proc/PID/stat` fields 14
+/// and 15); 0 once it is gone.
+fn cpu_ticks(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            // The fields after the command name; utime and stime are the 12th and 13th.
+            let rest = stat.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+        })
+        .unwrap_or(0)
 }
 
 /// `--markdown` is the one Markdown writer scan also uses: the same table, for any experiment.

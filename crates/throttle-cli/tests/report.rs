@@ -104,20 +104,48 @@ fn report_writes_a_self_contained_page_and_json() {
     }
 }
 
+/// `timeout -s INT` stops the report once its first experiment has begun (its `[1/4]` line,
+/// printed after the handlers are installed): the signal goes to `timeout`, which passes it on
+/// to the report and its process group exactly as when its own time (an hour, never up here)
+/// runs out.
 #[test]
 fn report_interrupted_by_timeout_writes_partial_page() {
+    use std::io::BufRead;
     let dir = workdir("partial");
     let (html, json) = (dir.join("p.html"), dir.join("p.json"));
-    let out = std::process::Command::new("timeout")
-        .args(["--preserve-status", "-s", "INT", "3"])
+    let mut timeout = std::process::Command::new("timeout")
+        .args(["--preserve-status", "-s", "INT", "3600"])
         .arg(bin())
         .args(["report", "--html"])
         .arg(&html)
         .arg("--json")
         .arg(&json)
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("timeout runs");
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    // `timeout` leads a process group of its own, with the report in it.
+    let _guard = common::KillOnPanic(-(timeout.id() as i32));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = timeout.stderr.take().expect("stderr piped");
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if line.starts_with("[1/4]") {
+                let _ = tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    rx.recv_timeout(common::HANG_GUARD)
+        .unwrap_or_else(|_| panic!("no [1/4] line from the report in {:?}", common::HANG_GUARD));
+    common::signal(timeout.id() as i32, libc::SIGINT);
+    let out = timeout.wait_with_output().expect("timeout exits");
+    let err = reader.join().expect("stderr read");
+    assert_eq!(out.status.code(), Some(130), "{err}");
     let page = std::fs::read_to_string(&html).expect("page written");
     assert!(page.contains("PARTIAL"));
     for id in SEEDS {

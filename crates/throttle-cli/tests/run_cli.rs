@@ -52,8 +52,8 @@ fn bad_input_is_one_line_and_exit_2() {
         &run(&["-j", "2", "--", "/nonexistent/cmd"]),
         &["'/nonexistent/cmd'", "CMD"],
     );
-    // Issue 20, B3: a lease TTL whose renewal slack would be under 1 s is refused (the value
-    // is checked before the URL, so this needs no etcd and no etcd feature).
+    // A lease TTL whose renewal slack would be under 1 s is refused (the value is checked
+    // before the URL, so this needs no etcd and no etcd feature).
     let url = "etcd://127.0.0.1:1/x";
     assert_usage_error(
         &run(&[
@@ -73,7 +73,7 @@ fn bad_input_is_one_line_and_exit_2() {
 #[test]
 fn exports_the_jobserver_passes_the_status_and_cleans_up() {
     // CARGO_MAKEFLAGS is not exported, and one inherited from outside is removed: clients read
-    // it first and make never rewrites it (issue 18).
+    // it first and make never rewrites it.
     let out = throttle()
         .args(["run", "-j", "3", "--jobserver-style", "fifo", "--", "sh", "-c"])
         .arg("echo \"$MAKEFLAGS\"; echo \"${CARGO_MAKEFLAGS-unset}\"; echo \"$THROTTLE_JOBSERVER_SOCKET\"; exit 3")
@@ -116,9 +116,15 @@ fn exports_the_jobserver_passes_the_status_and_cleans_up() {
 fn a_client_killed_holding_tokens_gives_them_back() {
     let dir = workdir("kill");
     let log = dir.join("log");
-    // A throttle program holding tokens (4 threads of busy work) is killed with SIGKILL.
+    // A throttle program holding tokens (4 threads of busy work) is killed with SIGKILL, once
+    // the server says it holds both of them (asked every 10 ms, 12 000 times at most).
     let script = format!(
-        "{bin} __tasks --tasks 100000 --micros 2000 --log {log} & pid=$!; sleep 0.5; kill -KILL $pid; wait $pid; exit 0",
+        "{bin} __tasks --tasks 100000 --micros 2000 --log {log} & pid=$!; \
+         i=0; until {bin} run --status | grep -q ' 0 tokens free'; do \
+           i=$((i+1)); if [ $i -ge 12000 ]; then echo 'the client never held both tokens' >&2; exit 1; fi; \
+           sleep 0.01; \
+         done; \
+         kill -KILL $pid; wait $pid; exit 0",
         bin = bin().display(),
         log = log.display()
     );
@@ -416,9 +422,19 @@ fn procs_budget_sigterm_keeps_partial_results() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2500));
-    // SAFETY: kill(2) on our own child's pid; no memory is involved.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let _guard = common::KillOnPanic(child.id() as i32);
+    // The first batch runs one copy (K = 1 comes first): a second copy seen means the first
+    // batch has ended and is kept.
+    let mut copies = std::collections::BTreeSet::new();
+    common::wait_until("procs --budget starts its second copy", || {
+        copies.extend(
+            common::children(child.id())
+                .into_iter()
+                .filter(|&pid| common::cmdline(pid).iter().any(|a| a == "__pool")),
+        );
+        copies.len() >= 2
+    });
+    common::signal(child.id() as i32, libc::SIGTERM);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
     assert!(
@@ -434,21 +450,24 @@ fn procs_budget_sigterm_keeps_partial_results() {
 
 #[test]
 fn sigusr1_prints_the_status_while_the_command_runs() {
-    // The command signals its parent, `throttle run`, then gives it time to print.
-    let out = throttle()
-        .args([
-            "run",
-            "-j",
-            "3",
-            "--",
-            "sh",
-            "-c",
-            "kill -USR1 $PPID; sleep 0.5",
-        ])
-        .timeout(std::time::Duration::from_secs(60))
+    // The command signals its parent, `throttle run`, then waits until the status is in
+    // `throttle run`'s standard error, a file (read every 10 ms, 12 000 times at most).
+    let dir = workdir("sigusr1");
+    let err_path = dir.join("stderr");
+    let script = format!(
+        "kill -USR1 $PPID; i=0; until grep -q 'tokens free' '{err}'; do \
+           i=$((i+1)); if [ $i -ge 12000 ]; then echo 'no status after SIGUSR1' >&2; exit 1; fi; \
+           sleep 0.01; \
+         done",
+        err = err_path.display()
+    );
+    let out = std::process::Command::new(bin())
+        .args(["run", "-j", "3", "--", "sh", "-c", &script])
+        .env("NO_COLOR", "1")
+        .stderr(std::fs::File::create(&err_path).unwrap())
         .output()
         .unwrap();
-    let err = text(&out.stderr);
+    let err = std::fs::read_to_string(&err_path).unwrap();
     assert!(out.status.success(), "{err}");
     assert!(err.contains("throttle run: status"), "{err}");
     assert!(err.contains("3 slots: 2 tokens free"), "{err}");

@@ -540,32 +540,32 @@ fn html_report_renders_in_headless_chromium() {
 fn ctrl_c_exports_partial_results() {
     let dir = workdir("interrupt");
     let json = dir.join("i.json");
+    // Every run appends a line as it starts.
+    let started = dir.join("started");
+    let runs_per_value = 1000;
     let child = StdCommand::new(bin())
-        .args([
-            "scan",
-            "-L",
-            "n",
-            "1,2",
-            "--runs",
-            "100",
-            "--warmup",
-            "0",
-            "--export-json",
-        ])
+        .args(["scan", "-L", "n", "1,2", "--warmup", "0"])
+        .args(["--runs", &runs_per_value.to_string()])
+        .arg("--export-json")
         .arg(&json)
-        .args(["--", "sh", "-c", "sleep 0.05; : {n}"])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            &format!("echo {{n}} >> '{}'; sleep 0.05", started.display()),
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Let a few runs finish, then send SIGINT to the profiler alone (as Ctrl-C would, minus the
+    let _guard = common::KillOnPanic(child.id() as i32);
+    // Two runs started: the first has ended and is kept (a run starts only after the one
+    // before it was recorded). Then SIGINT to the profiler alone (as Ctrl-C would, minus the
     // child, which the profiler discards anyway).
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let killed = StdCommand::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    common::wait_until("the scan starts its second run", || {
+        std::fs::read_to_string(&started).is_ok_and(|s| s.lines().count() >= 2)
+    });
+    common::signal(child.id() as i32, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
     let j = read_json(&json);
@@ -576,7 +576,11 @@ fn ctrl_c_exports_partial_results() {
         .iter()
         .map(|r| r["times"].as_array().unwrap().len())
         .sum();
-    assert!(runs > 0 && runs < 200, "{runs} runs");
+    assert!(
+        runs > 0 && runs < 2 * runs_per_value,
+        "{runs} runs of {}",
+        2 * runs_per_value
+    );
 }
 
 /// Copies that share nothing, past the CPU count: the model's reading names the CPUs as the

@@ -608,10 +608,35 @@ mod tests {
         });
         let token = budget.poll(Duration::ZERO).expect("the server's one token");
         let b = budget.clone();
-        let waiter = std::thread::spawn(move || b.poll(Duration::from_secs(3600)));
-        // Let the waiter reach its poll (if it has not, it finds the token without one, and
-        // the test passes without telling anything apart).
-        std::thread::sleep(Duration::from_millis(50));
+        let (tid_tx, tid_rx) = mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            tid_tx.send(crate::holders::current_tid()).unwrap();
+            b.poll(Duration::from_secs(3600))
+        });
+        // The waiter reaches its poll before the release (if it had not, it would find the
+        // token without one, and the test would pass without telling anything apart): where
+        // the kernel shows it, until it sleeps there; elsewhere, a moment's grace.
+        let tid = tid_rx.recv().unwrap();
+        let status = format!("/proc/self/task/{tid}/status");
+        if tid != 0 && std::path::Path::new(&status).exists() {
+            let asleep = || {
+                std::fs::read_to_string(&status).is_ok_and(|st| {
+                    st.lines()
+                        .find_map(|l| l.strip_prefix("State:"))
+                        .is_some_and(|v| v.trim_start().starts_with('S'))
+                })
+            };
+            let start = std::time::Instant::now();
+            while !asleep() {
+                assert!(
+                    start.elapsed() < Duration::from_secs(60),
+                    "the waiter never slept in its poll"
+                );
+                std::thread::yield_now();
+            }
+        } else {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let (done, released) = mpsc::channel();
         let b = budget.clone();
         std::thread::spawn(move || {

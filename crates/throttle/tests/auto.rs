@@ -31,19 +31,33 @@ fn fib_serial(n: u64) -> u64 {
 
 /// Runs many small spawned tasks for `dur`.
 fn busy_for(pool: &Pool, dur: Duration) -> usize {
-    let done = AtomicUsize::new(0);
+    busy_until(pool, dur, "", || true)
+}
+
+/// How long a test waits for what the controller's thread does while work runs: a hang guard,
+/// never a timing target (a loaded host may not run that thread for a while).
+const PATIENCE: Duration = Duration::from_secs(120);
+
+/// Runs many small spawned tasks for at least `dur` and until `done()` holds; fails if it still
+/// does not after [`PATIENCE`].
+fn busy_until(pool: &Pool, dur: Duration, what: &str, done: impl Fn() -> bool) -> usize {
+    let ran = AtomicUsize::new(0);
     let start = Instant::now();
-    while start.elapsed() < dur {
+    while start.elapsed() < dur || !done() {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "never, in {PATIENCE:?} of work: {what}"
+        );
         pool.scope(|s| {
             for _ in 0..64 {
                 s.spawn(|_| {
                     spin(50);
-                    done.fetch_add(1, Ordering::Relaxed);
+                    ran.fetch_add(1, Ordering::Relaxed);
                 });
             }
         });
     }
-    done.into_inner()
+    ran.into_inner()
 }
 
 #[test]
@@ -52,8 +66,25 @@ fn auto_mode_decides_logs_and_counts() {
     pool.set_concurrency_auto_every(Duration::from_millis(5))
         .unwrap();
     assert!(pool.is_concurrency_auto());
-    assert!(busy_for(&pool, Duration::from_millis(400)) > 0);
+    let scanned = || {
+        pool.controller_log()
+            .iter()
+            .any(|e| e.reason == Reason::Scan)
+    };
+    assert!(
+        busy_until(
+            &pool,
+            Duration::from_millis(400),
+            "a scan step logged",
+            scanned
+        ) > 0
+    );
+    // The controller logs a decision before it applies and counts it, one at a time: the
+    // changes in the log lie between the counts read before and after it, plus the one the
+    // controller may be applying.
+    let counted_before = pool.stats().controller_changes;
     let log = pool.controller_log();
+    let counted_after = pool.stats().controller_changes;
     assert!(!log.is_empty(), "the controller scanned, so it logged");
     assert!(log.iter().any(|e| e.reason == Reason::Scan));
     for e in &log {
@@ -65,12 +96,10 @@ fn auto_mode_decides_logs_and_counts() {
     }
     assert!(log.windows(2).all(|w| w[0].at <= w[1].at));
     let changes = log.iter().filter(|e| e.old_k != e.new_k).count() as u64;
-    // Stats count exactly the changes the log shows (the log is far from full here); one more
-    // change may be counted after the log was read.
-    let counted = pool.stats().controller_changes;
+    // Stats count exactly the changes the log shows (the log is far from full here).
     assert!(
-        counted >= changes && counted <= changes + 1,
-        "{counted} vs {changes}"
+        counted_before <= changes && changes <= counted_after + 1,
+        "{changes} changes logged, {counted_before} counted before, {counted_after} after"
     );
     assert!((1..=4).contains(&pool.concurrency()));
 
@@ -103,7 +132,15 @@ fn the_trace_records_every_decision_of_the_controller() {
     pool.start_trace();
     pool.set_concurrency_auto_every(Duration::from_millis(5))
         .unwrap();
-    assert!(busy_for(&pool, Duration::from_millis(300)) > 0);
+    let logged = || !pool.controller_log().is_empty();
+    assert!(
+        busy_until(
+            &pool,
+            Duration::from_millis(300),
+            "a decision logged",
+            logged
+        ) > 0
+    );
     // Back to a fixed limit: the controller thread is joined, so it decides nothing more.
     pool.set_concurrency(4).unwrap();
     let trace = pool.stop_trace();
@@ -164,53 +201,110 @@ fn builder_starts_in_auto_mode_and_stats_off_is_refused() {
         .is_err());
 }
 
-/// The limit the controller sets is enforced like a user's: a task that starts never sees more
-/// tasks in flight than the largest limit in force over the last grace period (a lowered limit
-/// takes effect at each thread's next task boundary; see `tests/limit.rs`).
+/// The limit the controller sets is enforced like a user's: a task starts beside no more tasks
+/// than the largest limit in force since its thread's previous task began (a lowered limit
+/// takes effect at each thread's next task boundary; see `tests/limit.rs`). The limits in
+/// force come from the controller's log, which holds each decision (`at`, since the pool was
+/// built) before the controller applies it: from one entry to the next the limit is that
+/// entry's `old_k` or `new_k`. Each task notes when its thread's previous task began and when
+/// it had counted itself in flight, and the check is made afterwards against the whole log,
+/// with the pool's birth between two clock reads: no grace period, so a thread preempted for
+/// any time cannot make a false violation. A spare thread or a slot taken over the limit (the
+/// documented exceptions, `Pool::set_concurrency`) would excuse the run.
 #[test]
 fn in_flight_stays_within_the_controllers_limit() {
+    use std::cell::Cell;
+    use std::sync::Mutex;
+    thread_local! {
+        /// When this thread's previous task began.
+        static PREV_BEGIN: Cell<Option<Instant>> = const { Cell::new(None) };
+    }
     let threads = 4;
+    let born_after = Instant::now();
     let pool = Pool::new(threads).unwrap();
+    let born_before = Instant::now();
     pool.set_concurrency_auto_every(Duration::from_millis(2))
         .unwrap();
     let in_flight = AtomicUsize::new(0);
-    let violations = AtomicUsize::new(0);
-    let ceiling = AtomicUsize::new(threads);
-    let done = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        // Watcher: the ceiling is the largest limit seen in the last 20 ms.
-        s.spawn(|| {
-            let mut seen: Vec<(Instant, usize)> = Vec::new();
-            while !done.load(Ordering::SeqCst) {
-                let now = Instant::now();
-                seen.push((now, pool.concurrency()));
-                seen.retain(|&(t, _)| now.duration_since(t) < Duration::from_millis(20));
-                let max = seen.iter().map(|p| p.1).max().unwrap_or(threads);
-                ceiling.store(max, Ordering::SeqCst);
-                std::thread::yield_now();
+    // (previous task's begin, instant after counting in flight, tasks then in flight) of every
+    // task that started beside another one.
+    let crowded = Mutex::new(Vec::<(Instant, Instant, usize)>::new());
+    let changed = || pool.stats().controller_changes > 0;
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(500) || !changed() {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the controller changed k not once in {PATIENCE:?}"
+        );
+        pool.scope(|sc| {
+            for _ in 0..32 {
+                sc.spawn(|_| {
+                    let begin = Instant::now();
+                    let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                    let counted = Instant::now();
+                    let prev = PREV_BEGIN.with(|p| p.replace(Some(begin)));
+                    if let (true, Some(prev)) = (now > 1, prev) {
+                        crowded.lock().unwrap().push((prev, counted, now));
+                    }
+                    spin(20);
+                    in_flight.fetch_sub(1, Ordering::SeqCst);
+                });
             }
         });
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_millis(500) {
-            pool.scope(|sc| {
-                for _ in 0..32 {
-                    sc.spawn(|_| {
-                        let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-                        let limit = ceiling.load(Ordering::SeqCst).max(pool.concurrency());
-                        if now > limit {
-                            violations.fetch_add(1, Ordering::Relaxed);
-                        }
-                        spin(20);
-                        in_flight.fetch_sub(1, Ordering::SeqCst);
-                    });
-                }
-            });
+    }
+    // Fixed again: the controller thread is joined, and its log is complete.
+    pool.set_concurrency(threads).unwrap();
+    let (log, stats) = (pool.controller_log(), pool.stats());
+    assert_eq!(
+        log.len() as u64,
+        stats.controller_decisions,
+        "no entry dropped"
+    );
+    // The largest limit in force at some time of `[from, to]` after the pool's birth: the
+    // entry in force at `from` (before the first entry, the scan's start at all threads) and
+    // every later one up to `to`.
+    let largest = |from: Duration, to: Duration| {
+        let (mut at_from, mut later) = (threads, 0);
+        for e in &log {
+            let k = e.old_k.max(e.new_k);
+            if e.at <= from {
+                at_from = k;
+            } else if e.at <= to {
+                later = later.max(k);
+            }
         }
-        done.store(true, Ordering::SeqCst);
-    });
-    assert_eq!(violations.into_inner(), 0);
+        at_from.max(later)
+    };
+    let violations: Vec<_> = crowded
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .filter(|&(prev, counted, now)| {
+            // The birth lies between the two reads around `Pool::new`: the window is taken
+            // as wide as that allows.
+            let from = prev.saturating_duration_since(born_before);
+            let to = counted.saturating_duration_since(born_after);
+            now > largest(from, to)
+        })
+        .collect();
+    let excused = stats.spares_started > 0 || stats.limit_takeovers > 0;
+    if excused {
+        eprintln!(
+            "{} tasks over the limit, excused: {} spares, {} take-overs",
+            violations.len(),
+            stats.spares_started,
+            stats.limit_takeovers
+        );
+    } else {
+        assert!(
+            violations.is_empty(),
+            "{} tasks started beside more than the limit: {:?}",
+            violations.len(),
+            &violations[..violations.len().min(5)]
+        );
+    }
     assert!(
-        pool.stats().controller_changes > 0,
+        stats.controller_changes > 0,
         "the controller changed k at least once"
     );
 }
@@ -371,7 +465,18 @@ fn the_serial_way_runs_in_the_pools_context() {
         .build()
         .unwrap();
     let mut serial = 0;
-    for _ in 0..300 {
+    // 300 calls, and on until one ran the serial way: a site whose first parallel call was
+    // slow (over `ALWAYS_PARALLEL`, a preempted call on a loaded host) tries the serial way
+    // only after a later timed parallel call was fast.
+    let start = Instant::now();
+    for call in 0.. {
+        if call >= 300 && serial > 0 {
+            break;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "no call ran the serial way in {call} calls: the test saw nothing"
+        );
         let before = pool.stats().serial_calls;
         let seen = AtomicUsize::new(0);
         pool.for_range(0..2, |_| {
@@ -389,10 +494,6 @@ fn the_serial_way_runs_in_the_pools_context() {
         assert_eq!(sum, 2 * threads);
         serial += (pool.stats().serial_calls - before) as usize;
     }
-    assert!(
-        serial > 0,
-        "no call ran the serial way: the test saw nothing"
-    );
 }
 
 /// The controller's k-independent work signal (`Stats::items`): a loop counts every index it
@@ -506,7 +607,7 @@ fn forks_of_a_long_call_reach_the_counters_while_it_runs() {
         let watchdog = Instant::now();
         let mut counted = true;
         while pool.stats().tasks == before {
-            if watchdog.elapsed() > Duration::from_secs(20) {
+            if watchdog.elapsed() > PATIENCE {
                 counted = false;
                 break;
             }
@@ -517,7 +618,7 @@ fn forks_of_a_long_call_reach_the_counters_while_it_runs() {
         assert!(call.join().unwrap() > 0);
         assert!(
             counted,
-            "no fork counted in 20 s while the call ran (stats: {:?})",
+            "no fork counted in {PATIENCE:?} while the call ran (stats: {:?})",
             pool.stats()
         );
     });

@@ -31,6 +31,19 @@ fn heavy(x: u64) -> u64 {
     h >> 24
 }
 
+/// CPU time the calling thread has used so far: preemption, which lengthens a run on a
+/// loaded host, does not add to it.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant the kernel knows.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 fn tiny_sum(v: &[u64]) -> u64 {
     v.par_iter().sum()
 }
@@ -60,16 +73,16 @@ fn consumers_remember_their_call_sites_in_auto_mode() {
     // under 1 ms on a fast core, and then the site rightly explores the serial way. Sized so
     // that a serial run takes at least 8 ms: split over the pool's 2 threads, a call still
     // takes over 1 ms.
-    // The least of three timings: preemption on a loaded host only lengthens a run, so the
-    // least is the work's own time (one timing once sized the site too short under load).
+    // Timed in the thread's CPU time, the work's own time whatever the load (wall-clock
+    // timings once sized the site too short under load), and the least of three.
     let mut long = 1u64 << 16;
     let long_want = loop {
         let mut want = 0;
         let least = (0..3)
             .map(|_| {
-                let t = std::time::Instant::now();
+                let t = thread_cpu_time();
                 want = (0..long).map(heavy).sum::<u64>();
-                t.elapsed()
+                thread_cpu_time() - t
             })
             .min()
             .unwrap();
@@ -105,7 +118,18 @@ fn consumers_remember_their_call_sites_in_auto_mode() {
     // carries its call site too.
     let words: Vec<String> = (0..9).map(|i| format!("w{i}")).collect();
     let mut collect_serial = 0;
-    for call in 0..200 {
+    // 200 calls, and on until a `collect` ran serially: a site whose first parallel call was
+    // slow (over 1 ms, a preempted call on a loaded host) tries the serial way only after a
+    // later timed parallel call was fast (a hang guard of two minutes ends the search).
+    let start = std::time::Instant::now();
+    for call in 0.. {
+        if call >= 200 && collect_serial > 0 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no collect ran serially in {call} calls: its call site was not remembered"
+        );
         let before = serial_calls();
         let got: Vec<String> = words.par_iter().map(|w| w.to_uppercase()).collect();
         if serial_calls() == before + 1 {
@@ -152,10 +176,7 @@ fn consumers_remember_their_call_sites_in_auto_mode() {
     // Which way it then keeps is not asserted: for 9 short strings the two ways cost about
     // the same when the controller is trying k = 1 (the caller then runs the call alone
     // either way), and the choice was seen to go either way.
-    assert!(
-        collect_serial >= 1,
-        "no collect ran serially: its call site was not remembered"
-    );
+    assert!(collect_serial >= 1);
 
     // Inside a pool the consumers do not consult the memory (as the free `for_range`): the
     // call is plain pool work there.

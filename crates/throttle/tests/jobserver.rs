@@ -46,11 +46,15 @@ fn crate_auth(client: &jobserver::Client) -> String {
         .to_string()
 }
 
+/// How long a test waits for what must come (a child's start, a token back, a server's
+/// answer): a hang guard, never a timing target.
+const PATIENCE: Duration = Duration::from_secs(120);
+
 /// Waits until `f` holds (tokens come back after a grace period of a few milliseconds).
 fn eventually(what: &str, f: impl Fn() -> bool) {
     let start = Instant::now();
     while !f() {
-        assert!(start.elapsed() < Duration::from_secs(20), "never: {what}");
+        assert!(start.elapsed() < PATIENCE, "never: {what}");
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -115,7 +119,7 @@ fn socket_client_holds_tokens_through_the_server() {
     let max = max_concurrency(&pool);
     assert!(max <= 3, "{max}");
     drop(pool);
-    assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 2);
+    assert_eq!(server.settle(PATIENCE).unwrap(), 2);
 }
 
 #[test]
@@ -189,8 +193,11 @@ fn kill_test_sigkill_while_holding_tokens_loses_none() {
         seed % n
     };
     let mut held_at_kill = 0;
-    for _ in 0..rounds {
-        let threads = 1 + rand(4);
+    for round in 0..rounds {
+        // Every other round kills the child once it holds a token (it needs a limit of 2 at
+        // least to want one); the others at a random moment, from its start on.
+        let holding = round % 2 == 0;
+        let threads = if holding { 2 + rand(3) } else { 1 + rand(4) };
         let mut child = std::process::Command::new(&exe)
             .args([
                 "--exact",
@@ -203,8 +210,21 @@ fn kill_test_sigkill_while_holding_tokens_loses_none() {
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(rand(40)));
-        held_at_kill += (N - 1) - server.tokens_in_pool().unwrap();
+        let free = if holding {
+            let start = Instant::now();
+            loop {
+                let free = server.tokens_in_pool().unwrap();
+                if free < N - 1 {
+                    break free;
+                }
+                assert!(start.elapsed() < PATIENCE, "the child never took a token");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        } else {
+            std::thread::sleep(Duration::from_millis(rand(40)));
+            server.tokens_in_pool().unwrap()
+        };
+        held_at_kill += (N - 1) - free;
         // SAFETY: kill(2) on our own child's pid, which we have not reaped yet.
         unsafe {
             libc::kill(child.id() as i32, libc::SIGKILL);
@@ -212,7 +232,7 @@ fn kill_test_sigkill_while_holding_tokens_loses_none() {
         let status = child.wait().unwrap();
         assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
     }
-    let back = server.settle(Duration::from_secs(10)).unwrap();
+    let back = server.settle(PATIENCE).unwrap();
     assert_eq!(back, N - 1, "tokens back after {rounds} SIGKILLs");
     // The rounds did hold tokens when killed (else the test proves nothing).
     assert!(held_at_kill > 0, "no round held a token when killed");
@@ -371,10 +391,12 @@ fn sigint_and_sigterm_give_fifo_tokens_back_when_the_hooks_are_asked_for() {
             if let Some(status) = child.try_wait().unwrap() {
                 break status;
             }
-            if start.elapsed() > Duration::from_secs(20) {
+            if start.elapsed() > PATIENCE {
                 child.kill().unwrap();
                 let status = child.wait().unwrap();
-                panic!("the child survived signal {sig} for 20 s (then killed: {status:?})");
+                panic!(
+                    "the child survived signal {sig} for {PATIENCE:?} (then killed: {status:?})"
+                );
             }
             std::thread::sleep(Duration::from_millis(5));
         };
@@ -396,8 +418,8 @@ fn resize_grows_at_once_and_shrinks_as_tokens_come_back() {
     assert_eq!(server.tokens_expected(), 4);
     // A client holds 2 tokens; shrinking to 2 slots must take 3 out, only as they come back.
     let mut js = Jobserver::connect(server.socket_path()).unwrap();
-    let a = js.acquire_timeout(Duration::from_secs(5)).unwrap().unwrap();
-    let b = js.acquire_timeout(Duration::from_secs(5)).unwrap().unwrap();
+    let a = js.acquire_timeout(PATIENCE).unwrap().unwrap();
+    let b = js.acquire_timeout(PATIENCE).unwrap().unwrap();
     server.resize(2).unwrap();
     eventually("the 2 free tokens are collected", || {
         server.tokens_in_pool().unwrap() == 0
@@ -416,7 +438,7 @@ fn resize_grows_at_once_and_shrinks_as_tokens_come_back() {
     });
     assert_eq!(server.slots(), 2);
     drop(js);
-    assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 1);
+    assert_eq!(server.settle(PATIENCE).unwrap(), 1);
 }
 
 /// A server made empty (issue 20: its owner backs each token with a cluster slot): tokens come
@@ -444,8 +466,8 @@ fn an_empty_server_grants_only_what_its_owner_adds_and_before_its_deadline() {
         .unwrap()
         .is_none());
     assert_eq!(server.tokens_in_pool().unwrap(), 1);
-    server.set_grant_deadline(Some(Instant::now() + Duration::from_secs(60)));
-    let t = js.acquire_timeout(Duration::from_secs(5)).unwrap().unwrap();
+    server.set_grant_deadline(Some(Instant::now() + Duration::from_secs(3600)));
+    let t = js.acquire_timeout(PATIENCE).unwrap().unwrap();
     assert!(
         !server.take_idle_token().unwrap(),
         "a held token is not idle"
@@ -457,7 +479,7 @@ fn an_empty_server_grants_only_what_its_owner_adds_and_before_its_deadline() {
     assert!(server.take_idle_token().unwrap());
     assert_eq!(server.tokens_expected(), 0);
     drop(js);
-    assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 0);
+    assert_eq!(server.settle(PATIENCE).unwrap(), 0);
     // A server made by `new` has no owner's tokens.
     let plain = Server::new(2, Style::Fifo).unwrap();
     assert!(plain.add_token().is_err() && plain.take_idle_token().is_err());
@@ -480,7 +502,12 @@ fn auto_mode_never_runs_more_than_the_jobserver_budget() {
     let max = AtomicUsize::new(0);
     let max_limit = AtomicUsize::new(0);
     let start = Instant::now();
-    while start.elapsed() < Duration::from_millis(600) {
+    // 600 ms of work, and on until the controller has logged a decision.
+    while start.elapsed() < Duration::from_millis(600) || pool.controller_log().is_empty() {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the controller decided nothing in {PATIENCE:?}"
+        );
         pool.scope(|s| {
             for _ in 0..32 {
                 s.spawn(|_| {
@@ -537,8 +564,10 @@ fn raw_pipe_client_child() {
         got.push(b);
     }
     println!("got {}", got.len());
-    if let Ok(ms) = std::env::var("THROTTLE_RAW_HOLD_MS") {
-        std::thread::sleep(Duration::from_millis(ms.parse().unwrap()));
+    if std::env::var_os("THROTTLE_RAW_HOLD").is_some() {
+        // Holds the tokens until the parent closes our stdin.
+        let mut rest = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut rest).unwrap();
     }
     for b in got {
         // SAFETY: writes one byte from `b` into an inherited descriptor.
@@ -547,8 +576,9 @@ fn raw_pipe_client_child() {
 }
 
 /// `raw_pipe_client_child` under `server` (its `MAKEFLAGS`, ids and descriptors), taking `k`
-/// tokens and giving them back after `hold_ms`.
-fn raw_client_cmd(server: &Server, k: usize, hold_ms: u64) -> std::process::Command {
+/// tokens and giving them back at once, or with `hold`, once its stdin is closed (dropped by
+/// [`raw_client_done`]).
+fn raw_client_cmd(server: &Server, k: usize, hold: bool) -> std::process::Command {
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
     cmd.args([
         "--exact",
@@ -557,14 +587,19 @@ fn raw_client_cmd(server: &Server, k: usize, hold_ms: u64) -> std::process::Comm
         "--test-threads=1",
     ])
     .env("THROTTLE_RAW_CLIENT", k.to_string())
-    .env("THROTTLE_RAW_HOLD_MS", hold_ms.to_string())
+    .stdin(std::process::Stdio::piped())
     .stdout(std::process::Stdio::piped());
+    if hold {
+        cmd.env("THROTTLE_RAW_HOLD", "1");
+    }
     server.configure(&mut cmd);
     cmd
 }
 
-/// Waits for a `raw_client_cmd` child and checks that it took its `k` tokens.
-fn raw_client_done(child: std::process::Child, k: usize) {
+/// Waits for a `raw_client_cmd` child (closing its stdin first, which ends a hold) and checks
+/// that it took its `k` tokens.
+fn raw_client_done(mut child: std::process::Child, k: usize) {
+    drop(child.stdin.take());
     let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success() && String::from_utf8_lossy(&out.stdout).contains(&format!("got {k}")),
@@ -574,7 +609,7 @@ fn raw_client_done(child: std::process::Child, k: usize) {
 
 /// Runs `raw_pipe_client_child` under `server`: takes and gives back `k` tokens.
 fn raw_client(server: &Server, k: usize) {
-    raw_client_done(raw_client_cmd(server, k, 0).spawn().unwrap(), k);
+    raw_client_done(raw_client_cmd(server, k, false).spawn().unwrap(), k);
 }
 
 /// Issue 20 (B1): a server of two pipes sees every token a foreign client gives back. Before
@@ -599,17 +634,17 @@ fn two_pipes_pass_every_returned_token_through_the_server() {
     // Over the limit: of two returned, the first leaves (2 > 1), the second stays (1 ≤ 1).
     server.set_token_limit(Some(1));
     raw_client(&server, 2);
-    assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 1);
+    assert_eq!(server.settle(PATIENCE).unwrap(), 1);
     assert_eq!(server.tokens_expected(), 1);
     // A token held across the deadline: when it comes back it leaves circulation.
     server.set_token_limit(None);
-    let client = raw_client_cmd(&server, 1, 300).spawn().unwrap();
+    let client = raw_client_cmd(&server, 1, true).spawn().unwrap();
     eventually("the client holds the token", || {
         server.tokens_in_pool().unwrap() == 0
     });
     server.set_grant_deadline(Some(Instant::now()));
     raw_client_done(client, 1);
-    assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 0);
+    assert_eq!(server.settle(PATIENCE).unwrap(), 0);
     assert_eq!(server.tokens_expected(), 0);
     // An idle token does not outlive the deadline either: the server takes it out itself.
     server.add_token().unwrap();
@@ -627,12 +662,12 @@ fn two_pipes_pass_every_returned_token_through_the_server() {
     let plain = Server::new(3, Style::TwoPipes).unwrap();
     plain.set_grant_deadline(Some(Instant::now()));
     raw_client(&plain, 2);
-    assert_eq!(plain.settle(Duration::from_secs(5)).unwrap(), 2);
+    assert_eq!(plain.settle(PATIENCE).unwrap(), 2);
 }
 
 /// Issue 20 (B1) with real make (`make` on PATH is 4.3 in CI; with `THROTTLE_MAKE44` also make
-/// 4.4): 12 jobs of 200 ms under an owned server of 3 slots (2 tokens). 300 ms in, the owner's
-/// deadline passes. With two pipes, make's returned tokens leave circulation: every job that
+/// 4.4): 12 jobs of 200 ms under an owned server of 3 slots (2 tokens). Once make holds both
+/// tokens (its first jobs run), the owner's deadline passes. With two pipes, make's returned tokens leave circulation: every job that
 /// begins after the deadline begins alone (on make's implicit slot, once the jobs running at
 /// the deadline have ended). With a single pipe (the control), make keeps recycling its 2
 /// tokens: jobs begin beside 2 others. Each job logs its begin and end (CLOCK_REALTIME, ns).
@@ -658,7 +693,7 @@ fn two_pipes_stop_make_recycling_past_the_deadline() {
 }
 
 /// Runs 12 logged jobs of 200 ms with `make` under an owned server of `style` whose deadline
-/// passes 300 ms in; the most jobs running (itself included) when a job began 50 ms or more
+/// passes once make holds both tokens; the most jobs running (itself included) when a job began 50 ms or more
 /// after the deadline (a job whose token was read just before it may log its begin a little
 /// after it).
 fn make_after_deadline(make: &str, style: Style) -> usize {
@@ -689,7 +724,10 @@ fn make_after_deadline(make: &str, style: Style) -> usize {
     cmd.args(["-s", "-f"]).arg(dir.join("Makefile"));
     server.configure(&mut cmd);
     let mut child = cmd.spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // The deadline passes once make runs its first jobs on both tokens.
+    eventually("make holds both tokens", || {
+        server.tokens_in_pool().unwrap() == 0
+    });
     server.set_grant_deadline(Some(Instant::now()));
     let deadline_ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -727,5 +765,5 @@ fn acquire_timeout_with_duration_max_takes_a_token() {
     let t = t.expect("a free token was there");
     js.release(t).unwrap();
     drop(js);
-    assert_eq!(server.settle(Duration::from_secs(5)).unwrap(), 1);
+    assert_eq!(server.settle(PATIENCE).unwrap(), 1);
 }

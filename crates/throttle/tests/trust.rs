@@ -26,6 +26,20 @@ fn within<R: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> R + Send
     }
 }
 
+/// Spare threads alive now, from the pool's `Debug`.
+fn spares_alive(pool: &Pool) -> usize {
+    let debug = format!("{pool:?}");
+    let at = debug
+        .find("spares: ")
+        .expect("Pool's Debug shows its spares")
+        + 8;
+    debug[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a count of spares")
+}
+
 fn spin_until(flag: &AtomicBool) {
     while !flag.load(Ordering::Acquire) {
         std::hint::spin_loop();
@@ -211,28 +225,51 @@ fn await_concurrency_returns_once_the_lowered_limit_holds() {
         let over = AtomicUsize::new(0);
         let phase_low = AtomicBool::new(false);
         let stop = AtomicBool::new(false);
-        std::thread::scope(|s| {
+        // Leaves run so far, and those that began in the low phase.
+        let (leaves, low_leaves) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let (before, alive) = std::thread::scope(|s| {
             s.spawn(|| {
                 while !stop.load(Ordering::SeqCst) {
                     pool.for_range_grain(0..4096, 1, |_| {
                         let n = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
-                        if phase_low.load(Ordering::SeqCst) && n > 1 {
-                            over.fetch_add(1, Ordering::SeqCst);
+                        if phase_low.load(Ordering::SeqCst) {
+                            low_leaves.fetch_add(1, Ordering::SeqCst);
+                            if n > 1 {
+                                over.fetch_add(1, Ordering::SeqCst);
+                            }
                         }
+                        leaves.fetch_add(1, Ordering::SeqCst);
                         spin_for(Duration::from_micros(20));
                         in_flight.fetch_sub(1, Ordering::SeqCst);
                     });
                 }
             });
-            std::thread::sleep(Duration::from_millis(30));
+            // Lowered once the loops run.
+            while leaves.load(Ordering::SeqCst) < 4096 {
+                std::thread::yield_now();
+            }
             pool.set_concurrency(1).unwrap();
             assert!(pool.await_concurrency(Duration::from_secs(60)));
             // From here on at most one thread holds a slot, so at most one task runs.
+            let before = (pool.stats(), spares_alive(&pool));
             phase_low.store(true, Ordering::SeqCst);
-            std::thread::sleep(Duration::from_millis(100));
+            while low_leaves.load(Ordering::SeqCst) < 4096 {
+                std::thread::yield_now();
+            }
             stop.store(true, Ordering::SeqCst);
+            before
         });
-        assert_eq!(over.load(Ordering::SeqCst), 0);
+        // The documented exceptions (`Pool::set_concurrency`): a spare standing in, a slot
+        // taken over the limit. Neither is expected here; if one came, a second task in
+        // flight is no violation.
+        let d = pool.stats().since(&before);
+        let exception = alive > 0 || d.spares_started > 0 || d.limit_takeovers > 0;
+        let over = over.load(Ordering::SeqCst);
+        if exception {
+            eprintln!("{over} tasks beside another, excused: {d:?}, {alive} spares at first");
+        } else {
+            assert_eq!(over, 0);
+        }
     });
 }
 

@@ -43,6 +43,29 @@ fn spin_until(flag: &AtomicBool) {
     }
 }
 
+/// A count from the pool's `Debug` (`blocked`, `waiting_for_slot`, ...).
+fn debug_count(pool: &Pool, field: &str) -> usize {
+    let debug = format!("{pool:?}");
+    let key = format!("{field}: ");
+    let at = debug
+        .find(&key)
+        .unwrap_or_else(|| panic!("Pool's Debug shows no {field}: {debug}"))
+        + key.len();
+    debug[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a count")
+}
+
+/// Waits until `pool`'s `Debug` shows at least `n` for `field` (the watchdog of the test
+/// catches a wait that never ends).
+fn until_debug_shows(pool: &Pool, field: &str, n: usize) {
+    while debug_count(pool, field) < n {
+        std::thread::yield_now();
+    }
+}
+
 /// A worker asleep in a join wait is a sleeper like an idle one: when the thief of its fork
 /// pushes new work (here the half that the thief's own first half waits for) and no other
 /// thread could run it, the waiting worker is woken for it. Before, it slept on its latch where
@@ -58,16 +81,18 @@ fn a_thread_asleep_in_a_join_is_woken_for_new_work() {
         move || {
             for round in 0..6 {
                 let (tx, rx) = mpsc::channel();
+                let me = pool.clone();
                 pool.spawn(move || {
                     // On a worker: fork a half that the other worker steals (the first half
                     // waits until it started elsewhere); this worker then waits for it, first
-                    // spinning, then asleep (the half takes 5 ms first).
+                    // spinning, then asleep (the half waits until it is asleep: blocked, as a
+                    // pool thread asleep in a wait counts).
                     let started = AtomicBool::new(false);
                     throttle::join(
                         || spin_until(&started),
                         || {
                             started.store(true, Ordering::Release);
-                            std::thread::sleep(Duration::from_millis(5));
+                            until_debug_shows(&me, "blocked", 1);
                             let flag = AtomicBool::new(false);
                             throttle::join(
                                 || spin_until(&flag),
@@ -95,6 +120,7 @@ fn a_loop_under_a_stolen_half_reaches_the_waiting_worker() {
         move || format!("{:?}", p),
         move || {
             let (tx, rx) = mpsc::channel();
+            let me = pool.clone();
             pool.spawn(move || {
                 let threads = std::sync::Mutex::new(std::collections::HashSet::new());
                 let started = AtomicBool::new(false);
@@ -102,16 +128,14 @@ fn a_loop_under_a_stolen_half_reaches_the_waiting_worker() {
                     || spin_until(&started),
                     || {
                         started.store(true, Ordering::Release);
-                        std::thread::sleep(Duration::from_millis(5));
+                        // The other worker is asleep in its join wait before the loop starts.
+                        until_debug_shows(&me, "blocked", 1);
                         let both = AtomicUsize::new(0);
                         throttle::for_range_grain(0..200, 1, |_| {
                             threads.lock().unwrap().insert(std::thread::current().id());
-                            // Each iteration waits (bounded) until two threads took part, so a
-                            // loop that ran on one thread alone shows as a 1 below.
-                            let start = std::time::Instant::now();
-                            while threads.lock().unwrap().len() < 2
-                                && start.elapsed() < Duration::from_millis(20)
-                            {
+                            // Each iteration waits until two threads took part: a loop that
+                            // only one thread can run never ends (the watchdog reports it).
+                            while threads.lock().unwrap().len() < 2 {
                                 std::hint::spin_loop();
                             }
                             both.fetch_add(1, Ordering::Relaxed);
@@ -124,8 +148,9 @@ fn a_loop_under_a_stolen_half_reaches_the_waiting_worker() {
             rx.recv().unwrap()
         },
     );
-    assert_eq!(
-        spread, 2,
+    // Two at least: the woken worker and the thief (a spare may stand in beside them).
+    assert!(
+        spread >= 2,
         "the loop ran on one thread while the other slept"
     );
 }
@@ -533,10 +558,8 @@ fn a_thread_queued_in_another_pools_limit_queue_is_stood_in_for() {
                         in_b_tx.send(()).unwrap();
                     });
                 }
-                // Give A's worker time to reach B's queue (if it has not, the job below
-                // simply runs on it first: the test then passes without showing anything,
-                // which the loop's five rounds make unlikely).
-                std::thread::sleep(Duration::from_millis(20));
+                // A's worker queues for B's slot before the job below is published.
+                until_debug_shows(&b, "waiting_for_slot", 1);
                 let ran2 = ran.clone();
                 a.spawn(move || ran2.store(true, Ordering::Release));
                 holder.join().unwrap();
@@ -581,18 +604,24 @@ fn blocked_and_busy() -> (Arc<Pool>, Arc<AtomicBool>, mpsc::Receiver<()>) {
 /// blocked, so the spawn waited for the blocked thread's periodic starvation check (100 ms
 /// later; counted in `Stats::starvation_rescues`) or for the busy worker. Here the busy half
 /// waits for the spawn, so only a spare can run it; each round uses a fresh pool, so no idle
-/// spare of an earlier round is there to wake. The bound allows one rescue in five rounds (a
-/// spare's thread not started within 100 ms on a loaded host); the old rule needed one every
-/// round.
+/// spare of an earlier round is there to wake.
+///
+/// Told apart by counts, not by time: under the old rule every spare of a round was started
+/// by a starvation check (one rescue each), so a round never starts more spares than it has
+/// rescues; started at once, a round has one spare more than the checks started. A loaded
+/// host may keep the spare's thread from running for 100 ms, and then a check rescues too
+/// (and starts a second spare), which changes nothing here. The bound allows one round in five
+/// that looks like the old rule: a check that saw the spawn queued, then found the spare idle
+/// after it had run the spawn, wakes it instead of starting one.
 #[test]
 fn a_blocked_waiters_slot_goes_to_a_spare_at_once() {
     let rounds = 5;
-    let rescues = within(
+    let late = within(
         60,
         "an unrelated spawn beside a blocked waiter and a busy worker",
         || String::from("(pools of this test are per round)"),
         move || {
-            let mut rescues = 0;
+            let mut late = 0;
             for _ in 0..rounds {
                 let (pool, ran, rx) = blocked_and_busy();
                 let r = ran.clone();
@@ -600,15 +629,17 @@ fn a_blocked_waiters_slot_goes_to_a_spare_at_once() {
                 rx.recv().unwrap();
                 let stats = pool.stats();
                 assert!(stats.spares_started >= 1, "{stats:?}");
-                rescues += stats.starvation_rescues;
+                if stats.spares_started <= stats.starvation_rescues {
+                    eprintln!("a round started no spare but by starvation checks: {stats:?}");
+                    late += 1;
+                }
             }
-            rescues
+            late
         },
     );
-    eprintln!("{rescues} of {rounds} rounds waited for the starvation check");
     assert!(
-        rescues <= 1,
-        "{rescues} of {rounds} rounds waited for the starvation check"
+        late <= 1,
+        "{late} of {rounds} rounds started their spares by starvation checks only"
     );
 }
 
@@ -651,7 +682,14 @@ fn a_spare_runs_its_own_scopes_spawns() {
                     threads.iter().all(|t| *t == threads[3]),
                     "the scope's spawns ran on other threads than its owner: {stats:?}"
                 );
-                assert_eq!(stats.spares_started, 1, "{stats:?}");
+                // One spare for the blocked waiter; a starvation check may start another when
+                // a loaded host keeps the first one's thread from running for 100 ms, but the
+                // scope's wait must start none.
+                assert!(
+                    stats.spares_started >= 1
+                        && stats.spares_started <= 1 + stats.starvation_rescues,
+                    "{stats:?}"
+                );
             }
         },
     );

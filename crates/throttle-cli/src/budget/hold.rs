@@ -584,11 +584,13 @@ mod tests {
         }
     }
 
+    /// Polls `cond` every millisecond until it holds; panics after two minutes (a guard
+    /// against a hang: a loaded machine may be slow, not this slow).
     fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
         let start = Instant::now();
         while !cond() {
             assert!(
-                start.elapsed() < Duration::from_secs(5),
+                start.elapsed() < Duration::from_secs(120),
                 "timed out: {what}"
             );
             std::thread::sleep(Duration::from_millis(1));
@@ -667,6 +669,11 @@ mod tests {
         });
         let job = job().unwrap();
         let _kill = KillGroup(cmd);
+        // The command is in its vfork wait, where a SIGSTOP stays pending (it may still be on
+        // its way there when the child has already stopped).
+        wait_for("the command waits for its vfork child", || {
+            state(cmd) == Some('D')
+        });
         let mut hold = Hold::new(cmd as u32).unwrap();
         hold.mark = mark;
         assert_eq!(hold.update(false, Some(since)), Some(Change::Stopped(1)));
@@ -682,17 +689,18 @@ mod tests {
         }
         wait_for("the job ends", || matches!(state(job), None | Some('Z')));
         let mut again = None;
-        let start = Instant::now();
-        while again.is_none() && start.elapsed() < Duration::from_secs(2) {
+        wait_for("the hold looks again", || {
             again = hold.update(false, Some(since));
             hold.wait(Duration::from_millis(10));
-        }
-        let verdict = (again, state(cmd));
+            again.is_some()
+        });
+        assert!(
+            matches!(again, Some(Change::StoppedAgain(_))),
+            "the command ran free after the outside SIGCONT: {again:?}"
+        );
+        // The SIGSTOP just sent takes effect once the command next runs.
+        wait_for("the command is stopped again", || state(cmd) == Some('T'));
         // SAFETY: our own descriptor.
         unsafe { libc::close(r) };
-        assert!(
-            matches!(verdict, (Some(Change::StoppedAgain(_)), Some('T'))),
-            "the command ran free after the outside SIGCONT: {verdict:?}"
-        );
     }
 }

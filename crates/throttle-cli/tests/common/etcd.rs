@@ -1,5 +1,5 @@
-//! A real etcd cluster for the cluster-budget tests (issue 20): three members on 127.0.0.1 with
-//! free ports and temporary data directories, started with a bounded wait for health, members
+//! A real etcd cluster for the cluster-budget tests: three members on 127.0.0.1 with ports held
+//! for them and temporary data directories, started with a bounded wait for health, members
 //! killed, stopped and restarted one at a time, and everything stopped and removed on drop (also
 //! when a test panics, since drop runs while unwinding).
 //!
@@ -13,16 +13,17 @@
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long a member or the whole cluster may take to report healthy before the harness gives
-/// up (etcd 3.4 elects a leader within about two election timeouts, 2 s here; the rest is slack
-/// for a busy 2-core machine).
-pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// up: a guard against a hang (etcd 3.4 elects a leader within about two election timeouts, 2 s
+/// here; a loaded machine may be slow, not this slow).
+pub const STARTUP_TIMEOUT: Duration = super::HANG_GUARD;
 
 /// The etcd binary: `THROTTLE_ETCD_BIN`, else `etcd` on PATH. `None` when neither exists.
 pub fn etcd_bin() -> Option<PathBuf> {
@@ -135,18 +136,64 @@ pub fn die_with_parent(cmd: &mut Command) {
     }
 }
 
-/// `n` distinct loopback ports nobody listens on right now (the kernel's picks). Every
-/// listener is held until all `n` are picked: a port picked and released at once could be
-/// picked again for the next member (a CI run's cluster got the same peer port for m0 and m2,
-/// and etcd refused the duplicate URL). A port can in principle be taken by another process
-/// before etcd binds it, which the startup wait then reports.
-fn free_ports(n: usize) -> Vec<u16> {
-    let held: Vec<TcpListener> = (0..n)
-        .map(|_| TcpListener::bind("127.0.0.1:0").expect("binding 127.0.0.1:0"))
-        .collect();
-    held.iter()
-        .map(|l| l.local_addr().expect("local address").port())
-        .collect()
+/// A loopback port held for the cluster's lifetime: a socket bound to it with SO_REUSEADDR that
+/// never listens. The kernel hands the port to no one else (not to a `bind` to port 0, nor as
+/// the local port of a connection), while etcd, whose listeners set SO_REUSEADDR too, can bind
+/// and listen on it, and again after a restart. So a member's ports are its own from the moment
+/// they are picked, also while the member is down.
+struct HeldPort {
+    _socket: OwnedFd,
+    port: u16,
+}
+
+/// A port of 127.0.0.1 picked by the kernel and held (see [`HeldPort`]).
+fn hold_port() -> HeldPort {
+    let err = || std::io::Error::last_os_error();
+    // SAFETY: socket(2) has no memory effects; the descriptor is owned at once.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    assert!(fd >= 0, "socket: {}", err());
+    // SAFETY: `fd` is a new descriptor that nothing else owns.
+    let socket = unsafe { OwnedFd::from_raw_fd(fd) };
+    let one: libc::c_int = 1;
+    // SAFETY: `one` is a valid c_int for the option's value, of the length given.
+    let rc = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_REUSEADDR,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "SO_REUSEADDR: {}", err());
+    // SAFETY: a zeroed sockaddr_in is valid; the fields set make it 127.0.0.1, port 0.
+    let mut addr: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    addr.sin_family = libc::AF_INET as libc::sa_family_t;
+    addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+    let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: `addr` is a valid sockaddr_in of length `len`, for bind to read and getsockname
+    // to write.
+    let rc = unsafe {
+        libc::bind(
+            socket.as_raw_fd(),
+            (&addr as *const libc::sockaddr_in).cast(),
+            len,
+        )
+    };
+    assert_eq!(rc, 0, "binding 127.0.0.1:0: {}", err());
+    // SAFETY: as above.
+    let rc = unsafe {
+        libc::getsockname(
+            socket.as_raw_fd(),
+            (&mut addr as *mut libc::sockaddr_in).cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(rc, 0, "getsockname: {}", err());
+    HeldPort {
+        _socket: socket,
+        port: u16::from_be(addr.sin_port),
+    }
 }
 
 /// One member: its name, ports, data directory, log file and process (None while down).
@@ -164,6 +211,8 @@ pub struct Cluster {
     members: Vec<Member>,
     initial: String,
     token: String,
+    /// Every member's client and peer port, held as long as the cluster exists.
+    _ports: Vec<HeldPort>,
 }
 
 impl Cluster {
@@ -177,12 +226,12 @@ impl Cluster {
         ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("creating the cluster's temp dir");
-        let ports = free_ports(2 * size);
+        let ports: Vec<HeldPort> = (0..2 * size).map(|_| hold_port()).collect();
         let members: Vec<Member> = (0..size)
             .map(|i| Member {
                 name: format!("m{i}"),
-                client: ports[2 * i],
-                peer: ports[2 * i + 1],
+                client: ports[2 * i].port,
+                peer: ports[2 * i + 1].port,
                 child: None,
             })
             .collect();
@@ -197,6 +246,7 @@ impl Cluster {
             dir,
             members,
             initial,
+            _ports: ports,
         };
         for i in 0..size {
             c.spawn(i);
@@ -378,11 +428,11 @@ impl Cluster {
         self.spawn(i);
     }
 
-    /// A running, healthy member's client port, trying them in order for at most 15 s (a
-    /// member reports unhealthy while the cluster elects a new leader).
+    /// A running, healthy member's client port, trying them in order for at most
+    /// [`STARTUP_TIMEOUT`] (a member reports unhealthy while the cluster elects a new leader).
     fn any_port(&self) -> u16 {
         let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(15) {
+        while t.elapsed() < STARTUP_TIMEOUT {
             for (i, m) in self.members.iter().enumerate() {
                 if m.child.is_some() && self.healthy(i, Duration::from_millis(500)) {
                     return m.client;
@@ -390,7 +440,10 @@ impl Cluster {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        panic!("no healthy etcd member for 15 s\n{}", self.log_tails());
+        panic!(
+            "no healthy etcd member for {STARTUP_TIMEOUT:?}\n{}",
+            self.log_tails()
+        );
     }
 
     /// Puts `key = value` through any healthy member (optionally on `lease`).

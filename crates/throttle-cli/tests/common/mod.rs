@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Output};
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -173,6 +174,113 @@ pub fn png_size(bytes: &[u8]) -> (u32, u32) {
     (w, h)
 }
 
-/// The etcd cluster harness of the cluster-budget tests (issue 20).
+/// The etcd cluster harness of the cluster-budget tests.
 #[cfg(feature = "etcd")]
 pub mod etcd;
+
+/// How long a test waits for a condition before it gives up: a guard against a hang, never a
+/// bound on how fast anything must be (a loaded machine may be slow, not this slow).
+pub const HANG_GUARD: Duration = Duration::from_secs(120);
+
+/// Polls `cond` every 5 ms until it holds; panics naming `what` after [`HANG_GUARD`].
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < HANG_GUARD,
+            "still waiting after {HANG_GUARD:?}: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Sends `signal` to `pid` (a negative `pid`: to that process group).
+pub fn signal(pid: i32, signal: libc::c_int) {
+    // SAFETY: kill(2) has no memory effects; the callers signal only their own children or
+    // the process groups those lead.
+    let rc = unsafe { libc::kill(pid, signal) };
+    assert_eq!(
+        rc,
+        0,
+        "kill({pid}, {signal}): {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// SIGKILLs `pid` (a negative `pid`: its process group) when dropped while the test is failing,
+/// so that a test that gives up leaves no process of its own behind.
+pub struct KillOnPanic(pub i32);
+
+impl Drop for KillOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // SAFETY: as in `signal`; a process already gone gives ESRCH, which is fine.
+            unsafe { libc::kill(self.0, libc::SIGKILL) };
+        }
+    }
+}
+
+/// The arguments of process `pid` (`/proc/PID/cmdline`); empty once it is gone.
+pub fn cmdline(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| {
+            b.split(|&c| c == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The live children of `parent` (every process of `/proc` whose parent it is).
+pub fn children(parent: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                // The fields after the command name, which may hold spaces and parentheses:
+                // state, then the parent's pid.
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+                    == Some(parent)
+            })
+        })
+        .collect()
+}
+
+/// Whether process `pid` has a handler installed for every one of `signals` (the `SigCgt`
+/// mask of `/proc/PID/status`); false once it is gone.
+pub fn catches(pid: u32, signals: &[libc::c_int]) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let Some(mask) = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+    else {
+        return false;
+    };
+    signals.iter().all(|&s| mask & (1u64 << (s - 1)) != 0)
+}
+
+/// Whether `pid` runs `program` (its first argument, so not a forked copy of its parent that
+/// has yet to exec) and has installed its SIGINT and SIGTERM handlers.
+pub fn runs_with_handlers(pid: u32, program: &Path) -> bool {
+    cmdline(pid).first().map(Path::new) == Some(program)
+        && catches(pid, &[libc::SIGINT, libc::SIGTERM])
+}
+
+/// The thread ids of process `pid` alive now (`/proc/PID/task`).
+pub fn threads(pid: u32) -> Vec<u32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
