@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Third-party crates that implement rayon's traits for their own types, tested against
-# throttle's rayon facades (issue 15): their own tests, unchanged, on throttle.
+# throttle's rayon facades: their own tests, unchanged, on throttle.
 #
 #   ndarray 0.16.1   parallel iterators on rayon's plumbing (`Producer`s behind
 #                    `with_producer`, `UnindexedProducer`s through `bridge_unindexed`);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints the path of a GNU make 4.4 binary on stdout, building it once (issue 18).
+# Prints the path of a GNU make 4.4 binary on stdout, building it once.
 #
 # Debian 12 (bookworm) ships only make 4.3, which speaks the pipe jobserver; make 4.4 speaks the
 # fifo one (--jobserver-style=fifo, --jobserver-auth=fifo:PATH). No bookworm binary package has

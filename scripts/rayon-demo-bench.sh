@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# rayon's demos as a benchmark: rayon vs throttle's rayon facade (issue 15), or auto mode vs
-# fixed thread counts on the facade (--auto, issue 17).
+# rayon's demos as a benchmark: rayon vs throttle's rayon facade, or auto mode vs fixed thread
+# counts on the facade (--auto).
 #
 # Takes the path of rayon-demo (the `rayon-demo/` folder of a rayon-rs/rayon checkout; it is
 # not on crates.io), makes two scratch copies under target/rayon-demo-bench/ and builds both in
@@ -19,7 +19,7 @@
 # for noop (sleep, spawn an empty task, repeat) CPU time is the figure that matters, and on a
 # loaded machine it is steadier than any wall time.
 #
-# --auto (issue 17) compares throttle's auto mode with fixed thread counts instead: it builds only
+# --auto compares throttle's auto mode with fixed thread counts instead: it builds only
 # the facade, and runs for each repetition and demo the variants auto (THROTTLE_AUTO=1, a pool of
 # one thread per CPU whose controller chooses k) and k = 1..N (THROTTLE_THREADS=k, fixed; N = the
 # CPUs, or --threads), interleaved, the order rotating by one variant per repetition. Every run

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Binary size and compile time of a small rayon program: rayon vs throttle's facade (issue 15).
+# Binary size and compile time of a small rayon program: rayon vs throttle's facade.
 #
 # Writes one small program (a parallel sum over a range, a par_sort_unstable of a Vec, and a
 # rayon::join) into two scratch crates under target/rayon-size/: one depending on rayon from

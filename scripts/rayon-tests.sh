@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# rayon's own tests, unchanged, against throttle's rayon facades (issue 15).
+# rayon's own tests, unchanged, against throttle's rayon facades.
 #
 # Takes the test files that the crates.io packages rayon 1.12.0 and rayon-core 1.13.0 ship
 # (tests/*.rs: 16 and 7 files) and rayon's src/iter/test.rs from cargo's registry (after a

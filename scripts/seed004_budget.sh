@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 004 with and without a machine-wide budget (issue 10), with real make as the launcher
+# Seed 004 with and without a machine-wide budget, with real make as the launcher
 # (the measured comparison, with repetitions and run-queue wait, is `throttle procs --budget`):
 # K copies of a throttle program whose pool is built for all CPUs (`throttle __tasks`:
 # 40 tasks of 5 ms CPU each), started by make -jK with no budget ("free", THROTTLE_JOBSERVER=off)

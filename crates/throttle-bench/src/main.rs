@@ -1,9 +1,9 @@
 //! `throttle-bench`: throttle against serial code, rayon, chili and simple
-//! hand-made schedulers, on the benchmarks of issue 2.
+//! hand-made schedulers.
 //!
 //! Every bench runs its systems interleaved over several repetitions and
-//! prints a table (median, min, max, ratio to a named baseline) and the
-//! issue's targets with ✓ or ✗. `--json FILE` writes every sample.
+//! prints a table (median, min, max, ratio to a named baseline) and its
+//! targets with ✓ or ✗. `--json FILE` writes every sample.
 
 mod benches;
 mod harness;
@@ -25,7 +25,7 @@ const REPS: usize = 7;
 const QUICK_REPS: usize = 3;
 
 /// Benchmarks of the throttle runtime against serial code, rayon, chili and
-/// simple baselines (issue 2). Systems run interleaved; tables show the
+/// simple baselines. Systems run interleaved; tables show the
 /// median, min and max over repetitions and the ratio to a baseline.
 #[derive(Debug, Parser)]
 #[command(name = "throttle-bench", version)]

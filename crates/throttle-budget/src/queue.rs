@@ -100,8 +100,8 @@ pub fn trusted(now: Instant, end: Instant, ttl: Duration) -> bool {
 /// How often the lease is kept alive: every third of the trust window, (TTL − margin) / 3, so
 /// that a renewal due at one third may fail or be late by up to two thirds of the window
 /// ([`renewal_slack`]) before trust ends: with the default TTL of 5 s, every 1.25 s with 2.5 s
-/// of slack; with the minimum of 3 s, every 0.67 s with 1.33 s of slack. (Before issue 20's B3
-/// it was TTL / 3, which left a renewal at TTL 2 s only a third of a second.)
+/// of slack; with the minimum of 3 s, every 0.67 s with 1.33 s of slack. (An interval of
+/// TTL / 3 would leave a renewal at TTL 2 s only a third of a second.)
 ///
 /// # Examples
 /// ```

@@ -15,8 +15,8 @@ pub const DEFAULT_TTL: Duration = Duration::from_secs(5);
 /// The shortest lease TTL accepted: 3 s. The trust window is TTL − margin (margin at least
 /// 1 s), renewed every third of it, so a renewal may be late by two thirds of the window
 /// ([`renewal_slack`](crate::queue::renewal_slack)): 1.33 s at 3 s, but only 0.67 s at 2 s,
-/// which a loaded machine's scheduling hiccups exceed (issue 20, B3: at TTL 2 s with the old
-/// TTL/3 interval the slack was 0.33 s and leases were lost on a busy 2-core host). etcd itself
+/// which a loaded machine's scheduling hiccups exceed (at TTL 2 s, an interval of TTL/3 leaves
+/// a slack of 0.33 s, and leases were lost with it on a busy 2-core host). etcd itself
 /// refuses less than its minimum TTL (about 1.5 × its election timeout, 1.5 s by default).
 pub const MIN_TTL: Duration = Duration::from_secs(3);
 

@@ -283,7 +283,7 @@ fn unreachable_and_bad_options_are_one_line_errors() {
     assert_eq!(e.kind(), ErrorKind::BadOptions);
     let e = EtcdBudget::connect(&url, 1, o.clone().with_ttl(Duration::from_secs(1))).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BadOptions);
-    // 2 s is refused since issue 20's B3: its renewal slack would be 0.67 s.
+    // 2 s is refused: its renewal slack would be 0.67 s.
     let e = EtcdBudget::connect(&url, 1, o.with_ttl(Duration::from_secs(2))).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BadOptions);
     assert!(e.to_string().contains("at least 3 s"), "{e}");

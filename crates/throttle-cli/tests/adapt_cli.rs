@@ -18,7 +18,7 @@ fn sim_prints_every_plant_and_no_change_after_settling() {
         9,
         "{text}"
     );
-    // The blind-spot plant (issue 17): flat work, then scalable work; where k stopped moving.
+    // The blind-spot plant: flat work, then scalable work; where k stopped moving.
     let blind = text
         .lines()
         .find(|l| l.starts_with("8 cores, flat from k = 1"))

@@ -1,4 +1,4 @@
-//! The cluster budget in etcd (issue 20) against a real 3-member etcd cluster on 127.0.0.1
+//! The cluster budget in etcd against a real 3-member etcd cluster on 127.0.0.1
 //! (`common/etcd.rs` starts it in temporary directories and removes it at the end).
 //!
 //! Simulated hosts are separate `throttle run --budget etcd://.../NAME -j 3 -- make` process
@@ -223,8 +223,8 @@ fn checker_counts_overlaps_from_real_logger_processes() {
 /// The lease TTL the CLI tests give `--budget-ttl`: 3 s (the minimum), so faults resolve fast.
 /// The library's margin for it is max(1 s, TTL/4) = 1 s and it renews every third of the
 /// 2 s trust window, so a renewal may be late by 1.33 s before the lease counts as lost.
-/// (Before issue 20's B3 the minimum was 2 s with renewals every TTL/3: a third of a second of
-/// slack, which a loaded 2-core machine's hiccups exceeded.)
+/// (A TTL below 3 s is refused: at 2 s the slack would be 0.67 s, which a loaded 2-core
+/// machine's hiccups exceed.)
 const TTL_S: u64 = 3;
 
 /// One simulated host: a `throttle run` tree in its own process group, its stderr in a file.
@@ -407,10 +407,10 @@ impl Host {
 
     /// SIGCONT the whole tree at one instant (a shell's `fg`, or a resume done with signals).
     /// This also continues what `throttle run` holds stopped: someone continued it from
-    /// outside, which it must notice and undo. (Until issue 20's B1 was closed this continued
-    /// the processes one by one, parents first, in several passes over /proc: that also
-    /// continued, a few milliseconds later, processes that `throttle run` had already stopped
-    /// again.)
+    /// outside, which it must notice and undo. (One signal to the group, not one process at a
+    /// time: continuing the processes one by one, parents first, in several passes over /proc,
+    /// also continues, a few milliseconds later, processes that `throttle run` has already
+    /// stopped again.)
     fn cont_group(&mut self) {
         self.resumed_at.push(mono_ns());
         self.signal_group(libc::SIGCONT);
@@ -669,7 +669,7 @@ struct HoldCheck {
     existing: Vec<f64>,
 }
 
-/// The hold (issue 20, B1): no job of a host is created while `throttle run` holds its
+/// The hold: no job of a host is created while `throttle run` holds its
 /// command stopped, so no task begins then, except the task of a job created before the hold
 /// began (counted in `existing`: its program may log its begin a few milliseconds after its
 /// job was created) and in the race right after the test itself continued that host's whole
@@ -986,9 +986,9 @@ fn sigkill_of_a_holder_returns_its_slots_within_ttl_and_margin() {
 /// it no longer holds (the invariant holds, counting every task except those it was running
 /// when frozen, which may finish), and still completes its work once it has slots again.
 ///
-/// What makes it hold (issue 20, B1): make gets two pipes, so every token it gives back passes
-/// through `throttle run`, which keeps it out of circulation once the trust window has ended
-/// (before, make re-read its own returned token within microseconds and ran 4–6 tasks at once
+/// What makes it hold: make gets two pipes, so every token it gives back passes through
+/// `throttle run`, which keeps it out of circulation once the trust window has ended (with one
+/// pipe, make re-reads its own returned token within microseconds, and 4–6 tasks ran at once
 /// here); and `throttle run` holds make stopped while no slot backs its implicit one (the test's
 /// SIGCONT to every process of the tree continues make too: `throttle run` stops it again).
 #[test]
@@ -1246,9 +1246,9 @@ fn member_faults_one_keeps_working_two_stop_grants_restart_resumes() {
         on_token.len()
     );
     // No new token: per host, its peak from TTL after the kill to the restart is at most its
-    // peak in the 2 s before its trust could end (TTL - margin after the kill). (Since issue
-    // 20's B1 a host's make is held stopped from the end of its trust window on, and no task
-    // begins while it is held: `check_hold` below.)
+    // peak in the 2 s before its trust could end (TTL - margin after the kill). (A host's make
+    // is held stopped from the end of its trust window on, and no task begins while it is
+    // held: `check_hold` below.)
     let trust_end = t_k1 + (TTL_S - 1) * 1_000_000_000;
     for h in &hosts {
         let mine: Vec<&Task> = tasks.iter().filter(|t| t.host == h.name).collect();
@@ -1549,15 +1549,15 @@ fn handover_latency_on_loopback() {
     );
 }
 
-/// A host frozen while it joins still joins once it resumes (issue 20: the randomized fault
-/// run's rare exit 2). The URL names first a "member" that accepts connections and never
+/// A host frozen while it joins still joins once it resumes (the case behind the randomized
+/// fault run's rare exit 2). The URL names first a "member" that accepts connections and never
 /// answers (a listener of this test), then the three real members: joining asks one member per
 /// attempt, so the first attempt hangs for its 1 s; the host is frozen (SIGSTOP to its process
 /// group) as soon as it has connected to the silent member, for 5 s, longer than the 4 s
 /// patience, then continued. It must go on
-/// to ask the real members, run its task and exit 0. Before the fix the frozen time counted
-/// against the patience: it resumed past it and exited 2 at once, `cannot reach the etcd
-/// cluster … (no answer within 1000 ms from the member asked)`, without asking anyone again.
+/// to ask the real members, run its task and exit 0. Were the frozen time counted against the
+/// patience, it would resume past it and exit 2 at once, `cannot reach the etcd cluster … (no
+/// answer within 1000 ms from the member asked)`, without asking anyone again.
 #[test]
 fn a_host_frozen_while_it_joins_joins_when_it_resumes() {
     let c = cluster!("frozenjoin");
@@ -1602,7 +1602,7 @@ fn a_host_frozen_while_it_joins_joins_when_it_resumes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A host started while one member is down joins (issue 20, B2): `THROTTLE_B2_ROUNDS` rounds
+/// A host started while one member is down joins: `THROTTLE_B2_ROUNDS` rounds
 /// (default 12); each kills one member (SIGKILL or SIGTERM, in turn; every fourth round the
 /// leader, by SIGKILL) and starts a host 0 to 1.2 s later, within the cluster's reaction to the
 /// loss, then restarts the member (every third round just before the host starts, so that it
@@ -1750,13 +1750,13 @@ impl Rng {
 /// `kill,stop,member,start`).
 ///
 /// Hosts are frozen as a whole with the cgroup v2 freezer (`etcd::Freezer`), as a paused VM or
-/// `docker pause` is: every process keeps its own stopped state through the thaw. Until issue
-/// 20 was closed this run froze a host with SIGSTOP to its process group and thawed it with
-/// SIGCONT, which also continued whatever `throttle run` held stopped: a host frozen while
-/// held came back with its command continued *from outside*, which no resumed host does, and
-/// a job that command started before it was stopped again could begin its task (3 of 6 runs
-/// failed that way at loads 4.5 to 13, 2.7 to 138 ms after the `stopped again` line). That
-/// case (a shell's `fg`, someone's SIGCONT) keeps its own tests with its window documented:
+/// `docker pause` is: every process keeps its own stopped state through the thaw. SIGSTOP to
+/// its process group and SIGCONT would not do: SIGCONT also continues whatever `throttle run`
+/// holds stopped, so a host frozen while held would come back with its command continued *from
+/// outside*, which no resumed host does, and a job that command started before it was stopped
+/// again could begin its task (3 of 6 runs failed that way at loads 4.5 to 13, 2.7 to 138 ms
+/// after the `stopped again` line). That case (a shell's `fg`, someone's SIGCONT) keeps its own
+/// tests with its window documented:
 /// `a_frozen_holder_starts_nothing_on_lost_slots_after_it_thaws` and
 /// `hold::tests::a_command_held_inside_posix_spawn_and_continued_from_outside_is_stopped_again`.
 /// Without a writable cgroup v2 freezer the default leaves freezes out and says so.
@@ -1775,11 +1775,11 @@ impl Rng {
 /// job *created* while held, and counts and prints the tasks of jobs created before the hold
 /// began.
 ///
-/// Earlier fixes this run found: a lost lease let make recycle tokens the host no longer held
-/// (issue 20's B1: 4 at once in runs that failed at rounds 100–700); a host started right
-/// after a member's SIGKILL and frozen while joining during the election exited 2 once it
-/// resumed past its patience, which counted the frozen time (joining now counts only time the
-/// process ran: `a_host_frozen_while_it_joins_joins_when_it_resumes`); a held make inside
+/// What this run has found: a lost lease let make recycle tokens the host no longer held (4 at
+/// once in runs that failed at rounds 100–700); a host started right after a member's SIGKILL
+/// and frozen while joining during the election exited 2 once it resumed past its patience,
+/// which counted the frozen time (joining counts only time the process ran:
+/// `a_host_frozen_while_it_joins_joins_when_it_resumes`); a held make inside
 /// posix_spawn (`CLONE_VFORK`), continued from outside, ran on unheld (the hold reads /proc at
 /// every look while held). The test never takes the quorum away (one member down at a time, a
 /// new fault only while all three are healthy), so no exit 2 is accepted.

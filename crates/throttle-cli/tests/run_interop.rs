@@ -1,4 +1,4 @@
-//! `throttle run` with the build tools on this machine (issue 18): the style make reads is picked
+//! `throttle run` with the build tools on this machine: the style make reads is picked
 //! by itself, a make given its own `-j` gets one warning line, paths with spaces, every
 //! `throttle run` example of README.md and docs/jobserver.md run as written, and real builds
 //! (a few hundred generated C files under make 4.3 and ninja 1.13, a cargo workspace) whose

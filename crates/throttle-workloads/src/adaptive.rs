@@ -1,4 +1,4 @@
-//! The workloads of issue 9's adaptive-concurrency proof (`throttle adapt`, bench group
+//! The workloads of the adaptive-concurrency measurements (`throttle adapt`, bench group
 //! `adaptive`): each is a batch of independent items spawned into a pool's scope, one task per
 //! item, so that the pool's task count is the completed work its controller learns from.
 //!

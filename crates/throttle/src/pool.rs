@@ -50,11 +50,11 @@ use std::time::Instant;
 pub struct Pool {
     registry: Arc<Registry>,
     handles: Vec<JoinHandle<()>>,
-    // --- jobserver (issue 10) ---
+    // --- jobserver ---
     /// The machine-wide budget, if the pool joined a jobserver.
     #[cfg(not(loom))]
     budget: Option<crate::jobserver::budget::Budget>,
-    /// Auto mode (issue 9): the controller thread, if on, and its log.
+    /// Auto mode: the controller thread, if on, and its log.
     auto: AutoSlot,
     /// Auto mode: per-call-site memory of loops' costs ("if any at all").
     sites: CallSites,
@@ -79,10 +79,10 @@ pub struct PoolBuilder {
     stats: bool,
     placement: bool,
     trace_capacity: usize,
-    // --- jobserver (issue 10) ---
+    // --- jobserver ---
     #[cfg(not(loom))]
     jobserver: Option<crate::jobserver::Jobserver>,
-    /// Install the SIGINT/SIGTERM/exit hooks when joining a jobserver (opt-in, issue 18).
+    /// Install the SIGINT/SIGTERM/exit hooks when joining a jobserver (opt-in).
     exit_hooks: bool,
     auto: bool,
     /// Start, exit and panic handlers (set in hooks.rs).
@@ -151,7 +151,7 @@ impl PoolBuilder {
         self
     }
 
-    // --- jobserver (issue 10) ---
+    // --- jobserver ---
     /// Joins a machine-wide budget: the pool runs at most 1 + (tokens held) threads at once,
     /// asks `js` for a token only when work waits for another thread, and gives it back a few
     /// milliseconds after the work runs out (see `src/jobserver/README.md`). The global pool
@@ -306,7 +306,7 @@ impl PoolBuilder {
             }
         }
         pool.registry.trace().set_names(names);
-        // --- jobserver (issue 10) ---
+        // --- jobserver ---
         #[cfg(not(loom))]
         if let Some(js) = self.jobserver {
             if self.exit_hooks {
@@ -766,7 +766,7 @@ impl Pool {
         // A fixed limit ends auto mode (the controller thread is joined first, so its last
         // decision cannot land after ours).
         self.auto.stop();
-        // --- jobserver (issue 10): the budget caps the user's limit ---
+        // --- jobserver: the budget caps the user's limit ---
         #[cfg(not(loom))]
         if let Some(b) = &self.budget {
             b.set_user_limit(k);
@@ -822,7 +822,7 @@ impl Pool {
         self.registry.sleep.load().limit()
     }
 
-    // --- jobserver (issue 10) ---
+    // --- jobserver ---
     /// The jobserver tokens the pool holds now, or `None` if it joined no jobserver. The pool
     /// runs at most 1 + this many threads.
     ///
@@ -908,7 +908,7 @@ impl Pool {
     }
 }
 
-/// Auto mode: the pool chooses its own concurrency (issue 9; `controller/README.md`).
+/// Auto mode: the pool chooses its own concurrency (`controller/README.md`).
 impl Pool {
     /// Lets the pool choose its concurrency `k` in `1..=threads()` and keep choosing as the
     /// work changes. A controller thread measures the pool (completed work, busy time, the
@@ -952,7 +952,7 @@ impl Pool {
             return Err(Error::auto_needs_stats());
         }
         let interval = interval.max(std::time::Duration::from_millis(1));
-        // --- jobserver (issue 10): the budget caps the controller's choice like a user's ---
+        // --- jobserver: the budget caps the controller's choice like a user's ---
         #[cfg(not(loom))]
         if let Some(b) = &self.budget {
             return self
@@ -1086,7 +1086,7 @@ impl Drop for Pool {
         // Inside one of its own tasks, `wait_for_detached` does not wait (the task would wait for
         // itself); the detached tasks still run, the workers drain the queues first.
         self.hooks.wait_for_detached(&self.registry);
-        // --- jobserver (issue 10): tokens go back before the threads stop ---
+        // --- jobserver: tokens go back before the threads stop ---
         #[cfg(not(loom))]
         drop(self.budget.take());
         let me = std::thread::current().id();

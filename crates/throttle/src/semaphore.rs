@@ -593,8 +593,8 @@ mod tests {
     use std::sync::mpsc;
 
     /// A permit given back while another thread of the process polls the jobserver for a token
-    /// never waits for that poll to end (issue 16: the connection's lock was held across the
-    /// poll, so a release could wait up to a poll step). Here the poll is an hour long: a
+    /// never waits for that poll to end (were the connection's lock held across the poll, a
+    /// release could wait up to a poll step). Here the poll is an hour long: a
     /// release queued behind it would not end within the minute this test allows, so the test
     /// tells the two designs apart without timing anything that should be fast.
     #[test]

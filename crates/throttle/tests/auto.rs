@@ -1,4 +1,4 @@
-//! Auto mode (issue 9): the pool chooses its own concurrency. The controller is driven with a
+//! Auto mode: the pool chooses its own concurrency. The controller is driven with a
 //! short interval here so that it changes `k` often while work runs; no test asserts a timing.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -118,7 +118,7 @@ fn auto_mode_decides_logs_and_counts() {
     assert_eq!(later.controller_last, s.controller_last);
 }
 
-/// Issue 17: the decisions and their reasons are in the trace as well as in the log. The
+/// The decisions and their reasons are in the trace as well as in the log. The
 /// controller records every step in the trace (holds included) and logs those that are not a
 /// hold or idle; over a trace that covers the whole auto period, the two lists agree one for
 /// one, `k` and reason, and every change of the limit the trace shows is a decision's `k`.
@@ -518,8 +518,8 @@ fn loops_count_their_items_at_every_k() {
     }
 }
 
-/// Fork-join work is counted in the same units at every `k` (issue 17's k-independent signal
-/// for joins): every fork is published and counted, taken back or stolen, so `fib(20)` is the
+/// Fork-join work is counted in the same units at every `k` (a k-independent signal for
+/// joins): every fork is published and counted, taken back or stolen, so `fib(20)` is the
 /// same number of tasks at `k = 1` as at `k = 2`, and the same number as spawns when a scope
 /// runs its spawns at either `k`.
 #[test]

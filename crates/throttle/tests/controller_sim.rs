@@ -8,9 +8,9 @@ use throttle::controller::{Config, Controller};
 
 /// Settle target of the issue, in intervals, from a cold start and after each step.
 const SETTLE_MAX: usize = 20;
-/// Issue 17: "keep 25–32 intervals per plant": the most intervals the controller may take to
-/// settle over a standard plant's four segments (a cold start and three steps), as it did when
-/// the issue was written (25 on 8 cores, 28–29 on 64, 32 on 256).
+/// The most intervals the controller may take to settle over a standard plant's four segments
+/// (a cold start and three steps): the most it took when this bound was set (25 on 8 cores,
+/// 28–29 on 64, 32 on 256).
 const PLANT_TOTAL_MAX: usize = 32;
 
 fn fmt(r: Option<usize>) -> String {
@@ -118,7 +118,7 @@ fn ends(plant: &Plant) -> Vec<usize> {
         .collect()
 }
 
-/// Issue 17's simulator plant for the blind spot: under 20 seeds the controller stops moving
+/// The simulator's plant for the blind spot: under 20 seeds the controller stops moving
 /// within [`SETTLE_MAX`] intervals of the cold start and of the step, and never moves again in
 /// the segment (on the flat segment every `k` is within 5 % of the peak from the start, so the
 /// throughput-based `settle` of the other tests says nothing there; `still_from` judges `k`).
@@ -156,10 +156,10 @@ fn after_work_that_does_not_scale_scalable_work_gets_the_top() {
     }
 }
 
-/// Issue 17, CPU-seconds target: on work that does not scale a smaller k is as fast, and auto
-/// uses it. Before the controller asked whether k matters at all (`controller/flat.rs`), the
-/// USL fit of noisy points on this flat curve put its peak anywhere and the jackknife pushed
-/// the choice up: seeds 1–20 ended at [3, 8, 3, 2, 8, 8, 2, 2, 8, 8, 2, 8, 8, 8, 7, 2, 6, 8, 8, 1].
+/// The CPU-seconds target: on work that does not scale a smaller k is as fast, and auto uses
+/// it. Without the controller's check whether k matters at all (`controller/flat.rs`), the USL
+/// fit of noisy points on this flat curve puts its peak anywhere and the jackknife pushes the
+/// choice up: seeds 1–20 ended at [3, 8, 3, 2, 8, 8, 2, 2, 8, 8, 2, 8, 8, 8, 7, 2, 6, 8, 8, 1].
 #[test]
 fn work_that_does_not_scale_settles_at_a_small_k() {
     let ends: Vec<usize> = (1..=20)

@@ -1,4 +1,4 @@
-//! "If any at all" for the parallel iterators (issue 9): called from outside any pool while
+//! "If any at all" for the parallel iterators: called from outside any pool while
 //! the global pool is in auto mode, a consumer (`sum`, `collect`, `for_each`, ...) remembers
 //! per call site what its runs cost and runs a job too short to pay for threads on the
 //! calling thread alone. Its own process: the global pool is per process, and the checks read

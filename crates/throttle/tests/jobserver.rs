@@ -345,7 +345,7 @@ fn sigint_child() {
         }
     }
     let js = Jobserver::from_auth(&auth).unwrap();
-    // The hooks are opt-in (issue 18).
+    // The hooks are opt-in.
     let pool = Pool::builder()
         .threads(4)
         .jobserver(js)
@@ -441,9 +441,9 @@ fn resize_grows_at_once_and_shrinks_as_tokens_come_back() {
     assert_eq!(server.settle(PATIENCE).unwrap(), 1);
 }
 
-/// A server made empty (issue 20: its owner backs each token with a cluster slot): tokens come
-/// and go only by its owner; a socket client gets one only before the grant deadline; an idle
-/// token is taken back, a held one only once it is back.
+/// A server made empty (as `throttle run --budget` makes one, backing each token with a cluster
+/// slot): tokens come and go only by its owner; a socket client gets one only before the grant
+/// deadline; an idle token is taken back, a held one only once it is back.
 #[test]
 fn an_empty_server_grants_only_what_its_owner_adds_and_before_its_deadline() {
     let server = Server::new_empty(3, Style::Fifo).unwrap();
@@ -486,7 +486,7 @@ fn an_empty_server_grants_only_what_its_owner_adds_and_before_its_deadline() {
     assert_eq!(plain.tokens_in_pool().unwrap(), 1);
 }
 
-/// Auto mode under a jobserver (issue 9 with issue 10): the controller's choice is the first
+/// Auto mode under a jobserver: the controller's choice is the first
 /// term of `min(k, 1 + tokens held)`, like a user's `k`, so the budget caps it. The controller
 /// starts its scan at `k = threads()` = 4 and moves `k` often (a 5 ms interval); with 1 token
 /// in the jobserver no more than 2 tasks ever run at once, the limit never reads above 2, and
@@ -612,10 +612,10 @@ fn raw_client(server: &Server, k: usize) {
     raw_client_done(raw_client_cmd(server, k, false).spawn().unwrap(), k);
 }
 
-/// Issue 20 (B1): a server of two pipes sees every token a foreign client gives back. Before
-/// its owner's deadline and within its limit the token goes back into circulation; past the
-/// deadline, or over the limit, it leaves circulation — which a single fifo or pipe cannot do,
-/// since the client reads back what it wrote before anyone else can look.
+/// A server of two pipes sees every token a foreign client gives back. Before its owner's deadline
+/// and within its limit the token goes back into circulation; past the deadline, or over the
+/// limit, it leaves circulation — which a single fifo or pipe cannot do, since the client reads
+/// back what it wrote before anyone else can look.
 #[test]
 fn two_pipes_pass_every_returned_token_through_the_server() {
     let server = Server::new_empty(3, Style::TwoPipes).unwrap();
@@ -665,12 +665,13 @@ fn two_pipes_pass_every_returned_token_through_the_server() {
     assert_eq!(plain.settle(PATIENCE).unwrap(), 2);
 }
 
-/// Issue 20 (B1) with real make (`make` on PATH is 4.3 in CI; with `THROTTLE_MAKE44` also make
-/// 4.4): 12 jobs of 200 ms under an owned server of 3 slots (2 tokens). Once make holds both
-/// tokens (its first jobs run), the owner's deadline passes. With two pipes, make's returned tokens leave circulation: every job that
-/// begins after the deadline begins alone (on make's implicit slot, once the jobs running at
-/// the deadline have ended). With a single pipe (the control), make keeps recycling its 2
-/// tokens: jobs begin beside 2 others. Each job logs its begin and end (CLOCK_REALTIME, ns).
+/// The same with real make (`make` on PATH is 4.3 in CI; with `THROTTLE_MAKE44` also make 4.4): 12
+/// jobs of 200 ms under an owned server of 3 slots (2 tokens). Once make holds both tokens (its
+/// first jobs run), the owner's deadline passes. With two pipes, make's returned tokens leave
+/// circulation: every job that begins after the deadline begins alone (on make's implicit slot,
+/// once the jobs running at the deadline have ended). With a single pipe (the control), make keeps
+/// recycling its 2 tokens: jobs begin beside 2 others. Each job logs its begin and end
+/// (CLOCK_REALTIME, ns).
 #[test]
 #[ignore = "needs GNU make (Debian's make 4.3); .ci/run installs it (and THROTTLE_MAKE44 for make 4.4)"]
 fn two_pipes_stop_make_recycling_past_the_deadline() {
@@ -755,8 +756,8 @@ fn make_after_deadline(make: &str, style: Style) -> usize {
     peak as usize
 }
 
-/// A timeout too long for the clock waits without a deadline (issue 16, item 5: the deadline
-/// `now + Duration::MAX` overflowed and panicked).
+/// A timeout too long for the clock waits without a deadline (the deadline
+/// `now + Duration::MAX` would overflow and panic).
 #[test]
 fn acquire_timeout_with_duration_max_takes_a_token() {
     let server = Server::new(2, Style::Pipe).unwrap();

@@ -1,7 +1,8 @@
-//! Issue 18: the budget is on by default in every program that links throttle, so it must never
-//! touch a descriptor that is not provably the jobserver's, and must change nothing
-//! process-wide unasked. Each test re-runs this binary as a child (a program of its own, with
-//! its own environment and descriptors) and fails on the code before the issue:
+//! The budget is on by default in every program that links throttle, so it must never touch a
+//! descriptor that is not provably the jobserver's, and must change nothing process-wide
+//! unasked. Each test re-runs this binary as a child (a program of its own, with its own
+//! environment and descriptors); each but the two-pipe one fails on the code before these
+//! safeguards (the parent of commit e3dc604):
 //!
 //! - a recipe of real make 4.3 `make -j2` without `+` (fds named in `MAKEFLAGS` but closed) whose
 //!   program makes a pipe first (std and libc) and then uses the global pool: no hang, its data
@@ -11,7 +12,7 @@
 //!   joins through it and the program's own pipe is left alone;
 //! - inherited pipes named swapped (`W,R`) or mismatched (ends of two pipes): not joined, nothing
 //!   read or written; the right pair: joined;
-//! - two pipes (issue 20: a throttle server's `Style::TwoPipes`, tokens out through one and back
+//! - two pipes (a throttle server's `Style::TwoPipes`, tokens out through one and back
 //!   through the other): joined only when `THROTTLE_JOBSERVER_ID` and
 //!   `THROTTLE_JOBSERVER_RETURN_ID` name exactly those two pipes, and then every token read from
 //!   the first comes back into the second; named the other way round, or by nobody: not joined,

@@ -154,7 +154,7 @@ fn placement_off_never_touches_affinity() {
     }
 }
 
-/// Placement is opt-in (issue 18): a pool built without saying never narrows affinity, so a
+/// Placement is opt-in: a pool built without saying never narrows affinity, so a
 /// sleeping worker keeps the process's mask (with placement on, it would show its one home CPU).
 #[test]
 fn placement_is_off_by_default() {

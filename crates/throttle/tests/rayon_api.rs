@@ -1,4 +1,4 @@
-//! rayon-core's API on throttle (issue 15): the behaviours a rayon program relies on that the
+//! rayon-core's API on throttle: the behaviours a rayon program relies on that the
 //! doctests do not pin down (orderings, where closures run, yielding, adoption).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

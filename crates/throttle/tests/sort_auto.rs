@@ -1,4 +1,4 @@
-//! "If any at all" for the parallel sorts (issue 9): called from outside any pool while the
+//! "If any at all" for the parallel sorts: called from outside any pool while the
 //! global pool is in auto mode, a `par_sort*` call site remembers what its sorts cost per item
 //! and runs a sort too short to pay for threads on the calling thread alone, as the standard
 //! library's sort. Its own process: the global pool is per process, and the checks read the

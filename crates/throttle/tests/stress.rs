@@ -207,7 +207,7 @@ fn run_stress(pool: &Pool, counter: &AtomicU64) {
     assert_eq!(counter.load(Ordering::Relaxed), total);
 }
 
-/// Auto mode (issue 9) under the stress: random nested trees of tasks while the controller
+/// Auto mode under the stress: random nested trees of tasks while the controller
 /// (a 2 ms interval, so it scans and changes `k` many times) moves the limit underneath them.
 /// Every tree runs exactly its tasks, and the controller did change `k`.
 #[test]

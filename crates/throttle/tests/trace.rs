@@ -1,4 +1,4 @@
-//! The timeline trace (issue 12) against the pool's own counters: the exported JSON is well
+//! The timeline trace against the pool's own counters: the exported JSON is well
 //! formed, every slice that begins ends, the counts agree with `stats()` over the same window,
 //! the concurrency level derived from the busy marks agrees with the stats' histogram, and a
 //! full ring says how much it dropped. No timing assertions: only agreement between two records

@@ -1,4 +1,4 @@
-//! Regression tests for the findings of the runtime review (issue 7), one or more per finding.
+//! Regression tests for the findings of a review of the runtime, one or more per finding.
 //! Each of them failed (hung, or saw a wrong value) before the fix. None measures time: a hang
 //! is caught by a watchdog that fails the test after a generous deadline.
 

@@ -597,21 +597,21 @@ fn blocked_and_busy() -> (Arc<Pool>, Arc<AtomicBool>, mpsc::Receiver<()>) {
     (pool, ran, rx)
 }
 
-/// Isolation costs no parallelism where the pool has a slot to spare (issue 16, item 2): a
-/// worker blocked in a fork wait (its half stolen, nothing of it to help with) gave back its
-/// slot; an unrelated spawn published then, while the pool's other worker is busy with the
-/// stolen half, goes to a spare at once. Before, a spare started only when *every* thread was
-/// blocked, so the spawn waited for the blocked thread's periodic starvation check (100 ms
-/// later; counted in `Stats::starvation_rescues`) or for the busy worker. Here the busy half
-/// waits for the spawn, so only a spare can run it; each round uses a fresh pool, so no idle
-/// spare of an earlier round is there to wake.
+/// Isolation costs no parallelism where the pool has a slot to spare: a worker blocked in a fork
+/// wait (its half stolen, nothing of it to help with) gave back its slot; an unrelated spawn
+/// published then, while the pool's other worker is busy with the stolen half, goes to a spare at
+/// once. Were a spare started only when *every* thread was blocked, the spawn would wait for the
+/// blocked thread's periodic starvation check (100 ms later; counted in
+/// `Stats::starvation_rescues`) or for the busy worker. Here the busy half waits for the spawn, so
+/// only a spare can run it; each round uses a fresh pool, so no idle spare of an earlier round is
+/// there to wake.
 ///
-/// Told apart by counts, not by time: under the old rule every spare of a round was started
-/// by a starvation check (one rescue each), so a round never starts more spares than it has
+/// Told apart by counts, not by time: under that rule every spare of a round is started by a
+/// starvation check (one rescue each), so a round never starts more spares than it has
 /// rescues; started at once, a round has one spare more than the checks started. A loaded
 /// host may keep the spare's thread from running for 100 ms, and then a check rescues too
 /// (and starts a second spare), which changes nothing here. The bound allows one round in five
-/// that looks like the old rule: a check that saw the spawn queued, then found the spare idle
+/// that looks like that rule: a check that saw the spawn queued, then found the spare idle
 /// after it had run the spawn, wakes it instead of starting one.
 #[test]
 fn a_blocked_waiters_slot_goes_to_a_spare_at_once() {
@@ -783,12 +783,11 @@ fn caller_stack_use(strangers: bool) -> usize {
     })
 }
 
-/// A caller's stack holds its own tree only (issue 16, item 2: stack use stays O(depth of the
-/// caller's own tree)). While the caller waits for its stolen half, stranger chains 2 000 joins
-/// deep wait in the pool's queue. A caller that helped with any work while it waited (as
-/// before the scheduler issue, and as rayon's workers do) ran them on its own stack: hundreds
-/// of KiB on top of its tree. Here its deepest frame among the strangers may be at most twice as
-/// deep as alone, plus 64 KiB.
+/// A caller's stack holds its own tree only (stack use stays O(depth of the caller's own tree)).
+/// While the caller waits for its stolen half, stranger chains 2 000 joins deep wait in the pool's
+/// queue. A caller that helped with any work while it waited (as rayon's workers do) would run
+/// them on its own stack: hundreds of KiB on top of its tree. Here its deepest frame among the
+/// strangers may be at most twice as deep as alone, plus 64 KiB.
 #[test]
 fn a_callers_stack_holds_its_own_tree_only() {
     let alone = caller_stack_use(false);

@@ -1,4 +1,4 @@
-//! `adaptive` (issue 9): auto mode against every fixed `k`, on the batch workloads of
+//! `adaptive`: auto mode against every fixed `k`, on the batch workloads of
 //! `throttle_workloads::adaptive` (cpu, lock, membound, blocking). Every fixed `k` and auto run
 //! interleaved; the auto pool is kept across repetitions (it learns once, in the warm-up, and
 //! keeps what it learned, as a long-lived program's pool would). CPU-seconds of the process are

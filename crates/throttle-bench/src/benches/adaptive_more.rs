@@ -1,4 +1,4 @@
-//! The rest of issue 9's table in the bench group `adaptive`: `phases` (lock, cpu, lock),
+//! The rest of the bench group `adaptive`: `phases` (lock, cpu, lock),
 //! `jobs` (seed 001's job-length axis) and `steady` (no change of k once settled). The same
 //! workloads as `throttle adapt`, measured by the bench harness (interleaved cases, medians
 //! with min/max, ratios against a named baseline).

@@ -1,5 +1,5 @@
 //! `coarse_join` and `nested_scope`: coarse work that an idle thread must find while its owner
-//! runs a long leaf (the findings of issue 7). Both systems get the same program.
+//! runs a long leaf. Both systems get the same program.
 //!
 //! - `coarse_join`, 2 threads: a scope spawns 20 ms of work for the other thread, then joins two
 //!   200 ms leaves. Ideal: 220 ms (the second leaf starts when the other thread is free).

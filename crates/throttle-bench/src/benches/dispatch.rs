@@ -12,7 +12,7 @@ use crate::harness::{median, run_interleaved, seconds, Baseline, Case, Report};
 /// Back-to-back calls per hot sample (the sample is their median).
 const HOT_CALLS: usize = 20_000;
 const QUICK_HOT_CALLS: usize = 2_000;
-/// Idle time before each cold call, as in issue 2.
+/// Idle time before each cold call.
 const COLD_IDLE: Duration = Duration::from_millis(20);
 /// Cold calls per sample (the sample is their median).
 const COLD_CALLS: usize = 10;

@@ -8,7 +8,7 @@ use super::tree_sum::{fork_join_targets, serial_baseline, FLOOR};
 use super::{peers, Settings};
 use crate::harness::{check, run_interleaved, time, Case, Report};
 
-/// `n` of the full run, as in issue 2.
+/// `n` of the full run.
 pub(super) const N: u32 = 32;
 /// `n` under `--quick`.
 pub(super) const QUICK_N: u32 = 25;

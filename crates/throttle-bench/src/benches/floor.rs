@@ -1,7 +1,7 @@
 //! The *publish-every-fork floor*: the least a fork can cost on one thread if its second half
 //! must stay stealable while the first half runs.
 //!
-//! Issue 16 requires that no fork is ever hidden: `join(|| spin_until(flag), || set(flag))`
+//! No fork is ever hidden: `join(|| spin_until(flag), || set(flag))`
 //! must finish at any nesting depth, as it does in rayon. So every fork's second half must be
 //! where another thread can claim it, and its owner must find out, before running it itself,
 //! whether someone did. The cheapest known way is the owner's end of a Chase–Lev deque with the

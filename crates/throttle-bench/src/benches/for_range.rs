@@ -15,7 +15,7 @@ use super::tree_sum::serial_baseline;
 use super::{peers, Settings};
 use crate::harness::{run_interleaved, time, Case, Report};
 
-/// Elements of the full run, as in issue 2.
+/// Elements of the full run.
 const LEN: usize = 10_000_000;
 /// Elements under `--quick`.
 const QUICK_LEN: usize = 1_000_000;

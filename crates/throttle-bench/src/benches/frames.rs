@@ -11,10 +11,10 @@ use super::tree_sum::serial_baseline;
 use super::{peers, Settings};
 use crate::harness::{run_interleaved, time, Case, Report};
 
-/// Meshes × vertices per mesh, as in issue 2.
+/// Meshes × vertices per mesh, in the full run and under `--quick`.
 pub(super) const MESHES: usize = 2_000;
 pub(super) const VERTICES: usize = 200;
-/// Frames of the full run, as in issue 2.
+/// Frames of the full run.
 const FRAMES: usize = 1_000;
 /// Frames under `--quick`.
 const QUICK_FRAMES: usize = 100;

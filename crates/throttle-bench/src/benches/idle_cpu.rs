@@ -34,7 +34,7 @@ use throttle_workloads::kernels::spin;
 use super::{peers, Settings};
 use crate::harness::{run_interleaved, seconds, Baseline, Case, Report};
 
-/// The idle window of the full run, as in issue 2.
+/// The idle window of the full run.
 const WINDOW: Duration = Duration::from_secs(1);
 /// The idle window under `--quick` (the result is scaled to one second).
 const QUICK_WINDOW: Duration = Duration::from_millis(300);

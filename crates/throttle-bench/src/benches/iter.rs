@@ -1,4 +1,4 @@
-//! Issue 8's parallel-iterator benches: `iter_sum`, `iter_collect`, `iter_filter_count`,
+//! The parallel-iterator benches: `iter_sum`, `iter_collect`, `iter_filter_count`,
 //! `iter_mut` and `nested_iter`, each written the same way for throttle's and rayon's
 //! `prelude` (one module per system, since the two preludes cannot share a scope).
 
@@ -9,7 +9,7 @@ use super::tree_sum::serial_baseline;
 use super::{peers, Settings};
 use crate::harness::{check, run_interleaved, time, Case, Report};
 
-/// Items of the full runs (issue 8: 10^7), and under `--quick`.
+/// Items of the full runs (10^7), and under `--quick`.
 const LEN: usize = 10_000_000;
 const QUICK_LEN: usize = 1_000_000;
 

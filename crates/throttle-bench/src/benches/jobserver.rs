@@ -1,4 +1,4 @@
-//! Issue 10's overhead figures.
+//! The jobserver's overhead figures.
 //!
 //! - `jobserver_token`: one token acquire + release between two processes, p50 and p99. This
 //!   process serves a jobserver (`throttle::Server`, 2 slots: one token) and a child process (this

@@ -1,4 +1,4 @@
-//! The benchmarks of issues 2, 7, 8 and 10, one module each, and the list that runs them.
+//! The benchmarks, one module each, and the list that runs them.
 
 mod adaptive;
 mod adaptive_more;

@@ -1,5 +1,5 @@
-//! `scaling_*`: what one task costs as the pool grows (issue 16: "nothing on the task path
-//! loops over all workers or writes a word every thread writes"). The same three workloads run
+//! `scaling_*`: what one task costs as the pool grows (the design's rule: nothing on the task
+//! path loops over all workers or writes a word every thread writes). The same three workloads run
 //! on pools of 2, 8, 32 and 64 threads, throttle and rayon interleaved, and each case reports
 //! wall time *per task*. On a machine with fewer CPUs than threads the big pools are
 //! oversubscribed: that is the point, a cost that grows with the number of workers shows up as

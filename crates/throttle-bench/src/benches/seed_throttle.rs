@@ -9,7 +9,8 @@ use throttle_workloads::seed_sum::{calibrate, expected_total, run_pool, run_thre
 use super::{peers, Settings};
 use crate::harness::{check, run_interleaved, time, Baseline, Case, Report};
 
-/// The concurrency levels of issue 2; 0 means unlimited (no semaphore).
+/// The concurrency levels measured (this machine's CPU count is added); 0 means unlimited (no
+/// semaphore).
 const LEVELS: [usize; 7] = [1, 2, 3, 4, 8, 64, 0];
 /// Repetitions of a full run, whatever `--reps` says: fewer leave a spread above the 2 % the
 /// target compares.

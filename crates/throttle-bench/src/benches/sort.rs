@@ -1,4 +1,4 @@
-//! Issue 8's sort benches: `sort_unstable` (10^7 random u64) and `sort_stable` (10^7 random
+//! The sort benches: `sort_unstable` (10^7 random u64) and `sort_stable` (10^7 random
 //! `(u32, u32)` by key), serial std sorts against throttle's and rayon's parallel sorts.
 
 use anyhow::{bail, Result};

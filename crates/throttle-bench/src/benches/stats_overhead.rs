@@ -44,7 +44,7 @@ pub fn run(settings: &Settings) -> Result<Report> {
         format!("stats on / off = {r:.3} ({:+.1} %)", (r - 1.0) * 100.0)
     });
     report.notes.push(format!(
-        "{stated}; issue 2 sets no limit, it asks that the cost be measured and stated"
+        "{stated}; no limit is set: the cost is measured and stated"
     ));
     Ok(report)
 }

@@ -1,4 +1,4 @@
-//! `trace_off` and `trace_on`: what the timeline recording (issue 12) costs.
+//! `trace_off` and `trace_on`: what the timeline recording costs.
 //!
 //! `trace_off`: recording is compiled in and off by default; its cost when off is one relaxed
 //! load of a flag per event site. Measured as `tree_sum` and `fib` on a pool whose recording

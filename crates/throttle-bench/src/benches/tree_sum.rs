@@ -8,7 +8,7 @@ use super::floor::{sum_floor, Floor};
 use super::{peers, Settings};
 use crate::harness::{check, run_interleaved, time, Baseline, Case, Report};
 
-/// Depth of the full run (2^23 − 1 nodes), as in issue 2.
+/// Depth of the full run (2^23 − 1 nodes).
 const DEPTH: u32 = 23;
 /// Depth under `--quick`.
 const QUICK_DEPTH: u32 = 18;
@@ -142,7 +142,7 @@ pub(super) fn serial_baseline() -> Baseline {
     }
 }
 
-/// Issue 2's and 7's targets for `tree_sum` and `fib`: at all threads throttle ≤
+/// The targets for `tree_sum` and `fib`: at all threads throttle ≤
 /// chili and ≤ 0.3 × rayon; at 1 thread throttle ≤ 1.15 × serial, checked for the
 /// free `join` and for the explicit-context form (`cx`).
 pub(super) fn fork_join_targets(report: &mut Report, settings: &Settings) {
@@ -192,8 +192,8 @@ pub(super) fn fork_join_targets(report: &mut Report, settings: &Settings) {
     }
     // The same bound at n threads: the floor's one-thread time split over n threads with no
     // cost for stealing, waking or waiting. A target below it cannot be met by a scheduler
-    // that keeps every fork stealable (issue 16 requires it) the cheapest way known, the
-    // floor's.
+    // that keeps every fork stealable (as throttle's does: no fork is ever hidden) the
+    // cheapest way known, the floor's.
     if let (Some(floor), Some(chili_all), Some(rayon_all)) = (floor, chili_all, rayon_all) {
         let bound = floor / n as f64;
         report.notes.push(format!(

@@ -236,9 +236,9 @@ pub(crate) async fn keep(
 /// **not** revoked: its keys stay until etcd expires it (no earlier than TTL after the last
 /// renewal it received, so at least the margin after the trust window ended), or until their
 /// holder drops them. Work started on those slots before the window ended may still be running;
-/// a revoke would hand the slots to other hosts at once, under that work. (Before issue 20's
-/// gap B1 was closed the lease was revoked here, which shortened a waiter's wait after a
-/// holder's hiccup but let every job running on the holder overlap the new holders' jobs.)
+/// a revoke would hand the slots to other hosts at once, under that work. (Revoking it here
+/// would shorten a waiter's wait after a holder's hiccup, but would let every job running on
+/// the holder overlap the new holders' jobs.)
 fn give_up(state: &watch::Sender<LeaseState>, why: String) {
     state.send_modify(|s| {
         s.epoch += 1;

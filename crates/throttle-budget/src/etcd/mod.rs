@@ -396,11 +396,11 @@ pub fn status(url: &BudgetUrl) -> Result<Status, BudgetError> {
 ///
 /// Only time this process spent trying counts: a step (an attempt, the pause after it) that
 /// took more than its bound plus [`STALL_SLACK`] was a stretch in which the process did not run
-/// (stopped by SIGSTOP, a paused VM, starved of CPU), and the excess moves `start` on. Before
-/// (issue 20, the randomized fault run's rare exit 2): a host frozen for 2.1 and 2.3 s while
-/// it joined during an election resumed past its 4 s, with the attempt in flight timed out by
-/// the freeze ("no answer within 1000 ms from the member asked"), and gave up without asking
-/// a member again.
+/// (stopped by SIGSTOP, a paused VM, starved of CPU), and the excess moves `start` on. Counting
+/// the frozen time instead made the randomized fault run exit 2 on rare occasions: a host
+/// frozen for 2.1 and 2.3 s while it joined during an election resumed past its 4 s, with the
+/// attempt in flight timed out by the freeze ("no answer within 1000 ms from the member
+/// asked"), and gave up without asking a member again.
 struct Patience {
     within: Duration,
     start: Instant,
@@ -447,12 +447,12 @@ fn from_etcd_server(text: &str) -> bool {
 /// after 100 ms, on whichever member the channel picks then. Out of time:
 /// [`ErrorKind::Unreachable`] with the last failure.
 ///
-/// Each attempt gets at most [`attempt_timeout`] (issue 20, B2): a write sent to a follower
-/// whose leader was just killed is forwarded to the dead leader and hangs (etcd gives up on it
-/// only after its own request timeout, 7 s by default), where one attempt allowed the whole
-/// connect timeout used to end in "cannot reach the etcd cluster" although the two other
-/// members elected a new leader within about 2 s. A hung attempt is abandoned; the next one
-/// finds the new leader, or etcd's "no leader" answer, which extends the patience.
+/// Each attempt gets at most [`attempt_timeout`]: a write sent to a follower whose leader was
+/// just killed is forwarded to the dead leader and hangs (etcd gives up on it only after its
+/// own request timeout, 7 s by default), so one attempt allowed the whole connect timeout would
+/// end in "cannot reach the etcd cluster" although the two other members elected a new leader
+/// within about 2 s. A hung attempt is abandoned; the next one finds the new leader, or etcd's
+/// "no leader" answer, which extends the patience.
 async fn retrying<T, F, Fut>(
     url: &BudgetUrl,
     patience: &mut Patience,

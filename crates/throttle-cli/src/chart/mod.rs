@@ -7,11 +7,10 @@
 //! for dashed). The SVG has a `viewBox` and scales to its container; it needs no fonts, scripts
 //! or network.
 //!
-//! Written by hand rather than with `plotters` (which drew the first figures): the defects
-//! issue 11 lists — solid legend swatches for dashed lines, fractional ticks on count axes, a
-//! special level (`no limit`) drawn over another unlabelled — came from working around its
-//! defaults, and these figures need only a small subset of SVG (lines, rects, text) that is
-//! simpler to control directly than to configure.
+//! Written by hand rather than with `plotters`: working around its defaults gave solid legend
+//! swatches for dashed lines, fractional ticks on count axes and a special level (`no limit`)
+//! drawn over another unlabelled, and these figures need only a small subset of SVG (lines,
+//! rects, text) that is simpler to control directly than to configure.
 
 use std::fmt::Write as _;
 

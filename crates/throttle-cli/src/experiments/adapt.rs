@@ -172,7 +172,7 @@ fn print_sim() {
             total(&base)
         );
     }
-    // The blind spot (issue 17): flat work whose signal at k = 1 is that of every k, then
+    // The blind spot: flat work whose signal at k = 1 is that of every k, then
     // scalable work. Every k is within 5 % of the flat segment's peak, so the throughput-based
     // settling above says nothing there: shown is when k stopped moving, and where.
     let trace = sim_run(&blind_spot_plant(10), &mut Controller::new(Config::new(8)));
@@ -277,7 +277,7 @@ fn met(ok: bool) -> &'static str {
     }
 }
 
-/// Issue 17's CPU target: where a smaller `k` is as fast as the best (within its spread), auto
+/// The CPU target: where a smaller `k` is as fast as the best (within its spread), auto
 /// uses at most this many times that `k`'s CPU-seconds.
 const FRUGAL_CPU: f64 = 1.2;
 

@@ -1,4 +1,4 @@
-//! `throttle procs --budget`: seed 004 with and without a machine-wide budget (issue 10).
+//! `throttle procs --budget`: seed 004 with and without a machine-wide budget.
 //!
 //! K copies of a pool program built for all CPUs (`throttle __pool`: the global pool, one thread
 //! per usable CPU, 64 tasks of fixed CPU work) run in two settings, interleaved over the

@@ -382,10 +382,10 @@ fn sample_ready(sample: &Sample, waited: u32, cfg: &Config, expected: f64) -> bo
 /// Each file is opened once and read again from offset 0 (`pread`) every interval: the kernel
 /// writes the line anew on every read at 0. Opening is most of a read's cost here: one pass
 /// over 64 threads' files took 560-1060 us with an open, read and close per file, 69 us with
-/// the files kept open (one process of 64 threads, 500 passes; issue 16: the controller's
-/// cost grew with threads). The descriptors (close-on-exec) live as long as auto mode; a
-/// worker that exits leaves its file answering ESRCH, and a thread id reused later is never
-/// read by mistake, as a path could be.
+/// the files kept open (one process of 64 threads, 500 passes; with an open per file the
+/// controller's cost grows with threads). The descriptors (close-on-exec) live as long as auto
+/// mode; a worker that exits leaves its file answering ESRCH, and a thread id reused later is
+/// never read by mistake, as a path could be.
 #[derive(Default)]
 struct RunQueue {
     /// Per worker index: the thread id its file belongs to, and the file (`None` where it

@@ -1187,7 +1187,7 @@ mod tests {
 
     const T: Duration = Duration::from_millis(100);
 
-    /// Issue 16, item 5: `interval * k` overflowed (a panic) for a long interval.
+    /// `interval * k` must not overflow (a panic) for a long interval.
     #[test]
     fn a_throughput_sample_of_an_endless_interval_saturates() {
         let s = Sample::throughput(4, 1.0, Duration::MAX);

@@ -348,8 +348,8 @@ impl SplitMix {
     }
 }
 
-/// The plant of the blind spot auto mode had on loops (issue 17): a loop at `k = 1` made no
-/// tasks, so the controller read `k = 1` as idle. Here the signal at `k = 1` is the same as at
+/// The plant of the blind spot on loops: a loop at `k = 1` makes no tasks, so a controller
+/// that counted tasks would read `k = 1` as idle. Here the signal at `k = 1` is the same as at
 /// every other `k` (work that does not scale at all, counted in items at every `k`: `σ = 1`),
 /// then the work scales, and runs faster at `k = 1` too, so that the change shows at a settled
 /// `k` (the controller does not probe). 8 cores, ±5 % noise, 60 intervals each.

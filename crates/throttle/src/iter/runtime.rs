@@ -122,7 +122,7 @@ pub(crate) fn in_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// "If any at all" (issue 9) for the iterator layer: a data-parallel call of `len` units (items,
+/// "If any at all" (auto mode) for the iterator layer: a data-parallel call of `len` units (items,
 /// or the producer's units), made at `site`, runs `run(Way::Serial)` on the calling thread or
 /// `run(Way::Parallel)` in the pool, the way the site's memory says is cheaper, and the cost
 /// per unit is recorded. That only from outside any pool while the global pool is in auto mode,

@@ -36,7 +36,7 @@ const MIN_PARALLEL: usize = 4096;
 /// enough that the merge levels above them stay shallow.
 const PIECES_PER_THREAD: usize = 4;
 
-/// Sorts `v` in the current pool (or the global pool). "If any at all" (issue 9): called from
+/// Sorts `v` in the current pool (or the global pool). "If any at all" (auto mode): called from
 /// outside any pool while the global pool is in auto mode, the sort consults the memory of its
 /// call site (the user's line that called `par_sort*`, `#[track_caller]` from the public
 /// methods down to here) like the iterators' consumers, with the cost counted per item: a site

@@ -1,5 +1,4 @@
-//! The pool's timeline: what every thread did and when (issue 12; seed 002's thread-profiler
-//! pictures).
+//! The pool's timeline: what every thread did and when (seed 002's thread-profiler pictures).
 //!
 //! Recording is compiled in and off by default. [`Pool::start_trace`](crate::Pool::start_trace)
 //! turns it on, [`Pool::stop_trace`](crate::Pool::stop_trace) turns it off and returns a

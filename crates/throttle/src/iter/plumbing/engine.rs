@@ -143,7 +143,7 @@ impl<T, C: UnindexedConsumer<T>> Sink<T> for ByUnits<C> {
 
 /// Runs `pieces` (`len` units) into `sink` on the current pool (or the global pool).
 ///
-/// "If any at all" (issue 9): the outermost run of a consumer method called from outside any
+/// "If any at all" (auto mode): the outermost run of a consumer method called from outside any
 /// pool while the global pool is in auto mode consults the memory of the method's call site
 /// ([`runtime::take_site`]): a site whose runs are too short to pay for threads folds the
 /// whole run on the calling thread (same consumer, no split, so order and results are the
