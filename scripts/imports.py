@@ -108,17 +108,33 @@ def expand_use(tree):
     return paths
 
 
+def inline_modules(code):
+    """The spans of inline `mod name { ... }` blocks in a file's code, with their names."""
+    spans = []
+    for m in re.finditer(r"\bmod\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{", code):
+        depth, i = 1, m.end()
+        while i < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            i += 1
+        spans.append((m.start(), i, m.group(1)))
+    return spans
+
+
 def imports_of(code, here):
     """Absolute module paths (tuples) that a file's code names; `here` is the file's module."""
     found = []
+    spans = inline_modules(code)
 
-    def absolute(parts):
+    def module_at(pos):
+        return list(here) + [name for start, end, name in spans if start < pos < end]
+
+    def absolute(parts, pos):
         if not parts:
             return None
         if parts[0] == "crate":
             return tuple(parts[1:])
         if parts[0] in ("super", "self"):
-            cur = list(here)
+            cur = module_at(pos)
             rest = parts
             if rest[0] == "self":
                 rest = rest[1:]
@@ -130,15 +146,33 @@ def imports_of(code, here):
 
     for m in USE.finditer(code):
         for p in expand_use(m.group(1)):
-            a = absolute(p)
+            a = absolute(p, m.start())
             if a is not None:
                 found.append(a)
     for m in INLINE.finditer(code):
         parts = [m.group(1)] + [p.strip() for p in m.group(2).split("::") if p.strip()]
-        a = absolute(parts)
+        a = absolute(parts, m.start())
         if a is not None:
             found.append(a)
     return found
+
+
+def root_reexports(src):
+    """Names the crate root re-exports (`pub use a::b::Name;` in lib.rs or main.rs), each with the
+    path it stands for, so that `crate::Name` counts as an import of `a::b`."""
+    names = {}
+    for root in ("lib.rs", "main.rs"):
+        path = src / root
+        if not path.exists():
+            continue
+        code = strip_comments_and_strings(path.read_text(encoding="utf-8"))
+        for m in re.finditer(r"\bpub(?:\([^)]*\))?\s+use\s+([^;]*);", code, re.S):
+            for p in expand_use(m.group(1)):
+                if p and p[0] == "crate":
+                    p = p[1:]
+                if len(p) >= 2:
+                    names[p[-1]] = tuple(p)
+    return names
 
 
 def crate_graph(src):
@@ -146,11 +180,14 @@ def crate_graph(src):
     modules = {}
     for f in files:
         modules.setdefault(module_of(src, f), f)
+    reexports = root_reexports(src)
     edges = {}
     for f in files:
         here = module_of(src, f)
         code = strip_comments_and_strings(f.read_text(encoding="utf-8"))
         for path in imports_of(code, here):
+            if path and path[0] in reexports and (path[0],) not in modules:
+                path = reexports[path[0]] + path[1:]
             target = None
             for k in range(len(path), -1, -1):
                 if path[:k] in modules:

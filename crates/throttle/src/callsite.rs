@@ -242,8 +242,7 @@ impl CallSites {
     pub(crate) fn new(threads: usize) -> CallSites {
         CallSites {
             slots: (0..SLOTS).map(|_| Slot::default()).collect(),
-            tail_ns: crate::worker::SEARCH_SPIN.as_nanos() as f64
-                * threads.saturating_sub(1) as f64,
+            tail_ns: crate::sleep::SEARCH_SPIN.as_nanos() as f64 * threads.saturating_sub(1) as f64,
         }
     }
 

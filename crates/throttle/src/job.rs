@@ -178,28 +178,25 @@ impl<T: Task> StackJob<T> {
             JobResult::None => unreachable!("a job's result is read only after its latch is set"),
         }
     }
-}
 
-impl<T: Task> Job for StackJob<T> {
-    unsafe fn execute(this: *const Self) {
-        // SAFETY: [1] `this` is live and not yet run (trait contract); [2] only the thread that
-        // took the job from a queue runs it, and the owner touches neither `func` nor `result`
-        // until the latch is set, so these accesses are exclusive.
-        let this = unsafe { &*this };
-        // SAFETY: exclusive access, see above.
-        let func = unsafe { (*this.func.get()).take() }.expect("a job runs once");
+    /// Runs the work on the thread that took the job from a queue and stores its result, or
+    /// its panic; the latch is left for the caller to set (`Job for StackJob` in `worker.rs`,
+    /// which first counts the forks the work made).
+    ///
+    /// # Safety
+    /// `self` is live and has not run; only the thread that took the job from a queue calls
+    /// this, once, and the owner touches neither `func` nor `result` until the latch is set.
+    #[inline(always)]
+    pub(crate) unsafe fn run_stolen(&self) {
+        // SAFETY: exclusive access (the caller's contract).
+        let func = unsafe { (*self.func.get()).take() }.expect("a job runs once");
         let result = match panic::catch_unwind(AssertUnwindSafe(|| func.run())) {
             Ok(r) => JobResult::Ok(r),
             Err(p) => JobResult::Panic(p),
         };
-        // SAFETY: exclusive access, see above; the write happens-before the owner's read through
-        // the latch's Release/Acquire.
-        unsafe { *this.result.get() = result };
-        // The forks this job made are counted before its owner can return (Pool::stats).
-        crate::worker::flush_current();
-        // SAFETY: `this.latch` is live; after `set` we touch nothing of the job (the owner may
-        // free it as soon as it sees the latch set).
-        unsafe { JobLatch::set(&this.latch) };
+        // SAFETY: exclusive access, as above; the write happens-before the owner's read through
+        // the latch's Release/Acquire once the caller sets it.
+        unsafe { *self.result.get() = result };
     }
 }
 

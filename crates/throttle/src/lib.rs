@@ -243,7 +243,8 @@ pub use iter::{array, collections, option, range, range_inclusive, slice, str, s
 pub use jobserver::{
     Jobserver, Server, Style, Token, HOOKS_ENV, ID_ENV, JOBSERVER_ENV, RETURN_ID_ENV, SOCKET_ENV,
 };
-pub use pool::{Pool, PoolBuilder, DEFAULT_STACK_SIZE, PLACEMENT_ENV};
+pub use pool::{Pool, PoolBuilder, PLACEMENT_ENV};
+pub use registry::DEFAULT_STACK_SIZE;
 pub use scope::Scope;
 pub use semaphore::{Permit, Throttle};
 pub use stats::Stats;

@@ -10,7 +10,7 @@ use crate::index_loops::{auto_block, for_range_grain_in, for_range_in, map_reduc
 use crate::job::StackJob;
 use crate::join::join_in;
 use crate::placement::Placement;
-use crate::registry::{worker_main, Registry};
+use crate::registry::{worker_main, Registry, DEFAULT_STACK_SIZE};
 use crate::scope::{scope_in, Scope};
 use crate::sleep::{state::MAX_THREADS, Parker};
 use crate::stats::Stats;
@@ -63,13 +63,6 @@ pub struct Pool {
 }
 
 type NameFn = Box<dyn Fn(usize) -> String>;
-
-/// Default stack size of a worker: 32 MiB of address space. A worker that waits runs its own
-/// forks' descendants and its scopes' spawns on top of its stack ("whoever waits, helps"), and,
-/// waiting in another pool, its home pool's work, so a worker's stack can hold several
-/// computations' recursions at once. Only the pages actually touched
-/// cost memory, so a large reservation is cheap insurance against overflow.
-pub const DEFAULT_STACK_SIZE: usize = 32 << 20;
 
 /// Configures a [`Pool`]; from [`Pool::builder`].
 pub struct PoolBuilder {
@@ -207,7 +200,7 @@ impl PoolBuilder {
     }
 
     /// The size of each thread's timeline ring, in events (default
-    /// [`trace::DEFAULT_CAPACITY`](crate::trace::DEFAULT_CAPACITY)); see
+    /// [`trace::DEFAULT_CAPACITY`](crate::trace::recorder::DEFAULT_CAPACITY)); see
     /// [`Pool::start_trace`]. The rings are allocated at the first `start_trace` only.
     ///
     /// # Examples
@@ -411,7 +404,7 @@ impl Pool {
             stack_size: None,
             stats: true,
             placement: cfg!(target_os = "linux") && placement_from_env(),
-            trace_capacity: crate::trace::DEFAULT_CAPACITY,
+            trace_capacity: crate::trace::recorder::DEFAULT_CAPACITY,
             #[cfg(not(loom))]
             jobserver: None,
             exit_hooks: false,
@@ -892,7 +885,7 @@ impl Pool {
     /// let trace = pool.stop_trace();
     /// assert_eq!(trace.tracks().len(), 2 + 1 + 1); // two workers, the caller, the pool track
     /// ```
-    pub fn stop_trace(&self) -> crate::trace::Trace {
+    pub fn stop_trace(&self) -> crate::trace::model::Trace {
         self.registry.trace().stop()
     }
 

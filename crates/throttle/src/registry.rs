@@ -7,10 +7,17 @@ use crate::placement::Placement;
 use crate::sleep::{state::State, Parker, Sleep, Wake};
 use crate::stats::{Collector, Counters};
 use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering};
-use crate::trace::Tracer;
+use crate::trace::recorder::Tracer;
 use crate::worker::Participant;
 use crossbeam_utils::CachePadded;
 use std::collections::VecDeque;
+
+/// Default stack size of a worker: 32 MiB of address space. A worker that waits runs its own
+/// forks' descendants and its scopes' spawns on top of its stack ("whoever waits, helps"), and,
+/// waiting in another pool, its home pool's work, so a worker's stack can hold several
+/// computations' recursions at once. Only the pages actually touched
+/// cost memory, so a large reservation is cheap insurance against overflow.
+pub const DEFAULT_STACK_SIZE: usize = 32 << 20;
 
 /// A queue of shared jobs. Shares are rare (a fork is shared only when a thread is hungry), so a
 /// short mutex is cheaper overall than a lock-free deque's fences on every fork; `len` lets
@@ -248,7 +255,7 @@ pub(crate) struct Registry {
     numbers: Mutex<Vec<usize>>,
     /// Wakes the pool's budget thread (jobserver) out of its idle sleep when work can arrive.
     #[cfg(not(loom))]
-    pub(crate) budget_bell: crate::jobserver::budget::Bell,
+    pub(crate) budget_bell: crate::sleep::Bell,
 }
 
 impl Registry {
@@ -256,7 +263,7 @@ impl Registry {
     /// index order, to be moved to the worker threads).
     #[cfg(loom)]
     pub(crate) fn new(threads: usize, stats: bool) -> (Registry, Vec<Worker>) {
-        Registry::with_trace_capacity(threads, stats, crate::trace::DEFAULT_CAPACITY)
+        Registry::with_trace_capacity(threads, stats, crate::trace::recorder::DEFAULT_CAPACITY)
     }
 
     /// [`Registry::new`] with trace rings of `capacity` events per thread.
@@ -275,7 +282,11 @@ impl Registry {
         // The lent slots' owner ends are made again from their stealers when claimed.
         deques.truncate(threads);
         let registry = Registry {
-            sleep: Sleep::with_tracer(threads, Tracer::new(threads, capacity)),
+            sleep: Sleep::with_tracer(
+                threads,
+                Tracer::new(threads, capacity),
+                crate::worker::record_wake,
+            ),
             stealers,
             lent: (0..lent).map(|_| CachePadded::default()).collect(),
             lent_high: CachePadded::new(AtomicUsize::new(0)),
@@ -296,7 +307,7 @@ impl Registry {
             #[cfg(not(loom))]
             spares: Default::default(),
             #[cfg(not(loom))]
-            budget_bell: crate::jobserver::budget::Bell::default(),
+            budget_bell: crate::sleep::Bell::default(),
         };
         (registry, deques)
     }

@@ -191,7 +191,7 @@ impl Spares {
             .stack_size
             .get()
             .copied()
-            .unwrap_or(crate::DEFAULT_STACK_SIZE);
+            .unwrap_or(crate::registry::DEFAULT_STACK_SIZE);
         let spawned = std::thread::Builder::new()
             .name("throttle-spare".to_string())
             .stack_size(stack)

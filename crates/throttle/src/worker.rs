@@ -9,14 +9,15 @@
 //! is a task boundary. See `src/sleep/README.md`.
 
 use crate::deque::Worker;
-use crate::job::JobRef;
+use crate::job::{Job, JobRef, StackJob, Task};
 use crate::latch::{JobLatch, Thief};
 use crate::placement::Placement;
 use crate::registry::{Registry, Taken, FLUSH_REQUEST};
-use crate::sleep::{Parker, Wake};
+use crate::sleep::{Parker, Wake, SEARCH_SPIN};
 use crate::stats::Counters;
 use crate::sync::{spin_over, Arc, AtomicUsize, Ordering};
-use crate::trace::{EventKind, Span, TraceSlot, Tracer};
+use crate::trace::model::{EventKind, Span};
+use crate::trace::recorder::{TraceSlot, Tracer};
 use std::cell::Cell;
 use std::ptr;
 use std::time::Instant;
@@ -95,12 +96,6 @@ pub(crate) struct Participant {
     /// The number it held last (a caller asks for it again first).
     last_number: Cell<usize>,
 }
-
-/// How long an idle worker searches before it sleeps. A time, not a count of spin hints: the
-/// cost of a `pause` varies tenfold between CPUs (48 rounds of growing pauses took ~300 µs here).
-/// 50 µs covers the gap between the frames of a game loop or the phases of a computation, about
-/// twice what waking a sleeper costs here (~25 µs), and keeps an idle pool's cost per burst small.
-pub(crate) const SEARCH_SPIN: std::time::Duration = std::time::Duration::from_micros(50);
 
 /// How long a thread waiting for a stolen fork spins (helping if it can) before it sleeps. The
 /// thief is running that fork right now, so it usually finishes soon; sleeping early would add a
@@ -257,6 +252,23 @@ impl OlderHelp {
 impl Drop for OlderHelp {
     fn drop(&mut self) {
         OLDER_HELP.with(|d| d.set(d.get() - 1));
+    }
+}
+
+// A stolen fork (or an injected call) runs here, on the thread that took it: what the thread
+// does with a job it did not make belongs to the worker, not to the job.
+impl<T: Task> Job for StackJob<T> {
+    unsafe fn execute(this: *const Self) {
+        // SAFETY: `this` is live and not yet run, and only the thread that took the job from a
+        // queue runs it (the trait's contract), which is what `run_stolen` asks.
+        let this = unsafe { &*this };
+        // SAFETY: see above.
+        unsafe { this.run_stolen() };
+        // The forks this job made are counted before its owner can return (Pool::stats).
+        flush_current();
+        // SAFETY: `this.latch` is live; after `set` we touch nothing of the job (the owner may
+        // free it as soon as it sees the latch set).
+        unsafe { JobLatch::set(&this.latch) };
     }
 }
 

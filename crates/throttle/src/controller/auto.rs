@@ -506,7 +506,7 @@ fn drive(
         idle = d.reason == Reason::Idle;
         registry
             .trace()
-            .record_pool(crate::trace::EventKind::Controller {
+            .record_pool(crate::trace::model::EventKind::Controller {
                 k: d.k as u32,
                 reason: d.reason,
             });

@@ -3,7 +3,7 @@
 //!
 //! The thread reads only what the workers already publish (the state word and `has_work`), and a
 //! pool without a jobserver has no such thread at all. The only addition to the pool's paths is
-//! the [`Bell`]: one load where a slot is taken or work published, so that the thread can sleep
+//! the [`Bell`](crate::sleep::Bell): one load where a slot is taken or work published, so that the thread can sleep
 //! with no timeout while the pool is idle.
 //! It asks for a token only when runnable work waits and every slot of the current limit is held
 //! (work for another thread); it gives one back when no work waits and a slot has been idle for
@@ -12,7 +12,7 @@
 use super::{Jobserver, Token};
 use crate::registry::Registry;
 use crate::sync::{lock, Arc, Mutex};
-use crate::trace::EventKind;
+use crate::trace::model::EventKind;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -26,34 +26,6 @@ const TICK: Duration = Duration::from_millis(1);
 /// How often it looks while a throttle server has not answered a request yet (the answer is a
 /// token to collect and, idle, give back).
 const IDLE_TICK: Duration = Duration::from_millis(10);
-
-/// How the pool wakes its budget thread out of the idle sleep: while nobody in the pool runs and
-/// it holds no token, the thread parks with no timeout (no timed polling), and a thread that
-/// takes a run slot or publishes work rings the bell. The first extra thread is wanted only after
-/// someone holds a slot (the implicit one), so nothing is missed.
-#[derive(Debug, Default)]
-pub(crate) struct Bell {
-    /// The budget thread is (about to be) parked: whoever sees it set clears it and unparks.
-    asleep: AtomicBool,
-    thread: std::sync::OnceLock<std::thread::Thread>,
-}
-
-impl Bell {
-    /// Called after taking a run slot or publishing work. One load when the thread is awake (or
-    /// the pool has no budget).
-    #[inline]
-    pub(crate) fn ring(&self) {
-        // SeqCst: pairs with the budget thread's SeqCst store of `asleep` and fence before its
-        // re-check of the state word: either it sees our slot or work, or we see it asleep. Our
-        // side's slot (a SeqCst RMW on the state word) or work (`queued`, SeqCst RMW) comes
-        // before this load in the single total order.
-        if self.asleep.load(Ordering::SeqCst) && self.asleep.swap(false, Ordering::SeqCst) {
-            if let Some(t) = self.thread.get() {
-                t.unpark();
-            }
-        }
-    }
-}
 
 /// What the pool and the budget thread share.
 #[derive(Debug)]
@@ -114,7 +86,7 @@ impl Budget {
         let thread = std::thread::Builder::new()
             .name("throttle-jobserver".into())
             .spawn(move || run(js, &r, &s))?;
-        let _ = registry.budget_bell.thread.set(thread.thread().clone());
+        registry.budget_bell.set_thread(thread.thread().clone());
         Ok(Budget {
             pid: std::process::id(),
             shared,
@@ -259,17 +231,11 @@ fn run(mut conn: Jobserver, registry: &Registry, shared: &Shared) {
 /// Parks until the bell rings (a slot taken or work published), the user's limit changes or the
 /// pool stops. No timeout: an idle pool's budget thread costs nothing.
 fn idle_sleep(registry: &Registry, shared: &Shared) {
-    let bell = &registry.budget_bell;
-    bell.asleep.store(true, Ordering::SeqCst);
-    // SeqCst fence: pairs with `Bell::ring` (see there): the re-check below sees a slot taken or
-    // work published before the ringer looked at `asleep`.
-    std::sync::atomic::fence(Ordering::SeqCst);
-    let idle = registry.sleep.load().active() == 0 && !registry.has_work();
-    if idle && !shared.stop.load(Ordering::Relaxed) {
-        // A spurious wake-up or an unpark for a limit change only costs one more round.
-        std::thread::park();
-    }
-    bell.asleep.store(false, Ordering::SeqCst);
+    // A spurious wake-up or an unpark for a limit change only costs one more round.
+    registry.budget_bell.sleep_unless(|| {
+        let idle = registry.sleep.load().active() == 0 && !registry.has_work();
+        !idle || shared.stop.load(Ordering::Relaxed)
+    });
 }
 
 /// Lowers the limit by one, waits until no more threads hold slots than that (a thread over the

@@ -4,7 +4,7 @@
 //! concurrency level, the limit and the jobserver tokens, instants (`i`) for shares and
 //! controller decisions, and `M` metadata naming the process and the threads.
 
-use super::{EventKind, Role, Trace};
+use super::model::{EventKind, Role, Trace};
 use std::fmt::Write as _;
 use std::io::Write;
 

@@ -1,6 +1,6 @@
 //! How an event is stored in a ring: two words, `[time_ns << 8 | code, payload]`.
 
-use super::{Event, EventKind, Span};
+use super::model::{Event, EventKind, Span};
 use crate::controller::Reason;
 
 const BEGIN: u8 = 0;
