@@ -108,6 +108,25 @@ def expand_use(tree):
     return paths
 
 
+def absolute_path(parts, here, at):
+    """The absolute module path of a `crate::`, `super::` or `self::` path written in module
+    `at` (the file's module `here`, or an inline module inside it); None for other paths."""
+    if not parts:
+        return None
+    if parts[0] == "crate":
+        return tuple(parts[1:])
+    if parts[0] in ("super", "self"):
+        cur = list(at)
+        rest = list(parts)
+        if rest[0] == "self":
+            rest = rest[1:]
+        while rest and rest[0] == "super":
+            cur = cur[:-1]
+            rest = rest[1:]
+        return tuple(cur + rest)
+    return None
+
+
 def inline_modules(code):
     """The spans of inline `mod name { ... }` blocks in a file's code, with their names."""
     spans = []
@@ -126,23 +145,10 @@ def imports_of(code, here):
     spans = inline_modules(code)
 
     def module_at(pos):
-        return list(here) + [name for start, end, name in spans if start < pos < end]
+        return tuple(list(here) + [name for start, end, name in spans if start < pos < end])
 
     def absolute(parts, pos):
-        if not parts:
-            return None
-        if parts[0] == "crate":
-            return tuple(parts[1:])
-        if parts[0] in ("super", "self"):
-            cur = module_at(pos)
-            rest = parts
-            if rest[0] == "self":
-                rest = rest[1:]
-            while rest and rest[0] == "super":
-                cur = cur[:-1]
-                rest = rest[1:]
-            return tuple(cur + rest)
-        return None
+        return absolute_path(parts, here, module_at(pos))
 
     for m in USE.finditer(code):
         for p in expand_use(m.group(1)):
@@ -157,22 +163,43 @@ def imports_of(code, here):
     return found
 
 
-def root_reexports(src):
-    """Names the crate root re-exports (`pub use a::b::Name;` in lib.rs or main.rs), each with the
-    path it stands for, so that `crate::Name` counts as an import of `a::b`."""
-    names = {}
-    for root in ("lib.rs", "main.rs"):
-        path = src / root
-        if not path.exists():
-            continue
-        code = strip_comments_and_strings(path.read_text(encoding="utf-8"))
+def reexports_of(src, files):
+    """What each module re-exports (`pub use`, `pub(crate) use`): module -> {name: the path it
+    stands for}, so that a path through a re-export counts as an import of the module that
+    defines the item, not of the module that only names it again."""
+    out = {}
+    for f in files:
+        here = module_of(src, f)
+        code = strip_comments_and_strings(f.read_text(encoding="utf-8"))
+        spans = inline_modules(code)
+        names = {}
         for m in re.finditer(r"\bpub(?:\([^)]*\))?\s+use\s+([^;]*);", code, re.S):
+            if any(start < m.start() < end for start, end, _ in spans):
+                continue
             for p in expand_use(m.group(1)):
-                if p and p[0] == "crate":
-                    p = p[1:]
-                if len(p) >= 2:
-                    names[p[-1]] = tuple(p)
-    return names
+                a = absolute_path(p, here, here)
+                if a is not None and len(a) >= 1 and len(p) >= 1:
+                    names[p[-1]] = a
+                elif p and p[0] not in ("crate", "super", "self") and len(p) >= 2:
+                    # `pub use child::Name;` (edition 2018 paths relative to the module).
+                    names[p[-1]] = tuple(list(here) + p)
+        out[here] = names
+    return out
+
+
+def resolve(path, modules, reexports):
+    """`path` with every re-export on it replaced by what it stands for."""
+    for _ in range(16):
+        for k in range(len(path) - 1, -1, -1):
+            prefix, rest = path[:k], path[k:]
+            if prefix in modules and rest and rest[0] in reexports.get(prefix, {}):
+                target = reexports[prefix][rest[0]]
+                if target != path[: k + 1]:
+                    path = target + rest[1:]
+                    break
+        else:
+            return path
+    return path
 
 
 def crate_graph(src):
@@ -180,14 +207,13 @@ def crate_graph(src):
     modules = {}
     for f in files:
         modules.setdefault(module_of(src, f), f)
-    reexports = root_reexports(src)
+    reexports = reexports_of(src, files)
     edges = {}
     for f in files:
         here = module_of(src, f)
         code = strip_comments_and_strings(f.read_text(encoding="utf-8"))
         for path in imports_of(code, here):
-            if path and path[0] in reexports and (path[0],) not in modules:
-                path = reexports[path[0]] + path[1:]
+            path = resolve(tuple(path), modules, reexports)
             target = None
             for k in range(len(path), -1, -1):
                 if path[:k] in modules:

@@ -19,8 +19,8 @@
 #
 # Output: one line per round (its number, its exit, its failing tests), then a table of every test
 # that failed at least once with its count over the rounds. The logs of failing rounds are kept
-# under target/soak/. Ctrl-C or SIGTERM ends the current round and still prints the table of the
-# rounds that finished. Exit status: 0 when no round failed, 1 otherwise, 2 for bad usage.
+# under target/soak/SUITE/ (SUITE-hog/ beside the hog). Ctrl-C or SIGTERM ends the current round
+# and still prints the table of the rounds that finished. Exit status: 0 when no round failed, 1 otherwise, 2 for bad usage.
 #
 # Usage: scripts/soak.sh [--suite workspace|concurrency] [--runs N] [--hog] [--round-timeout SECONDS]
 #                        [--stress-tasks N]
@@ -64,7 +64,7 @@ while [ $# -gt 0 ]; do
 done
 
 export CARGO_TERM_COLOR=never
-logs=target/soak
+logs=target/soak/$suite$([ "$hog" = 1 ] && echo -hog)
 mkdir -p "$logs"
 if [ "$suite" = workspace ]; then
   cmd=(cargo test --workspace --release --no-fail-fast)
