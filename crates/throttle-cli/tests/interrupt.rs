@@ -59,8 +59,10 @@ fn timeout_sigint_and_sigterm_keep_partial_sweep_results() {
                 "8",
                 "--chunk",
                 "200000",
+                // Far more than the wait for the handlers can outlast on a loaded host (minutes of
+                // work): the signal always comes mid-sweep.
                 "--reps",
-                "1000",
+                "100000",
                 "--json",
                 json.to_str().expect("utf-8"),
             ],
@@ -88,8 +90,9 @@ fn timeout_sigint_and_sigterm_keep_partial_scan_results() {
                 "-L",
                 "n",
                 "1,2",
+                // Minutes of runs: the signal always comes mid-scan.
                 "--runs",
-                "1000",
+                "100000",
                 "--warmup",
                 "0",
                 "--export-json",

@@ -1,5 +1,5 @@
 //! What a short data-parallel call costs in auto mode, against the same loop written plainly:
-//! the per-call price of the call-site memory ("if any at all", `controller/README.md`).
+//! the per-call price of the call-site memory ("if any at all", `throttle-controller/src/README.md`).
 //!
 //! ```sh
 //! cargo run --release -p throttle --example auto_call_cost -- 5000000 auto 1

@@ -1,4 +1,4 @@
-//! The figures behind "Does `k` matter at all?" in `controller/README.md`: the simulated
+//! The figures behind "Does `k` matter at all?" in `throttle-controller/src/README.md`: the simulated
 //! controller on work that does not scale, and on curves whose whole gain is small (5–25 %),
 //! over many seeds. Deterministic (the simulator's noise is seeded); no timing.
 //!

@@ -112,7 +112,7 @@
 //! with [`Pool::builder`] is as the program built it: that builder does not read
 //! `THROTTLE_AUTO` (rayon's [`ThreadPoolBuilder`] does, so that rayon programs obey it). The
 //! controller itself is a pure state machine, [`controller::Controller`], testable without
-//! threads (see `src/controller/README.md`).
+//! threads (see `crates/throttle-controller/src/README.md`).
 //!
 //! ```
 //! let pool = throttle::Pool::builder().threads(2).auto_concurrency().build().unwrap();

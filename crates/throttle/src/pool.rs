@@ -901,7 +901,7 @@ impl Pool {
     }
 }
 
-/// Auto mode: the pool chooses its own concurrency (`controller/README.md`).
+/// Auto mode: the pool chooses its own concurrency (`throttle-controller/src/README.md`).
 impl Pool {
     /// Lets the pool choose its concurrency `k` in `1..=threads()` and keep choosing as the
     /// work changes. A controller thread measures the pool (completed work, busy time, the
@@ -915,7 +915,7 @@ impl Pool {
     /// The throughput it learns from is completed work per second in units that exist at every
     /// `k`: loop indices and iterator items as their blocks end when loops ran, else tasks
     /// (forks, each published and counted at every `k`, and spawns). It learns best from work
-    /// made of many units of similar cost; see `controller/README.md` for what it cannot see.
+    /// made of many units of similar cost; see `throttle-controller/src/README.md` for what it cannot see.
     ///
     /// # Errors
     /// The pool was built with `.stats(false)` (the controller reads the counters), or the OS

@@ -157,7 +157,7 @@ fn after_work_that_does_not_scale_scalable_work_gets_the_top() {
 }
 
 /// The CPU-seconds target: on work that does not scale a smaller k is as fast, and auto uses
-/// it. Without the controller's check whether k matters at all (`controller/flat.rs`), the USL
+/// it. Without the controller's check whether k matters at all (`throttle-controller/src/flat.rs`), the USL
 /// fit of noisy points on this flat curve puts its peak anywhere and the jackknife pushes the
 /// choice up: seeds 1–20 ended at [3, 8, 3, 2, 8, 8, 2, 2, 8, 8, 2, 8, 8, 8, 7, 2, 6, 8, 8, 1].
 #[test]

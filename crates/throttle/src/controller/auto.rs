@@ -10,7 +10,7 @@
 //! [`Pool::set_concurrency`](crate::Pool::set_concurrency). Decisions other than "hold" go to a
 //! bounded log ([`Pool::controller_log`](crate::Pool::controller_log)).
 
-use super::{Config, Controller, Reason, Sample};
+use super::{Config, Controller, ControllerEvent, Reason, Sample};
 use crate::registry::Registry;
 use crate::sync::Arc;
 use std::collections::VecDeque;
@@ -38,7 +38,7 @@ const MAX_SAMPLE_INTERVALS: u32 = 8;
 /// cold start measures `k = 1` for two or three samples, and a program whose parallel part is
 /// short pays for every millisecond of it (rayon-demo's `matmul`, about 70 ms at `k = 2`, was
 /// 1.24 × the fixed `k = 2`'s time with 12.5 ms samples and 1.06 × with these, 30 alternated
-/// runs each; controller/README.md, "Scan samples: a sixteenth of the interval"), for a
+/// runs each; throttle-controller/src/README.md, "Scan samples: a sixteenth of the interval"), for a
 /// question that a 2 × difference answers in a few milliseconds. A sample still grows until it
 /// holds [`MIN_SAMPLE_TASKS`] units of work, so coarse work gets the samples it needs; a
 /// growing sample is read again once it has about doubled (`drive`), so its readings stay few.
@@ -50,7 +50,7 @@ const SCAN_DIVISOR: u32 = 16;
 /// length is most of the time a phase of new work runs at the old `k`: with 50 ms samples the
 /// phases workload's cpu phase found at `k = 1` put `k = 2` in force after 261-302 and 33-362
 /// ms in two runs of `throttle adapt --workloads phases,jobs,steady --reps 5`, with 25 ms after
-/// 72-129 and 54-155 ms (alternated; controller/README.md, "Settled samples"). The noise
+/// 72-129 and 54-155 ms (alternated; throttle-controller/src/README.md, "Settled samples"). The noise
 /// of the shorter samples is learned like any other (the CUSUM's threshold is in units of
 /// it), the quiet after fruitless rescans is a time (`QUIET_BASE`), not a count, and a sample
 /// moves the CUSUM by half a step unless it shows a clear change (`Config::cusum_period`): a
@@ -89,22 +89,6 @@ const TRANSITION_DIVISOR: u32 = 5;
 /// Entries the controller log keeps (the oldest go first): a full scan of a 256-thread pool
 /// is about a dozen entries, so this holds the last many dozen decisions.
 const LOG_CAPACITY: usize = 1024;
-
-/// One decision of the controller, from [`Pool::controller_log`](crate::Pool::controller_log).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ControllerEvent {
-    /// When, since the pool was built.
-    pub at: Duration,
-    /// The limit in force during the interval just measured.
-    pub old_k: usize,
-    /// The limit chosen for the next interval.
-    pub new_k: usize,
-    /// Why.
-    pub reason: Reason,
-    /// Throughput measured over the interval: loop items per second when loops ran, else
-    /// tasks per second (`Stats::items`, `Stats::tasks`).
-    pub throughput: f64,
-}
 
 /// Locks a std mutex, ignoring poisoning (the data here is a log and a flag: always valid).
 fn lock<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {

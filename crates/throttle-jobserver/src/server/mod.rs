@@ -50,7 +50,7 @@ pub enum Style {
 ///
 /// # Examples
 /// ```
-/// let server = throttle::Server::new(3, throttle::Style::Fifo).unwrap();
+/// let server = throttle_jobserver::Server::new(3, throttle_jobserver::Style::Fifo).unwrap();
 /// assert!(server.makeflags().contains("--jobserver-auth=fifo:"));
 /// assert_eq!(server.tokens_in_pool().unwrap(), 2); // N - 1: the command holds one
 /// ```
@@ -133,7 +133,7 @@ impl Server {
     ///
     /// # Examples
     /// ```
-    /// let server = throttle::Server::new_empty(3, throttle::Style::Fifo).unwrap();
+    /// let server = throttle_jobserver::Server::new_empty(3, throttle_jobserver::Style::Fifo).unwrap();
     /// assert_eq!(server.tokens_in_pool().unwrap(), 0);
     /// server.add_token().unwrap();
     /// assert_eq!((server.tokens_in_pool().unwrap(), server.tokens_expected()), (1, 1));
@@ -342,7 +342,7 @@ impl Server {
     /// client's returned token is not seen at all. `throttle run --budget` sets it to the end of
     /// its cluster lease's trust window.
     pub fn set_grant_deadline(&self, until: Option<Instant>) {
-        *crate::sync::lock(&self.inner.grant_until) = until;
+        *crate::lock(&self.inner.grant_until) = until;
     }
 
     /// For a server made by [`new_empty`](Server::new_empty): a token that comes back while
@@ -354,9 +354,9 @@ impl Server {
     /// # Examples
     /// ```
     /// use std::time::Duration;
-    /// let server = throttle::Server::new_empty(3, throttle::Style::TwoPipes).unwrap();
+    /// let server = throttle_jobserver::Server::new_empty(3, throttle_jobserver::Style::TwoPipes).unwrap();
     /// server.add_token().unwrap();
-    /// let mut js = throttle::Jobserver::connect(server.socket_path()).unwrap();
+    /// let mut js = throttle_jobserver::Jobserver::connect(server.socket_path()).unwrap();
     /// let t = js.acquire_timeout(Duration::from_secs(5)).unwrap().unwrap();
     /// // The owner can back no token any more: the one held leaves when it comes back.
     /// server.set_token_limit(Some(0));

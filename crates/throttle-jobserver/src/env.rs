@@ -250,9 +250,8 @@ static ADOPTED: Mutex<Option<Jobserver>> = Mutex::new(None);
 /// # Examples
 /// ```
 /// fn main() {
-///     throttle::jobserver::adopt_from_env();
+///     throttle_jobserver::adopt_from_env();
 ///     // ... open files, make pipes, then use the global pool as usual.
-///     throttle::for_range(0..4, |_| {});
 /// }
 /// # main();
 /// ```

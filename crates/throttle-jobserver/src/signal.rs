@@ -68,8 +68,8 @@ pub(crate) fn dying() -> bool {
 ///
 /// # Examples
 /// ```
-/// throttle::jobserver::install_exit_hooks();
-/// throttle::jobserver::install_exit_hooks(); // once per process: the second call does nothing
+/// throttle_jobserver::install_exit_hooks();
+/// throttle_jobserver::install_exit_hooks(); // once per process: the second call does nothing
 /// ```
 pub fn install_exit_hooks() {
     INSTALL.call_once(install);

@@ -6,10 +6,10 @@
 //! at random, 8 the most often. Fewer threads are as fast there, and cost a fraction of the
 //! CPU. So the scan's points are first tested against the hypothesis "the throughput is the
 //! same at every `k`", with the noise of one interval as the yardstick; only a gain the noise
-//! cannot explain sends them on to the fit. The design is in `controller/README.md`
+//! cannot explain sends them on to the fit. The design is in `README.md`
 //! ("Does `k` matter?").
 
-use super::{best_mean, PRIOR_NOISE, PRIOR_WEIGHT};
+use crate::judge::{best_mean, PRIOR_NOISE, PRIOR_WEIGHT};
 
 /// Significance level of both tests in [`k_matters`]: 5 %. A false "`k` matters" on flat work
 /// only falls back to the fit (what the controller did before this test existed); a false

@@ -6,8 +6,8 @@
 //! [`Style::TwoPipes`](super::Style::TwoPipes) (written back, not yet read by the server), or
 //! taken out of circulation by the server. `tokens` counts every token in the first four.
 
-use crate::jobserver::sys;
-use crate::sync::lock;
+use crate::lock;
+use crate::sys;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -4,9 +4,9 @@
 //! tokens come back however it dies: `../ledger.rs`; the proof: `../README.md`.
 
 use super::tokens::{give_back, resize, status, Inner, POLL};
-use crate::jobserver::ledger::ClientLedger;
-use crate::jobserver::sys;
-use crate::sync::lock;
+use crate::ledger::ClientLedger;
+use crate::lock;
+use crate::sys;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};

@@ -9,8 +9,8 @@
 //!
 //! # Examples
 //! ```
-//! use throttle::controller::sim::{Curve, Plant, Policy, run};
-//! use throttle::controller::{Config, Controller};
+//! use throttle_controller::sim::{Curve, Plant, Policy, run};
+//! use throttle_controller::{Config, Controller};
 //! let plant = Plant::new(64, 0.05, vec![(Curve::new(0.02, 0.0005), 60)], 7);
 //! let mut c = Controller::new(Config::new(64));
 //! let trace = run(&plant, &mut c);
@@ -18,7 +18,7 @@
 //! assert!(seg.settle.unwrap() <= 20);
 //! ```
 
-use super::{Controller, Sample};
+use crate::{Controller, Sample};
 use std::time::Duration;
 
 /// One USL curve.
@@ -389,7 +389,7 @@ pub fn standard_plants() -> Vec<(String, Plant)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::Config;
+    use crate::Config;
 
     #[test]
     fn curves_peak_where_intended() {

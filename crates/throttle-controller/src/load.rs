@@ -14,8 +14,8 @@
 //! that ever counts (the floor of the noise is a fifth of it, so on a quiet host a change of
 //! 0.25 fires within three intervals, as the fixed rule did).
 
-use super::noise::LearnedNoise;
-use super::Config;
+use crate::noise::LearnedNoise;
+use crate::Config;
 
 /// Prior of the run-queue fraction's noise (standard deviation of one interval): 0.05, the
 /// floor on a quiet host (see the module docs), worth [`PRIOR_WEIGHT`] samples.
