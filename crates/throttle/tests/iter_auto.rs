@@ -31,19 +31,6 @@ fn heavy(x: u64) -> u64 {
     h >> 24
 }
 
-/// CPU time the calling thread has used so far: preemption, which lengthens a run on a
-/// loaded host, does not add to it.
-fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant the kernel knows.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
 fn tiny_sum(v: &[u64]) -> u64 {
     v.par_iter().sum()
 }
@@ -80,9 +67,9 @@ fn consumers_remember_their_call_sites_in_auto_mode() {
         let mut want = 0;
         let least = (0..3)
             .map(|_| {
-                let t = thread_cpu_time();
+                let t = throttle_probe::thread_cpu_time();
                 want = (0..long).map(heavy).sum::<u64>();
-                thread_cpu_time() - t
+                throttle_probe::thread_cpu_time() - t
             })
             .min()
             .unwrap();

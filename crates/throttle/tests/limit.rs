@@ -1,6 +1,9 @@
 //! The live concurrency limit: an in-flight counter inside tasks never exceeds the limit in force,
 //! while another thread changes the limit at random.
 
+mod common;
+
+use common::debug_count;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -23,20 +26,6 @@ fn spin(us: u64) {
     while t.elapsed() < Duration::from_micros(us) {
         std::hint::spin_loop();
     }
-}
-
-/// Spare threads alive now, from the pool's `Debug`.
-fn spares_alive(pool: &Pool) -> usize {
-    let debug = format!("{pool:?}");
-    let at = debug
-        .find("spares: ")
-        .expect("Pool's Debug shows its spares")
-        + 8;
-    debug[at..]
-        .split(|c: char| !c.is_ascii_digit())
-        .next()
-        .and_then(|n| n.parse().ok())
-        .expect("a count of spares")
 }
 
 /// A lowered limit takes effect at each thread's next task boundary, so a leaf already past
@@ -71,7 +60,11 @@ fn in_flight_never_exceeds_limit_while_it_changes() {
     let done = AtomicBool::new(false);
     let exceptions = || {
         let s = pool.stats();
-        (s.spares_started, s.limit_takeovers, spares_alive(&pool))
+        (
+            s.spares_started,
+            s.limit_takeovers,
+            debug_count(&pool, "spares"),
+        )
     };
 
     std::thread::scope(|s| {

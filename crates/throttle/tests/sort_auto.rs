@@ -20,19 +20,6 @@ fn pool_busy() -> Duration {
     s.busy_outside + s.busy_per_worker.iter().sum::<Duration>()
 }
 
-/// CPU time the calling thread has used so far: preemption, which lengthens a run on a
-/// loaded host, does not add to it.
-fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant the kernel knows.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
 /// `n` pseudo-random numbers (xorshift), reproducible from `seed`.
 fn random(n: usize, mut seed: u64) -> Vec<u64> {
     (0..n)
@@ -97,9 +84,9 @@ fn sorts_remember_their_call_sites_in_auto_mode() {
         let least = (0..3)
             .map(|_| {
                 want.clone_from(&input);
-                let t = thread_cpu_time();
+                let t = throttle_probe::thread_cpu_time();
                 want.sort_unstable();
-                thread_cpu_time() - t
+                throttle_probe::thread_cpu_time() - t
             })
             .min()
             .unwrap();

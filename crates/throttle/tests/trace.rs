@@ -4,6 +4,9 @@
 //! full ring says how much it dropped. No timing assertions: only agreement between two records
 //! of the same run.
 
+mod common;
+
+use common::debug_count;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use throttle::trace::{EventKind, Role, Span, Trace};
@@ -31,21 +34,6 @@ fn frames(pool: &Pool, n: usize) -> u64 {
         std::thread::sleep(Duration::from_micros(300));
     }
     total
-}
-
-/// A count from the pool's `Debug` (`active`, `sleeping`, ...).
-fn debug_count(pool: &Pool, field: &str) -> usize {
-    let debug = format!("{pool:?}");
-    let key = format!("{field}: ");
-    let at = debug
-        .find(&key)
-        .unwrap_or_else(|| panic!("Pool's Debug shows no {field}: {debug}"))
-        + key.len();
-    debug[at..]
-        .split(|c: char| !c.is_ascii_digit())
-        .next()
-        .and_then(|n| n.parse().ok())
-        .expect("a count")
 }
 
 /// Waits until `f` holds; fails after two minutes (a hang guard, not a timing target).

@@ -2,6 +2,9 @@
 //! Each of them failed (hung, or saw a wrong value) before the fix. None measures time: a hang
 //! is caught by a watchdog that fails the test after a generous deadline.
 
+mod common;
+
+use common::debug_count;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Barrier};
@@ -24,20 +27,6 @@ fn within<R: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> R + Send
         Ok(Err(p)) => std::panic::resume_unwind(p),
         Err(_) => panic!("{what}: still not done after {secs} s (hang)"),
     }
-}
-
-/// Spare threads alive now, from the pool's `Debug`.
-fn spares_alive(pool: &Pool) -> usize {
-    let debug = format!("{pool:?}");
-    let at = debug
-        .find("spares: ")
-        .expect("Pool's Debug shows its spares")
-        + 8;
-    debug[at..]
-        .split(|c: char| !c.is_ascii_digit())
-        .next()
-        .and_then(|n| n.parse().ok())
-        .expect("a count of spares")
 }
 
 fn spin_until(flag: &AtomicBool) {
@@ -251,7 +240,7 @@ fn await_concurrency_returns_once_the_lowered_limit_holds() {
             pool.set_concurrency(1).unwrap();
             assert!(pool.await_concurrency(Duration::from_secs(60)));
             // From here on at most one thread holds a slot, so at most one task runs.
-            let before = (pool.stats(), spares_alive(&pool));
+            let before = (pool.stats(), debug_count(&pool, "spares"));
             phase_low.store(true, Ordering::SeqCst);
             while low_leaves.load(Ordering::SeqCst) < 4096 {
                 std::thread::yield_now();

@@ -3,6 +3,9 @@
 //! serial way of auto mode runs in the pool's context. Each scenario hung or answered wrongly
 //! before its fix; none measures time (a hang is caught by a watchdog that prints the pool).
 
+mod common;
+
+use common::debug_count;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
@@ -41,21 +44,6 @@ fn spin_until(flag: &AtomicBool) {
     while !flag.load(Ordering::Acquire) {
         std::hint::spin_loop();
     }
-}
-
-/// A count from the pool's `Debug` (`blocked`, `waiting_for_slot`, ...).
-fn debug_count(pool: &Pool, field: &str) -> usize {
-    let debug = format!("{pool:?}");
-    let key = format!("{field}: ");
-    let at = debug
-        .find(&key)
-        .unwrap_or_else(|| panic!("Pool's Debug shows no {field}: {debug}"))
-        + key.len();
-    debug[at..]
-        .split(|c: char| !c.is_ascii_digit())
-        .next()
-        .and_then(|n| n.parse().ok())
-        .expect("a count")
 }
 
 /// Waits until `pool`'s `Debug` shows at least `n` for `field` (the watchdog of the test
