@@ -27,10 +27,10 @@
 # variant sets them, and THROTTLE_JOBSERVER=0 (a jobserver in the environment would cap k).
 # Per demo it prints each variant's median time (min-max) and median CPU time, the best fixed k,
 # auto/best, the smallest k whose median lies within the best's spread and auto's CPU time
-# against that k's, and a verdict against the issue's targets: auto's time <= 1.05 x the best
+# against that k's, and a verdict against auto mode's targets: auto's time <= 1.05 x the best
 # fixed k's; where a k below N is as fast (within the best's spread), auto's CPU time <= 1.2 x
 # that k's. A miss is marked "within spread" when auto's median still lies inside the
-# reference's min-max. Demos: the issue's seven (noop only with --only). CPU time is the whole
+# reference's min-max. Demos: seven (noop only with --only). CPU time is the whole
 # process's; the demos' own timed serial parts (life, sieve, matmul, mergesort run one) are the
 # same work in every variant and dilute the ratio, so the table also gives it without them (CPU
 # time minus their wall time: an estimate). --decisions adds, after the table, one more auto run
@@ -310,7 +310,7 @@ SERIAL[life]='/^ *serial:/ { t += $2 / 1e9 }'
 SERIAL[sieve]='/^ *serial:/ || /^ *chunks:/ { t += $2 / 1e9 }'
 SERIAL[matmul]='/^seq row-major:/ || /^seq z-order:/ { t += $(NF-1) }'
 SERIAL[mergesort]='/^seq: sorted/ { t += $(NF-1) }'
-# The issue's seven; noop (sleeps between empty tasks) has no parallel time to compare.
+# Seven demos; noop (sleeps between empty tasks) has no parallel time to compare.
 [ "$auto" = 0 ] || DEMOS=(life nbody sieve matmul mergesort quicksort tsp)
 [ -z "$only" ] || DEMOS=("${wanted[@]}")   # checked above
 

@@ -175,10 +175,10 @@ fn settle() {
     std::thread::sleep(SETTLE);
 }
 
-/// A target from the issue and whether this run met it.
+/// A speed target the project set itself, and whether this run met it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Target {
-    /// The target as the issue states it, e.g. `throttle ≤ 0.3×rayon (2 threads)`.
+    /// The target as stated, e.g. `throttle ≤ 0.3×rayon (2 threads)`.
     pub target: String,
     /// What was measured, e.g. `0.21`.
     pub measured: String,

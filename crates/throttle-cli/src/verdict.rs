@@ -265,9 +265,9 @@ mod tests {
 
     #[test]
     fn one_outlier_does_not_hide_a_1_9x_difference() {
-        // The sweep of the issue: level 2 took 105 ms twice and 193 ms once (one disturbed
-        // run), level 1 took 199.5 ms. The old margin, level 2's own spread, was 92 % and
-        // called level 1 "within 92 %" of it; the runs themselves separate cleanly.
+        // A measured sweep: level 2 took 105 ms twice and 193 ms once (one disturbed run),
+        // level 1 took 199.5 ms. A margin of level 2's own spread (92 %) would call level 1
+        // "within 92 %" of it; the runs themselves separate cleanly.
         let level_2 = [0.1040, 0.1050, 0.1930];
         let level_1 = [0.1990, 0.1995, 0.2010];
         let c = compare(&level_1, &level_2);

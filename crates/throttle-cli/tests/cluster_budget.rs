@@ -980,7 +980,7 @@ fn sigkill_of_a_holder_returns_its_slots_within_ttl_and_margin() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// SIGSTOP of a holder's whole tree for TTL + 2 s (the case; the randomized run freezes
+/// SIGSTOP of a holder's whole tree for TTL + 2 s (a frozen host; the randomized run freezes
 /// hosts with the cgroup freezer instead, where it has one): the other hosts get its
 /// slots while it is frozen; after SIGCONT it says `budget lost`, starts no new task on slots
 /// it no longer holds (the invariant holds, counting every task except those it was running

@@ -9,7 +9,7 @@ pub struct Config {
     pub max_k: usize,
     /// Settle on the smallest `k` whose predicted throughput is within this fraction of the
     /// predicted peak, when the measurements are quiet; it shrinks as they get noisier (see
-    /// `efficient_k`). 0.03: the target is 5 % of the peak; 2 % is left for the error
+    /// `efficient_k`). 0.03: auto mode's target is 5 % of the peak; 2 % is left for the error
     /// of the fit.
     pub slack: f64,
     /// The scan stops once throughput fell below this fraction of the best point seen (after at

@@ -6,7 +6,7 @@ use throttle::controller::sim::{
 };
 use throttle::controller::{Config, Controller};
 
-/// Settle target of the issue, in intervals, from a cold start and after each step.
+/// Settle target, in intervals, from a cold start and after each step.
 const SETTLE_MAX: usize = 20;
 /// The most intervals the controller may take to settle over a standard plant's four segments
 /// (a cold start and three steps): the most it took when this bound was set (25 on 8 cores,

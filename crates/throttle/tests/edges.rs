@@ -1,5 +1,4 @@
-//! Overflow and panics at the edges (issue "Scheduler v2", item 5): extreme lengths saturate or
-//! are checked. (The controller's wait of `Duration::MAX` is also a unit test in
+//! Overflow and panics at the edges: extreme lengths saturate or are checked. (The controller's wait of `Duration::MAX` is also a unit test in
 //! `src/controller/auto.rs`.)
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -213,7 +213,7 @@ fn raising_the_limit_resumes_parked_workers() {
 /// so it starts no leaf while another thread's leaf is in flight. No grace period: a leaf that
 /// began before the fall may finish, but no thread starts one after seeing the new limit.
 ///
-/// The adversarial stress run of the scheduler issue found ~2 violations per 20 M leaves of
+/// An adversarial stress run once found ~2 violations per 20 M leaves of
 /// `for_range_grain`: a thread that took its own fork back (`take_fork`) ran the second half's
 /// leaf with no look at the limit, so a fork's two leaves counted as one task. Taking a fork
 /// back is a task boundary now. Then, on a quiet host, about 4 % of leaves still started over

@@ -143,8 +143,7 @@ const CALLER_STACK: usize = 2 << 20;
 /// The workers run on 2 MiB stacks too, not the default 32 MiB: helping is bounded by
 /// per-thread counters (sleep/README.md, "Stack use: bounded helping"), so a worker needs its
 /// own share of a tree plus a bounded number of helped jobs, not room for whatever the pool
-/// queues. It runs 16 M tasks (the longer form; `THROTTLE_STRESS_TASKS` sets another
-/// count): about 2 s in release and 7 s in debug builds here. That length hung in 2 of 6 runs
+/// queues. It runs 16 M tasks (`THROTTLE_STRESS_TASKS` sets another count): about 2 s in release and 7 s in debug builds here. That length hung in 2 of 6 runs
 /// until spares ran their own scopes' spawns (`tests/waiting.rs`,
 /// `a_spare_runs_its_own_scopes_spawns`), after 0.19 M to 3.1 M tasks.
 #[test]
@@ -279,8 +278,7 @@ fn random_nesting_across_three_pools() {
 /// (sleep/README.md, "How deep helping nests"). A failure now reports itself: a panic's
 /// message, or the watchdog's pool states, go to stderr directly.
 ///
-/// It hung rarely until the scheduler issue's redesign: after away workers came home and spares
-/// stood in, it passed 10 of 10 runs here and 3 of 4 CI runs, and a core dump of that code, in
+/// It hung rarely before away workers came home and spares stood in; with both, it passed 10 of 10 runs here and 3 of 4 CI runs, and a core dump of that code, in
 /// the whole binary's run (4 tests at once, 1 hang in 12 runs), showed a pool whose threads
 /// were all waiting at home with a job queued and no second spare. It was ignored then. Since
 /// every fork is on its thread's deque (no fork hidden behind a plain call, so no pool waits

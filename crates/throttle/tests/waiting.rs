@@ -1,4 +1,4 @@
-//! Regression tests for the scheduler's waiting (issue "Scheduler v2"): pending work is never
+//! Regression tests for the scheduler's waiting: pending work is never
 //! hidden from a thread asleep in a join wait, a stolen reserve leaves no fork private, and the
 //! serial way of auto mode runs in the pool's context. Each scenario hung or answered wrongly
 //! before its fix; none measures time (a hang is caught by a watchdog that prints the pool).
@@ -57,7 +57,7 @@ fn until_debug_shows(pool: &Pool, field: &str, n: usize) {
 /// A worker asleep in a join wait is a sleeper like an idle one: when the thief of its fork
 /// pushes new work (here the half that the thief's own first half waits for) and no other
 /// thread could run it, the waiting worker is woken for it. Before, it slept on its latch where
-/// no publisher could see it, and the pool hung (the issue: 5 of 6 runs).
+/// no publisher could see it, and the pool hung (5 of 6 runs).
 #[test]
 fn a_thread_asleep_in_a_join_is_woken_for_new_work() {
     let pool = Arc::new(Pool::new(2).unwrap());
@@ -223,7 +223,7 @@ fn a_workers_stolen_reserve_leaves_no_fork_private() {
     );
 }
 
-/// No fork is ever hidden, whatever its thread does: the issue's reproduction, where the two
+/// No fork is ever hidden, whatever its thread does: the reproduction, where the two
 /// older forks are still pending when the innermost `join` is made, and are taken by the other
 /// threads only *while* its first half spins on what its second half sets. Before, that join
 /// ran as a plain call (its thread held two older stealable forks at that moment) and its

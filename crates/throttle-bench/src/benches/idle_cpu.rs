@@ -161,7 +161,7 @@ pub fn run(settings: &Settings) -> Result<Report> {
     };
     let mut report = Report::new("idle_cpu", what, baseline, series);
     let throttle = report.median_of("throttle", threads);
-    // The scheduler issue's target: ≤ 0.1 ms per s (rayon's 0.08 as measured then).
+    // The target: ≤ 0.1 ms per s, about rayon's idle cost on this host (0.08 ms per s).
     report.target(
         "throttle idle CPU ≤ 0.1 ms per s",
         throttle,

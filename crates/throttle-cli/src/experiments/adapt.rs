@@ -658,8 +658,8 @@ fn phases(threads: usize, secs: f64, reps: usize, plot: bool) -> anyhow::Result<
     })
 }
 
-/// Share of a phase's best throughput that counts as reached, and how soon (the issue's
-/// target).
+/// Share of a phase's best throughput that counts as reached, and how soon (auto mode's
+/// target for phase changes).
 const REACH_SHARE: f64 = 0.95;
 const REACH_TARGET: Duration = Duration::from_millis(100);
 

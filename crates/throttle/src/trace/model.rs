@@ -200,7 +200,7 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// A trace from its parts (for [`Recorder`] and tests). Events of each track are sorted by
+    /// A trace from its parts (for [`Recorder`](super::Recorder) and tests). Events of each track are sorted by
     /// time.
     ///
     /// # Examples
