@@ -59,10 +59,12 @@ fn timeout_sigint_and_sigterm_keep_partial_sweep_results() {
                 "8",
                 "--chunk",
                 "200000",
-                // Far more than the wait for the handlers can outlast on a loaded host (minutes of
-                // work): the signal always comes mid-sweep.
+                // Far more than the wait for the handlers can outlast on a loaded host (about
+                // 25 minutes of work): the signal always comes mid-sweep.
+                "--repeat",
+                "100",
                 "--reps",
-                "100000",
+                "1000",
                 "--json",
                 json.to_str().expect("utf-8"),
             ],
