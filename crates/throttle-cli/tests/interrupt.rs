@@ -17,10 +17,17 @@ fn temp(name: &str) -> common::TempFile {
 }
 
 /// Runs `throttle ARGS` under coreutils' `timeout -s SIGNAL`, which signals the process and
-/// then its whole process group: the echo must not count as a second Ctrl-C. The signal goes
-/// to `timeout` once `throttle` has installed its handlers; `timeout` passes a signal it
-/// receives on exactly as it sends its own when its time is up (to the process, then to the
-/// process group), and its own time (an hour) never runs out here.
+/// then its whole process group: the echo must not count as a second Ctrl-C. `timeout` passes
+/// a signal it receives on exactly as it sends its own when its time is up (to the process,
+/// then to the process group), and its own time (an hour) never runs out here.
+///
+/// The signal goes to `timeout` once two things hold. `throttle` has installed its handlers,
+/// and `timeout` itself waits in `rt_sigsuspend`. The second matters on a loaded host:
+/// `timeout` installs its handler before it forks, and until its own `fork` call has returned
+/// it does not yet know its child. A signal that arrives in that window (the child already ran
+/// and exec'd `throttle`, the parent has not been scheduled since) makes `timeout` exit 130
+/// at once and leaves `throttle` running, unsignalled, with the test's pipes open. In
+/// `rt_sigsuspend` it has stored the child's pid.
 fn interrupted_by_timeout(name: &str, number: libc::c_int, args: &[&str]) -> Output {
     let timeout = Command::new("timeout")
         .args(["--preserve-status", "-s", name, "3600"])
@@ -33,11 +40,12 @@ fn interrupted_by_timeout(name: &str, number: libc::c_int, args: &[&str]) -> Out
     // `timeout` leads a process group of its own, with `throttle` in it.
     let _guard = KillOnPanic(-(timeout.id() as i32));
     wait_until(
-        "throttle, started by timeout, installs its handlers",
+        "throttle, started by timeout, installs its handlers, and timeout waits for it",
         || {
             common::children(timeout.id())
                 .into_iter()
                 .any(|pid| common::runs_with_handlers(pid, &bin()))
+                && common::in_syscall(timeout.id(), libc::SYS_rt_sigsuspend)
         },
     );
     signal(timeout.id() as i32, number);

@@ -142,6 +142,11 @@ fn report_interrupted_by_timeout_writes_partial_page() {
     });
     rx.recv_timeout(common::HANG_GUARD)
         .unwrap_or_else(|_| panic!("no [1/4] line from the report in {:?}", common::HANG_GUARD));
+    // `timeout` learns its child's pid only when its `fork` call returns; until then a signal
+    // makes it exit alone. In `rt_sigsuspend` it has stored it (see tests/interrupt.rs).
+    common::wait_until("timeout waits for the report", || {
+        common::in_syscall(timeout.id(), libc::SYS_rt_sigsuspend)
+    });
     common::signal(timeout.id() as i32, libc::SIGINT);
     let out = timeout.wait_with_output().expect("timeout exits");
     let err = reader.join().expect("stderr read");

@@ -274,6 +274,16 @@ pub fn runs_with_handlers(pid: u32, program: &Path) -> bool {
         && catches(pid, &[libc::SIGINT, libc::SIGTERM])
 }
 
+/// Whether process `pid` is blocked in system call `number` now: the first field of
+/// `/proc/PID/syscall` (readable by the process's parent). False once it is gone, while it
+/// runs, or in another call.
+pub fn in_syscall(pid: u32, number: libc::c_long) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/syscall"))
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<libc::c_long>().ok())
+        == Some(number)
+}
+
 /// The thread ids of process `pid` alive now (`/proc/PID/task`).
 pub fn threads(pid: u32) -> Vec<u32> {
     std::fs::read_dir(format!("/proc/{pid}/task"))
