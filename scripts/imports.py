@@ -192,6 +192,11 @@ def resolve(path, modules, reexports):
     for _ in range(16):
         for k in range(len(path) - 1, -1, -1):
             prefix, rest = path[:k], path[k:]
+            # A segment followed by more names a module if there is one by that name: a
+            # module and a re-exported function may share a name (`mod broadcast` beside
+            # `pub use thread_pool::broadcast`), and only the module has items.
+            if len(rest) > 1 and path[: k + 1] in modules:
+                continue
             if prefix in modules and rest and rest[0] in reexports.get(prefix, {}):
                 target = reexports[prefix][rest[0]]
                 if target != path[: k + 1]:

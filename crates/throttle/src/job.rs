@@ -180,7 +180,7 @@ impl<T: Task> StackJob<T> {
     }
 
     /// Runs the work on the thread that took the job from a queue and stores its result, or
-    /// its panic; the latch is left for the caller to set (`Job for StackJob` in `worker.rs`,
+    /// its panic; the latch is left for the caller to set (`Job for StackJob` in `worker/run.rs`,
     /// which first counts the forks the work made).
     ///
     /// # Safety

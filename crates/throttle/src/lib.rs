@@ -155,7 +155,7 @@
 //!   a plain call; thieves could not use more, and they can steal the 1 024.) The
 //!   owner's side costs no fence: its push and pop issue the light side of an asymmetric fence,
 //!   and thieves and threads going to sleep issue the heavy side (Linux's `membarrier`; a fence
-//!   on both sides where it is missing). See `src/worker.rs`, `src/barrier.rs`, and
+//!   on both sides where it is missing). See `src/worker/fork.rs`, `src/barrier.rs`, and
 //!   [`Context`] for forks without a thread-local lookup.
 //! - Idle workers search for ~50 µs, then sleep; whoever publishes work wakes one sleeper,
 //!   and only when nobody is searching: the empty → non-empty edge, never a herd. Threads that

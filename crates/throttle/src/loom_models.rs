@@ -10,10 +10,11 @@
 use crate::job::HeapJob;
 use crate::join::join_in;
 use crate::latch::JobLatch;
-use crate::registry::{worker_main, Registry};
+use crate::registry::Registry;
 use crate::scope::Scope;
 use crate::sleep::Parker;
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Ordering};
+use crate::worker::threads::worker_main;
 use crate::worker::Participant;
 use loom::thread;
 

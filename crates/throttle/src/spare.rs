@@ -11,13 +11,14 @@
 //! compensates for a blocked joiner: it takes the blocked thread's place under the pool's
 //! limit (it runs only while it holds a run slot), runs whatever work it finds, and goes away
 //! after a short idle time. The protocol is in sleep/README.md, "Spare threads".
+//!
+//! This file keeps the counts and the idle spares; it knows nothing of what a spare runs. The
+//! pool hands it, when it is built, how to start one ([`Spares::enable`]); the spare's loop is
+//! `worker::threads::spare_main`.
 
-use crate::registry::Registry;
 use crate::sleep::Parker;
 use crate::sync::{lock, Arc, AtomicUsize, Mutex, Ordering};
-use crate::worker::Participant;
-use std::cell::Cell;
-use std::sync::{OnceLock, Weak};
+use std::sync::OnceLock;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -39,39 +40,6 @@ pub(crate) const STARVATION_CHECK: Duration = Duration::from_millis(100);
 /// pool whose every thread is blocked waits as it did without spares.
 const MAX_SPARES: usize = 256;
 
-thread_local! {
-    /// The spare participant of the calling thread, if it is a spare (null otherwise).
-    static SPARE: Cell<*const Participant> = const { Cell::new(std::ptr::null()) };
-}
-
-/// True if `p` is the calling thread's spare participant.
-pub(crate) fn is_spare(p: &Participant) -> bool {
-    SPARE.with(|s| std::ptr::eq(s.get(), p))
-}
-
-/// The pool of the calling thread if it is a spare (null otherwise). The pointer is valid for
-/// as long as the caller's frame: see [`with_own_pool`](crate::worker::with_own_pool).
-pub(crate) fn current_spare_pool() -> *const Registry {
-    let spare = SPARE.with(Cell::get);
-    // SAFETY: SPARE holds the spare's participant from the start of `spare_main` until its
-    // end, and every job (so every caller of this function on that thread) runs inside that
-    // frame.
-    unsafe { spare.as_ref() }.map_or(std::ptr::null(), |p| p.registry() as *const Registry)
-}
-
-/// The pool of the calling thread if it is a spare taking part, right now, in another call
-/// than its own loop (a call into another pool, or its own pool as a caller): asleep there, it
-/// counts as blocked in its own pool (`Registry::block_away`).
-pub(crate) fn away_spare_pool(current: &Participant) -> Option<&Registry> {
-    let spare = SPARE.with(Cell::get);
-    if spare.is_null() || std::ptr::eq(spare, current) {
-        return None;
-    }
-    // SAFETY: SPARE holds the spare's participant from the start of `spare_main` until its
-    // end, and every job (so every participant this thread enters) runs inside that frame.
-    Some(unsafe { &*spare }.registry())
-}
-
 /// A pool's spares and its count of blocked threads.
 #[derive(Default, Debug)]
 pub(crate) struct Spares {
@@ -86,10 +54,26 @@ pub(crate) struct Spares {
     /// Starvation checks that found work without a runner.
     rescues: AtomicUsize,
     state: Mutex<State>,
-    /// The registry, to give new spares their `Arc` (set when the pool is built).
-    registry: OnceLock<Weak<Registry>>,
-    /// Stack size of a spare: the pool's worker stack size.
-    stack_size: OnceLock<usize>,
+    /// How to start a spare (set when the pool is built, [`Spares::enable`]).
+    start: OnceLock<Start>,
+}
+
+/// The body of a new spare thread.
+pub(crate) type SpareBody = Box<dyn FnOnce() + Send>;
+
+/// How a pool starts its spares: the stack size of a spare thread (the pool's worker stack
+/// size), and what makes a new spare's body (`None` once the pool is gone).
+struct Start {
+    stack_size: usize,
+    body: Box<dyn Fn() -> Option<SpareBody> + Send + Sync>,
+}
+
+impl std::fmt::Debug for Start {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Start")
+            .field("stack_size", &self.stack_size)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Default, Debug)]
@@ -103,10 +87,15 @@ struct State {
 }
 
 impl Spares {
-    /// Makes spares possible: `registry` is the registry that owns `self`.
-    pub(crate) fn enable(&self, registry: &Arc<Registry>, stack_size: usize) {
-        let _ = self.registry.set(Arc::downgrade(registry));
-        let _ = self.stack_size.set(stack_size);
+    /// Makes spares possible: a spare thread gets `stack_size` bytes of stack and runs what
+    /// `body` returns, if it returns a body (it returns none once the pool is going away).
+    pub(crate) fn enable(
+        &self,
+        stack_size: usize,
+        body: impl Fn() -> Option<SpareBody> + Send + Sync + 'static,
+    ) {
+        let body = Box::new(body);
+        let _ = self.start.set(Start { stack_size, body });
     }
 
     /// The calling thread, one of the pool's own, is about to sleep in a wait that runs none
@@ -184,18 +173,16 @@ impl Spares {
         if (!starving && blocked <= state.alive) || state.alive >= MAX_SPARES {
             return;
         }
-        let Some(registry) = self.registry.get().and_then(Weak::upgrade) else {
+        let Some(start) = self.start.get() else {
             return;
         };
-        let stack = self
-            .stack_size
-            .get()
-            .copied()
-            .unwrap_or(crate::registry::DEFAULT_STACK_SIZE);
+        let Some(body) = (start.body)() else {
+            return;
+        };
         let spawned = std::thread::Builder::new()
             .name("throttle-spare".to_string())
-            .stack_size(stack)
-            .spawn(move || spare_main(registry));
+            .stack_size(start.stack_size)
+            .spawn(body);
         // A failed spawn leaves the pool as it would be without spares.
         if let Ok(handle) = spawned {
             state.alive += 1;
@@ -210,7 +197,7 @@ impl Spares {
 
     /// An idle spare waits to be reused. False if it should exit (timed out, or the pool is
     /// going away).
-    fn idle_wait(&self, me: &Arc<Parker>) -> bool {
+    pub(crate) fn idle_wait(&self, me: &Arc<Parker>) -> bool {
         {
             let mut state = lock(&self.state);
             if state.exiting {
@@ -259,45 +246,4 @@ impl Spares {
         }
         std::mem::take(&mut state.handles)
     }
-}
-
-/// The main loop of a spare: while it can take a slot, search and run like a worker (counted
-/// as searching while it looks, so publishers know someone will find their work); then idle.
-fn spare_main(registry: Arc<Registry>) {
-    let parker = Arc::new(Parker::for_current_thread());
-    let me = Participant::guest(&registry, parker.clone());
-    let _current = me.enter();
-    SPARE.with(|s| s.set(&me));
-    let sleep = &registry.sleep;
-    'life: loop {
-        while sleep.try_activate_searching() {
-            while let Some((job, taken)) = me.find_work() {
-                sleep.transition_from_searching();
-                me.execute_found(job, taken);
-                if sleep.over_limit() && {
-                    me.give_back_number();
-                    sleep.yield_if_over_limit()
-                } {
-                    // The limit fell: our slot went to a thread with work in hand.
-                    if registry.spares.idle_wait(&parker) {
-                        continue 'life;
-                    }
-                    break 'life;
-                }
-                sleep.transition_to_searching();
-            }
-            me.give_back_number();
-            sleep.release_searching();
-            // Pairs with a publisher's fence: it saw us searching and woke nobody, or we see
-            // its work now.
-            crate::barrier::heavy();
-            if !registry.has_work() {
-                break;
-            }
-        }
-        if !registry.spares.idle_wait(&parker) {
-            break;
-        }
-    }
-    SPARE.with(|s| s.set(std::ptr::null()));
 }

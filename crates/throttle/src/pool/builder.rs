@@ -6,9 +6,12 @@ use crate::controller::auto::AutoSlot;
 use crate::error::Error;
 use crate::hooks::{self, Hooks};
 use crate::placement::Placement;
-use crate::registry::{worker_main, Registry, DEFAULT_STACK_SIZE};
+use crate::registry::{Registry, DEFAULT_STACK_SIZE};
 use crate::sleep::state::MAX_THREADS;
 use crate::sync::Arc;
+#[cfg(not(loom))]
+use crate::worker::threads::spare_main;
+use crate::worker::threads::worker_main;
 use std::fmt;
 use std::thread::JoinHandle;
 
@@ -216,9 +219,18 @@ impl PoolBuilder {
             Registry::with_trace_capacity(threads, self.stats, self.trace_capacity);
         let registry = Arc::new(registry);
         #[cfg(not(loom))]
-        registry
-            .spares
-            .enable(&registry, self.stack_size.unwrap_or(DEFAULT_STACK_SIZE));
+        {
+            // A spare's body holds the registry only from its start: a pool being dropped
+            // starts none.
+            let weak = Arc::downgrade(&registry);
+            registry
+                .spares
+                .enable(self.stack_size.unwrap_or(DEFAULT_STACK_SIZE), move || {
+                    let registry = weak.upgrade()?;
+                    let body: crate::spare::SpareBody = Box::new(move || spare_main(registry));
+                    Some(body)
+                });
+        }
         let hooks = std::sync::Arc::new(self.hooks);
         hooks::register(&registry, &hooks);
         let mut pool = Pool {

@@ -32,7 +32,7 @@ const MAX_BLOCK: usize = 1 << 16;
 
 /// How long a block should take: long enough that a look at the pool's state word and a clock
 /// read (~25 ns here) are noise, short enough that a hungry thread waits no longer than about a
-/// wake-up (~25 µs here, see `worker.rs`).
+/// wake-up (~25 µs here, see `WAIT_SPIN` in `worker/wait.rs`).
 const BLOCK_TIME: Duration = Duration::from_micros(20);
 
 /// A source as the engine splits it: `units` that split at any index, folded at the leaves.

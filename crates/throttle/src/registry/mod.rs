@@ -1,16 +1,18 @@
 //! The pool's shared heart: the workers' queues, the injector, the sleep/limit state, the
-//! counters, and the worker threads' main loop.
+//! counters, the mail, the thread numbers. The threads' main loops are in
+//! `worker::threads`; the queue types and the sleepers' lists are in [`queues`].
+
+mod queues;
+
+pub(crate) use queues::{SharedQueue, Taken, Waiters, FLUSH_REQUEST};
 
 use crate::deque::{Stealer, Worker};
 use crate::job::JobRef;
-use crate::placement::Placement;
-use crate::sleep::{state::State, Parker, Sleep, Wake};
+use crate::sleep::{state::State, Parker, Sleep};
 use crate::stats::{Collector, Counters};
 use crate::sync::{lock, Arc, AtomicBool, AtomicUsize, Mutex, Ordering};
 use crate::trace::recorder::Tracer;
-use crate::worker::Participant;
 use crossbeam_utils::CachePadded;
-use std::collections::VecDeque;
 
 /// Default stack size of a worker: 32 MiB of address space. A worker that waits runs its own
 /// forks' descendants and its scopes' spawns on top of its stack ("whoever waits, helps"), and,
@@ -18,183 +20,6 @@ use std::collections::VecDeque;
 /// computations' recursions at once. Only the pages actually touched
 /// cost memory, so a large reservation is cheap insurance against overflow.
 pub const DEFAULT_STACK_SIZE: usize = 32 << 20;
-
-/// A queue of shared jobs. Shares are rare (a fork is shared only when a thread is hungry), so a
-/// short mutex is cheaper overall than a lock-free deque's fences on every fork; `len` lets
-/// thieves skip empty queues without locking.
-///
-/// Each job carries a *tag*: the address of the scope that spawned it (0 for other jobs), so
-/// that a scope's owner can find its own scope's spawns while it waits (isolated helping).
-#[derive(Debug, Default)]
-pub(crate) struct SharedQueue {
-    jobs: Mutex<VecDeque<(JobRef, usize)>>,
-    len: AtomicUsize,
-}
-
-impl SharedQueue {
-    /// True if the queue looks empty (a relaxed hint; the lock decides). Also a sleeper's look
-    /// after its fence (`Registry::has_work`): the length is written under the lock before the
-    /// publisher's own fence.
-    #[inline]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.len.load(Ordering::Relaxed) == 0
-    }
-
-    /// The number of queued jobs (a relaxed snapshot).
-    pub(crate) fn len(&self) -> usize {
-        self.len.load(Ordering::Relaxed)
-    }
-
-    fn push_back(&self, job: JobRef, tag: usize) {
-        let mut q = lock(&self.jobs);
-        q.push_back((job, tag));
-        self.len.store(q.len(), Ordering::Relaxed);
-    }
-
-    fn pop(&self, back: bool) -> Option<JobRef> {
-        if self.is_empty() {
-            return None;
-        }
-        let mut q = lock(&self.jobs);
-        let job = if back { q.pop_back() } else { q.pop_front() };
-        self.len.store(q.len(), Ordering::Relaxed);
-        job.map(|(job, _)| job)
-    }
-
-    /// Removes `job` if it is still queued (its owner takes it back). Searches from the back,
-    /// where a fork's owner's most recent share sits.
-    fn remove(&self, job: JobRef) -> bool {
-        let mut q = lock(&self.jobs);
-        match q.iter().rposition(|(j, _)| *j == job) {
-            Some(pos) => {
-                q.remove(pos);
-                self.len.store(q.len(), Ordering::Relaxed);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// True if a job tagged `tag` is queued.
-    fn has_tagged(&self, tag: usize) -> bool {
-        !self.is_empty() && lock(&self.jobs).iter().any(|(_, t)| *t == tag)
-    }
-
-    /// Removes the newest job tagged `tag`, if any.
-    fn take_tagged(&self, tag: usize) -> Option<JobRef> {
-        if self.is_empty() {
-            return None;
-        }
-        let mut q = lock(&self.jobs);
-        let pos = q.iter().rposition(|(_, t)| *t == tag)?;
-        let (job, _) = q.remove(pos)?;
-        self.len.store(q.len(), Ordering::Relaxed);
-        Some(job)
-    }
-}
-
-/// Threads asleep that a publisher may have to wake by hand: those waiting for a fork that one
-/// worker runs (`Registry::fork_waiters`), or the pool's own workers asleep in a wait inside
-/// another call (`Registry::away`).
-#[derive(Debug, Default)]
-pub(crate) struct Waiters {
-    /// Their number, readable without the lock: a publisher's path reads it (one load of a
-    /// line only waiters write), plus [`FLUSH_REQUEST`] on a fork owner's entry.
-    count: AtomicUsize,
-    list: Mutex<Vec<Arc<Parker>>>,
-}
-
-/// A bit of a fork owner's waiter word (`Registry::fork_waiters`) that asks its owner to move
-/// its counts to the shared counters at its next push ([`Registry::request_flush`]). In the
-/// waiter word because the push already loads that word and leaves its fast path when it is
-/// not zero: asking costs the fork path nothing, and the answer is one slow path per request.
-/// The waiter count lives in the bits below; nothing counts that high.
-pub(crate) const FLUSH_REQUEST: usize = 1 << (usize::BITS - 1);
-
-impl Waiters {
-    /// Adds `me`. The SeqCst count change, then the caller's SeqCst fence and its look for
-    /// work, is the waiter's half of the handshake with [`Waiters::wake_one`].
-    fn register(&self, me: &Arc<Parker>) {
-        lock(&self.list).push(me.clone());
-        self.count.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// Removes `me` if a wake-up did not remove it already.
-    fn deregister(&self, me: &Arc<Parker>) {
-        let mut list = lock(&self.list);
-        if let Some(pos) = list.iter().position(|p| Arc::ptr_eq(p, me)) {
-            list.swap_remove(pos);
-            self.count.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-
-    /// Takes out and unparks the newest waiter, if any. The caller made its work visible and
-    /// issued a SeqCst fence before this SeqCst load: either it sees the waiter, or the waiter
-    /// (after its registration and fence) sees the work.
-    #[inline]
-    fn wake_one(&self) -> bool {
-        if self.count.load(Ordering::SeqCst) & !FLUSH_REQUEST == 0 {
-            return false;
-        }
-        let waiter = {
-            let mut list = lock(&self.list);
-            let waiter = list.pop();
-            if waiter.is_some() {
-                self.count.fetch_sub(1, Ordering::SeqCst);
-            }
-            waiter
-        };
-        match waiter {
-            Some(p) => {
-                p.unpark_thread();
-                true
-            }
-            None => false,
-        }
-    }
-}
-
-/// Where `find_work` found a job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Taken {
-    /// The thread's own deque or spawn queue.
-    Own,
-    /// One of the thread's own forks older than what it waits for (a scope's wait): its own
-    /// work, but shallower in its tree than the wait, so such helps are counted apart
-    /// (`MAX_OLDER_HELP` in worker.rs).
-    OwnOlder,
-    /// Worker `i`'s deque or spawn queue (a steal).
-    From(usize),
-    /// The deque of a participant that is not a worker (a caller, a spare): a steal.
-    Caller,
-    /// The injector: spawns from outside, and forks of callers without a deque (counted as a
-    /// steal).
-    Injector,
-}
-
-impl Taken {
-    /// A steal from deque slot `slot` of a pool of `threads` workers (see `Registry::slots`).
-    pub(crate) fn from_slot(slot: usize, threads: usize) -> Taken {
-        if slot < threads {
-            Taken::From(slot)
-        } else {
-            Taken::Caller
-        }
-    }
-
-    /// Taken from someone else (the stats' "steals").
-    pub(crate) fn stolen(self) -> bool {
-        !matches!(self, Taken::Own | Taken::OwnOlder)
-    }
-
-    /// The victim's track index in a trace (`None` for the injector).
-    pub(crate) fn victim(self) -> Option<u32> {
-        match self {
-            Taken::From(i) => Some(i as u32),
-            _ => None,
-        }
-    }
-}
 
 /// Everything the pool's threads share.
 #[derive(Debug)]
@@ -787,66 +612,6 @@ impl Registry {
     pub(crate) fn terminate_spares(&self) -> Vec<std::thread::JoinHandle<()>> {
         self.spares.terminate()
     }
-}
-
-/// The main loop of worker `index`.
-pub(crate) fn worker_main(
-    registry: Arc<Registry>,
-    index: usize,
-    deque: Worker,
-    placement: Option<Placement>,
-) {
-    registry.holders.record(index);
-    let home = placement.as_ref().and_then(Placement::home);
-    let parker = Arc::new(Parker::with_home(home));
-    let me = Participant::new(&registry, Some(index), parker.clone(), Some(deque));
-    let me = me.with_placement(placement);
-    let _current = me.enter();
-    let _home = me.enter_home();
-    // Before the first search: mail posted from here on wakes this worker (`Registry::post`).
-    registry.register_worker(index, &parker);
-    let sleep = &registry.sleep;
-    let mut searching = sleep.try_activate_searching();
-    loop {
-        if !searching {
-            match me.sleep_idle_without_slot() {
-                Wake::Searching => searching = true,
-                Wake::Exit => return exit_check(&registry, index),
-            }
-        }
-        match me.search() {
-            Some((job, taken)) => {
-                let before = sleep.transition_from_searching();
-                if before.searching() == 1 && registry.has_work() {
-                    // We were the last searcher and more work waits: pass the baton.
-                    registry.publish_wake();
-                }
-                if sleep.over_limit() {
-                    // The limit fell while we searched: wait for a slot with the job in hand.
-                    me.pause_for_limit();
-                }
-                me.execute_found(job, taken);
-                if sleep.over_limit() && {
-                    me.give_back_number();
-                    sleep.yield_if_over_limit()
-                } {
-                    searching = false;
-                    continue;
-                }
-                sleep.transition_to_searching();
-            }
-            None => match me.sleep_idle() {
-                Wake::Searching => {}
-                Wake::Exit => return exit_check(&registry, index),
-            },
-        }
-    }
-}
-
-/// A worker leaves only when its pool is dropped, and a broadcast borrows the pool until every
-/// worker ran its share: no mail can be left behind.
-fn exit_check(registry: &Registry, index: usize) {
-    debug_assert!(!registry.has_mail(index), "a worker exits with mail");
 }
 
 impl Registry {
