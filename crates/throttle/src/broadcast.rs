@@ -1,4 +1,5 @@
-//! `Pool::broadcast`: run an operation once on every worker thread of a pool.
+//! Broadcasts: run an operation once on every worker thread of a pool
+//! ([`Pool::broadcast`](crate::Pool::broadcast)).
 //!
 //! The caller posts one job to each worker's *mailbox* (`Registry::post`): a queue that only
 //! that worker takes from, when it next looks for work. Posting wakes the worker in whatever
@@ -13,7 +14,6 @@ use crate::latch::JobLatch;
 use crate::registry::Registry;
 use crate::sync::{AtomicUsize, Ordering};
 use crate::worker::{with_home, Participant};
-use crate::Pool;
 use std::any::Any;
 use std::cell::UnsafeCell;
 use std::fmt;
@@ -21,7 +21,7 @@ use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 
-/// What a [`Pool::broadcast`] operation learns about the thread it runs on.
+/// What a [`Pool::broadcast`](crate::Pool::broadcast) operation learns about the thread it runs on.
 ///
 /// # Examples
 /// ```
@@ -156,7 +156,7 @@ where
     }
 }
 
-/// Runs `op` once on every worker of `p`'s pool; see [`Pool::broadcast`].
+/// Runs `op` once on every worker of `p`'s pool; see [`Pool::broadcast`](crate::Pool::broadcast).
 pub(crate) fn broadcast_in<OP, R>(p: &Participant, op: &OP) -> Vec<R>
 where
     OP: Fn(BroadcastContext<'_>) -> R + Sync,
@@ -223,46 +223,4 @@ fn collect<OP, R>(jobs: Vec<BroadcastJob<'_, OP, R>>) -> Vec<R> {
         panic::resume_unwind(payload);
     }
     out
-}
-
-impl Pool {
-    /// Runs `op` once on every worker thread of the pool and returns the results in thread-index
-    /// order (as rayon's `ThreadPool::broadcast`). Use it for per-thread setup or teardown:
-    /// thread-local caches, affinity, counters.
-    ///
-    /// Each worker runs its `op` when it next looks for work: at once if it is idle (a sleeping
-    /// worker is woken for it), after its current task if it is busy. A caller that is one of
-    /// the pool's workers runs its own share at once; any caller then waits, running other work
-    /// of the pool meanwhile.
-    ///
-    /// **Under the live limit.** The operations run under the pool's limit `k` like any task:
-    /// at most `k` of them at a time (fewer if other tasks hold slots), each on its own worker,
-    /// in the order the workers get slots. With `k < threads`, a worker that has no slot sleeps
-    /// until one is handed to it; so an `op` that waits for *another* worker's `op` (a barrier
-    /// across all of them) deadlocks unless `k == threads`, and a barrier of `k + 1` or more
-    /// parties is never reached. Lowering or raising the limit during a broadcast is fine.
-    ///
-    /// # Panics
-    /// If any `op` panics, the panic (the lowest thread index's, if several did) is resumed here
-    /// after every `op` has finished and the other results have been dropped.
-    ///
-    /// # Examples
-    /// ```
-    /// let pool = throttle::Pool::new(4).unwrap();
-    /// let squares = pool.broadcast(|ctx| ctx.index() * ctx.index());
-    /// assert_eq!(squares, [0, 1, 4, 9]);
-    ///
-    /// // Also from inside the pool, and with a limit below the thread count.
-    /// pool.set_concurrency(1).unwrap();
-    /// let n = pool.install(|| pool.broadcast(|_| 1).len());
-    /// assert_eq!(n, 4);
-    /// ```
-    pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
-    where
-        OP: Fn(BroadcastContext<'_>) -> R + Sync,
-        R: Send,
-    {
-        let op = &op;
-        self.in_pool(|p| broadcast_in(p, op))
-    }
 }

@@ -1,7 +1,9 @@
-//! The global pool behind the free functions, and the default thread count.
+//! The global pool behind the free functions: its size and options from the environment, the
+//! free [`spawn`], [`PoolBuilder::build_global`], and the global pool's trace file.
 
 use crate::error::Error;
-use crate::pool::Pool;
+use crate::hooks::{current_target, spawn_in};
+use crate::pool::{default_threads, Pool, PoolBuilder};
 use std::sync::OnceLock;
 
 /// The environment variable that sets the global pool's size.
@@ -43,17 +45,6 @@ pub(crate) fn with_env_auto(b: crate::PoolBuilder) -> Result<crate::PoolBuilder,
 /// ignored. It also sizes pools built by [`ThreadPoolBuilder`](crate::ThreadPoolBuilder) without
 /// a thread count, as in rayon.
 pub const RAYON_THREADS_ENV: &str = "RAYON_NUM_THREADS";
-
-/// The CPUs this process may really use: the affinity mask and the cgroup CPU quota, as
-/// `std::thread::available_parallelism` reads them on Linux (1 if unknown).
-///
-/// # Examples
-/// ```
-/// assert!(throttle::default_threads() >= 1);
-/// ```
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
 
 /// Parses a `THROTTLE_THREADS` value.
 pub(crate) fn parse_threads(value: &str) -> Result<usize, Error> {
@@ -176,9 +167,9 @@ pub(crate) fn with_env_jobserver(b: crate::PoolBuilder) -> crate::PoolBuilder {
 }
 
 /// `THROTTLE_TRACE=FILE.json`: the global pool records its timeline from its start
-/// ([`crate::trace::write_global_trace`] writes it).
+/// ([`write_global_trace`] writes it).
 fn trace_from_env(pool: &Pool) {
-    if std::env::var_os(crate::trace::TRACE_ENV).is_some_and(|v| !v.is_empty()) {
+    if std::env::var_os(TRACE_ENV).is_some_and(|v| !v.is_empty()) {
         pool.start_trace();
     }
 }
@@ -195,40 +186,15 @@ pub(crate) fn install_global(pool: Pool) -> Result<(), Error> {
     GLOBAL.set(Ok(pool)).map_err(|_| Error::global_started())
 }
 
-thread_local! {
-    /// The pool of a serial run in progress on this thread (auto mode chose to run a loop on
-    /// the calling thread alone, [`serial_in`]); null otherwise.
-    static SERIAL_POOL: std::cell::Cell<*const Pool> = const { std::cell::Cell::new(std::ptr::null()) };
-}
-
 /// Runs `f` with the pool that a thread outside any pool's work uses: the pool of a serial run
 /// in progress on this thread, or else the global pool. So a loop that auto mode runs on the
 /// calling thread alone still belongs to its pool: `current_num_threads()` is that pool's,
 /// and a `join` in it forks there (never starting the global pool).
 pub(crate) fn with_default<R>(f: impl FnOnce(&Pool) -> R) -> R {
-    let p = SERIAL_POOL.with(std::cell::Cell::get);
-    // SAFETY: non-null only inside `serial_in`, which borrows the pool for as long as the
-    // pointer is set (restored by a guard, also on unwinding).
-    match unsafe { p.as_ref() } {
+    crate::pool::with_serial_pool(|serial| match serial {
         Some(pool) => f(pool),
         None => f(global()),
-    }
-}
-
-/// Runs `f`, the serial way of a call of `pool`, on the calling thread with `pool` as its
-/// default pool ([`with_default`]). It takes no run slot: a thread outside the pool's work
-/// calls in through the free functions, which enter `pool` as any caller does.
-#[inline]
-pub(crate) fn serial_in<R>(pool: &Pool, f: impl FnOnce() -> R) -> R {
-    struct Restore(*const Pool);
-    impl Drop for Restore {
-        #[inline]
-        fn drop(&mut self) {
-            SERIAL_POOL.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(SERIAL_POOL.with(|c| c.replace(pool)));
-    f()
+    })
 }
 
 /// The global pool, or a panic that says what to fix.
@@ -237,6 +203,94 @@ pub(crate) fn global() -> &'static Pool {
         Ok(p) => p,
         Err(e) => panic!("throttle: cannot start the global pool: {e}"),
     }
+}
+
+/// Spawns a detached task in the current pool (the pool whose task or `install` the calling
+/// thread runs, or else the global pool). The task may run on any of the pool's threads, after
+/// this call returns; its panic goes to the pool's panic handler (see
+/// [`PoolBuilder::panic_handler`]), and dropping the pool waits for it. To wait for tasks or
+/// borrow from the caller, use [`scope`](crate::scope) instead.
+///
+/// # Panics
+/// From outside any pool, if the global pool cannot start (a bad `THROTTLE_THREADS`).
+///
+/// # Examples
+/// ```
+/// use std::sync::mpsc::channel;
+/// let (tx, rx) = channel();
+/// throttle::spawn(move || tx.send(6 * 7).unwrap());
+/// assert_eq!(rx.recv().unwrap(), 42);
+/// ```
+pub fn spawn<F>(task: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    match current_target() {
+        // SAFETY: the registry belongs to the pool the calling thread takes part in right now,
+        // so it is alive for the duration of this call.
+        Some((registry, hooks)) => spawn_in(unsafe { &*registry }, hooks, task),
+        None => with_default(|pool| pool.spawn(task)),
+    }
+}
+
+impl PoolBuilder {
+    /// Builds the pool and makes it the global pool, the one the free functions
+    /// ([`join`](crate::join), [`spawn`](crate::spawn), parallel iterators, ...) use outside any
+    /// pool. Call it before any parallel work: the global pool starts on first use.
+    ///
+    /// # Errors
+    /// The global pool has already started (an earlier `build_global`, or a free function called
+    /// before), or [`build`](PoolBuilder::build) failed.
+    ///
+    /// # Examples
+    /// ```
+    /// throttle::Pool::builder().threads(2).build_global().unwrap();
+    /// assert_eq!(throttle::current_num_threads(), 2);
+    /// let again = throttle::Pool::builder().threads(3).build_global();
+    /// assert!(again.unwrap_err().to_string().contains("already started"));
+    /// ```
+    pub fn build_global(self) -> Result<(), crate::Error> {
+        if started() {
+            return Err(crate::Error::global_started());
+        }
+        install_global(self.build()?)
+    }
+}
+
+/// The environment variable that traces the global pool: `THROTTLE_TRACE=FILE.json` starts
+/// recording when the global pool starts; [`write_global_trace`] (which the `throttle` CLI calls
+/// on exit) writes the Chrome JSON there.
+pub const TRACE_ENV: &str = "THROTTLE_TRACE";
+
+/// Stops the global pool's recording, if [`TRACE_ENV`] started one, and writes it to the file
+/// the variable names. Returns the path written, or `None` if the variable is unset or the
+/// global pool never started.
+///
+/// # Errors
+/// Creating or writing the file.
+///
+/// # Examples
+/// ```
+/// // Without THROTTLE_TRACE in the environment there is nothing to write.
+/// if std::env::var_os(throttle::trace::TRACE_ENV).is_none() {
+///     assert!(throttle::trace::write_global_trace().unwrap().is_none());
+/// }
+/// ```
+pub fn write_global_trace() -> std::io::Result<Option<std::path::PathBuf>> {
+    let Some(path) = std::env::var_os(TRACE_ENV).filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    if !started() {
+        return Ok(None);
+    }
+    let Ok(pool) = global_pool() else {
+        return Ok(None);
+    };
+    let trace = pool.stop_trace();
+    let path = std::path::PathBuf::from(path);
+    let file = std::fs::File::create(&path)?;
+    trace.write_chrome_json(std::io::BufWriter::new(file))?;
+    Ok(Some(path))
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! What a pool runs around its work: the builder's `start_handler`, `exit_handler` and
-//! `panic_handler`, and detached tasks ([`Pool::spawn`], [`spawn`](crate::spawn)).
+//! `panic_handler`, and detached tasks ([`Pool::spawn`](crate::Pool::spawn),
+//! [`spawn`](crate::spawn)).
 //!
 //! A pool's [`Hooks`] live beside its registry: workers call the start and exit handlers
 //! around their main loop, and every detached task carries the hooks it was spawned with, so a
@@ -14,14 +15,13 @@ use crate::registry::Registry;
 // std, not `crate::sync`: these locks guard bookkeeping, not a scheduler protocol, and the
 // table must be a `static` (loom's mutex cannot be built in a const).
 use crate::worker::Participant;
-use crate::{Pool, PoolBuilder};
 use std::any::Any;
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-type IndexFn = Arc<dyn Fn(usize) + Send + Sync>;
-type PanicFn = Arc<dyn Fn(Box<dyn Any + Send>) + Send + Sync>;
+pub(crate) type IndexFn = Arc<dyn Fn(usize) + Send + Sync>;
+pub(crate) type PanicFn = Arc<dyn Fn(Box<dyn Any + Send>) + Send + Sync>;
 
 /// A pool's handlers and its count of unfinished detached tasks.
 #[derive(Default)]
@@ -39,6 +39,21 @@ pub(crate) struct Hooks {
 type Task = Box<dyn FnOnce() + Send>;
 
 impl Hooks {
+    /// Sets the handler each worker runs when it starts.
+    pub(crate) fn set_start(&mut self, handler: IndexFn) {
+        self.start = Some(handler);
+    }
+
+    /// Sets the handler each worker runs when it stops.
+    pub(crate) fn set_exit(&mut self, handler: IndexFn) {
+        self.exit = Some(handler);
+    }
+
+    /// Sets the handler that receives panics of detached tasks and of the other handlers.
+    pub(crate) fn set_panic(&mut self, handler: PanicFn) {
+        self.panic = Some(handler);
+    }
+
     /// Runs a worker's main loop between the start and exit handlers. A handler's panic goes
     /// to the panic handler if there is one (as in rayon), else it is printed; the worker goes
     /// on either way.
@@ -231,162 +246,4 @@ pub(crate) fn current_target() -> Option<(*const Registry, Arc<Hooks>)> {
     Participant::with_current(|p| {
         p.and_then(|p| hooks_of(p.registry()).map(|h| (p.registry() as *const Registry, h)))
     })
-}
-
-/// Spawns a detached task in the current pool (the pool whose task or `install` the calling
-/// thread runs, or else the global pool). The task may run on any of the pool's threads, after
-/// this call returns; its panic goes to the pool's panic handler (see
-/// [`PoolBuilder::panic_handler`]), and dropping the pool waits for it. To wait for tasks or
-/// borrow from the caller, use [`scope`](crate::scope) instead.
-///
-/// # Panics
-/// From outside any pool, if the global pool cannot start (a bad `THROTTLE_THREADS`).
-///
-/// # Examples
-/// ```
-/// use std::sync::mpsc::channel;
-/// let (tx, rx) = channel();
-/// throttle::spawn(move || tx.send(6 * 7).unwrap());
-/// assert_eq!(rx.recv().unwrap(), 42);
-/// ```
-pub fn spawn<F>(task: F)
-where
-    F: FnOnce() + Send + 'static,
-{
-    match current_target() {
-        // SAFETY: the registry belongs to the pool the calling thread takes part in right now,
-        // so it is alive for the duration of this call.
-        Some((registry, hooks)) => spawn_in(unsafe { &*registry }, hooks, task),
-        None => crate::global::with_default(|pool| pool.spawn(task)),
-    }
-}
-
-impl Pool {
-    /// Spawns a detached task: `task` runs on one of the pool's threads, after this call
-    /// returns. A panic in it goes to the panic handler (see [`PoolBuilder::panic_handler`];
-    /// by default it is printed and the pool goes on). Dropping the pool waits for its detached
-    /// tasks. To wait for tasks or borrow from the caller, use [`Pool::scope`] instead.
-    ///
-    /// # Examples
-    /// ```
-    /// use std::sync::mpsc::channel;
-    /// let pool = throttle::Pool::new(2).unwrap();
-    /// let (tx, rx) = channel();
-    /// for i in 0..4u64 {
-    ///     let tx = tx.clone();
-    ///     pool.spawn(move || tx.send(i * i).unwrap());
-    /// }
-    /// drop(tx);
-    /// assert_eq!(rx.iter().sum::<u64>(), 14);
-    /// ```
-    pub fn spawn<F>(&self, task: F)
-    where
-        F: FnOnce() + Send + 'static,
-    {
-        spawn_in(self.registry(), self.hooks.clone(), task);
-    }
-}
-
-impl PoolBuilder {
-    /// Calls `handler(index)` on each worker thread when it starts, before it runs any task
-    /// (to pin it, name it in a profiler, set up thread-local state, ...). A panic in the
-    /// handler goes to the [`panic_handler`](PoolBuilder::panic_handler) if one is set, else
-    /// it is printed; the worker goes on either way.
-    ///
-    /// # Examples
-    /// ```
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    /// use std::sync::Arc;
-    /// let started = Arc::new(AtomicUsize::new(0));
-    /// let s = started.clone();
-    /// let pool = throttle::Pool::builder()
-    ///     .threads(2)
-    ///     .start_handler(move |_index| { s.fetch_add(1, Ordering::SeqCst); })
-    ///     .build()
-    ///     .unwrap();
-    /// drop(pool); // joins the workers, so both have started
-    /// assert_eq!(started.load(Ordering::SeqCst), 2);
-    /// ```
-    pub fn start_handler<H>(mut self, handler: H) -> Self
-    where
-        H: Fn(usize) + Send + Sync + 'static,
-    {
-        self.hooks.start = Some(Arc::new(handler));
-        self
-    }
-
-    /// Calls `handler(index)` on each worker thread when it stops (when the pool is dropped).
-    /// A panic in it is handled as one in the start handler.
-    ///
-    /// # Examples
-    /// ```
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    /// use std::sync::Arc;
-    /// let exited = Arc::new(AtomicUsize::new(0));
-    /// let e = exited.clone();
-    /// let pool = throttle::Pool::builder()
-    ///     .threads(3)
-    ///     .exit_handler(move |_index| { e.fetch_add(1, Ordering::SeqCst); })
-    ///     .build()
-    ///     .unwrap();
-    /// drop(pool);
-    /// assert_eq!(exited.load(Ordering::SeqCst), 3);
-    /// ```
-    pub fn exit_handler<H>(mut self, handler: H) -> Self
-    where
-        H: Fn(usize) + Send + Sync + 'static,
-    {
-        self.hooks.exit = Some(Arc::new(handler));
-        self
-    }
-
-    /// Receives the panic payload of a detached task ([`Pool::spawn`], [`spawn`](crate::spawn))
-    /// that panicked, or of a start or exit handler (default: print it to stderr). Panics of `join`, `scope`, `install` and
-    /// the parallel iterators are not handled here: they reach their caller.
-    ///
-    /// # Examples
-    /// ```
-    /// use std::sync::mpsc::channel;
-    /// let (tx, rx) = channel();
-    /// let tx = std::sync::Mutex::new(tx);
-    /// let pool = throttle::Pool::builder()
-    ///     .threads(2)
-    ///     .panic_handler(move |payload| {
-    ///         let msg = payload.downcast_ref::<&str>().copied().unwrap_or("?");
-    ///         tx.lock().unwrap().send(msg.to_string()).unwrap();
-    ///     })
-    ///     .build()
-    ///     .unwrap();
-    /// pool.spawn(|| panic!("oops"));
-    /// assert_eq!(rx.recv().unwrap(), "oops");
-    /// ```
-    pub fn panic_handler<H>(mut self, handler: H) -> Self
-    where
-        H: Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
-    {
-        self.hooks.panic = Some(Arc::new(handler));
-        self
-    }
-
-    /// Builds the pool and makes it the global pool, the one the free functions
-    /// ([`join`](crate::join), [`spawn`](crate::spawn), parallel iterators, ...) use outside any
-    /// pool. Call it before any parallel work: the global pool starts on first use.
-    ///
-    /// # Errors
-    /// The global pool has already started (an earlier `build_global`, or a free function called
-    /// before), or [`build`](PoolBuilder::build) failed.
-    ///
-    /// # Examples
-    /// ```
-    /// throttle::Pool::builder().threads(2).build_global().unwrap();
-    /// assert_eq!(throttle::current_num_threads(), 2);
-    /// let again = throttle::Pool::builder().threads(3).build_global();
-    /// assert!(again.unwrap_err().to_string().contains("already started"));
-    /// ```
-    pub fn build_global(self) -> Result<(), crate::Error> {
-        if crate::global::started() {
-            return Err(crate::Error::global_started());
-        }
-        crate::global::install_global(self.build()?)
-    }
 }

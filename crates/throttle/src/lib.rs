@@ -233,17 +233,14 @@ pub use broadcast::BroadcastContext;
 pub use context::Context;
 pub use current::{current_num_threads, current_thread_index};
 pub use error::Error;
-pub use global::{
-    default_threads, global_pool, global_threads, AUTO_ENV, RAYON_THREADS_ENV, THREADS_ENV,
-};
-pub use hooks::spawn;
+pub use global::{global_pool, global_threads, spawn, AUTO_ENV, RAYON_THREADS_ENV, THREADS_ENV};
 pub use iter::option::result;
 pub use iter::{array, collections, option, range, range_inclusive, slice, str, string, vec};
 #[cfg(not(loom))]
 pub use jobserver::{
     Jobserver, Server, Style, Token, HOOKS_ENV, ID_ENV, JOBSERVER_ENV, RETURN_ID_ENV, SOCKET_ENV,
 };
-pub use pool::{Pool, PoolBuilder, PLACEMENT_ENV};
+pub use pool::{default_threads, Pool, PoolBuilder, PLACEMENT_ENV};
 pub use registry::DEFAULT_STACK_SIZE;
 pub use scope::Scope;
 pub use semaphore::{Permit, Throttle};

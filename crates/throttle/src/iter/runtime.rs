@@ -144,7 +144,7 @@ pub(crate) fn remembered<R: Send>(
             // A serial, untimed call (the common one for a short loop) runs here, the rest
             // out of line (`Pool::remembered_at`).
             pool.remembered_at(site, len, |way| match way {
-                Way::Serial => crate::global::serial_in(pool, || run(Way::Serial)),
+                Way::Serial => crate::pool::serial_in(pool, || run(Way::Serial)),
                 Way::Parallel => pool.install(|| run(Way::Parallel)),
             })
         }

@@ -204,7 +204,7 @@ impl PoolBuilder {
     pub(crate) fn build_with(self, adopt: bool, spawn: &mut Spawner<'_>) -> Result<Pool, Error> {
         let threads = match self.threads {
             Some(n) => n,
-            None => crate::default_threads(),
+            None => default_threads(),
         };
         if threads == 0 {
             return Err(Error::zero_threads());
@@ -332,4 +332,97 @@ pub(crate) fn spawn_std_thread(start: WorkerStart) -> std::io::Result<Option<Joi
         .stack_size(start.stack_size.unwrap_or(DEFAULT_STACK_SIZE))
         .spawn(start.run)
         .map(Some)
+}
+
+impl PoolBuilder {
+    /// Calls `handler(index)` on each worker thread when it starts, before it runs any task
+    /// (to pin it, name it in a profiler, set up thread-local state, ...). A panic in the
+    /// handler goes to the [`panic_handler`](PoolBuilder::panic_handler) if one is set, else
+    /// it is printed; the worker goes on either way.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let started = Arc::new(AtomicUsize::new(0));
+    /// let s = started.clone();
+    /// let pool = throttle::Pool::builder()
+    ///     .threads(2)
+    ///     .start_handler(move |_index| { s.fetch_add(1, Ordering::SeqCst); })
+    ///     .build()
+    ///     .unwrap();
+    /// drop(pool); // joins the workers, so both have started
+    /// assert_eq!(started.load(Ordering::SeqCst), 2);
+    /// ```
+    pub fn start_handler<H>(mut self, handler: H) -> Self
+    where
+        H: Fn(usize) + Send + Sync + 'static,
+    {
+        self.hooks.set_start(std::sync::Arc::new(handler));
+        self
+    }
+
+    /// Calls `handler(index)` on each worker thread when it stops (when the pool is dropped).
+    /// A panic in it is handled as one in the start handler.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let exited = Arc::new(AtomicUsize::new(0));
+    /// let e = exited.clone();
+    /// let pool = throttle::Pool::builder()
+    ///     .threads(3)
+    ///     .exit_handler(move |_index| { e.fetch_add(1, Ordering::SeqCst); })
+    ///     .build()
+    ///     .unwrap();
+    /// drop(pool);
+    /// assert_eq!(exited.load(Ordering::SeqCst), 3);
+    /// ```
+    pub fn exit_handler<H>(mut self, handler: H) -> Self
+    where
+        H: Fn(usize) + Send + Sync + 'static,
+    {
+        self.hooks.set_exit(std::sync::Arc::new(handler));
+        self
+    }
+
+    /// Receives the panic payload of a detached task ([`Pool::spawn`], [`spawn`](crate::spawn))
+    /// that panicked, or of a start or exit handler (default: print it to stderr). Panics of `join`, `scope`, `install` and
+    /// the parallel iterators are not handled here: they reach their caller.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::mpsc::channel;
+    /// let (tx, rx) = channel();
+    /// let tx = std::sync::Mutex::new(tx);
+    /// let pool = throttle::Pool::builder()
+    ///     .threads(2)
+    ///     .panic_handler(move |payload| {
+    ///         let msg = payload.downcast_ref::<&str>().copied().unwrap_or("?");
+    ///         tx.lock().unwrap().send(msg.to_string()).unwrap();
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// pool.spawn(|| panic!("oops"));
+    /// assert_eq!(rx.recv().unwrap(), "oops");
+    /// ```
+    pub fn panic_handler<H>(mut self, handler: H) -> Self
+    where
+        H: Fn(Box<dyn std::any::Any + Send>) + Send + Sync + 'static,
+    {
+        self.hooks.set_panic(std::sync::Arc::new(handler));
+        self
+    }
+}
+
+/// The CPUs this process may really use: the affinity mask and the cgroup CPU quota, as
+/// `std::thread::available_parallelism` reads them on Linux (1 if unknown).
+///
+/// # Examples
+/// ```
+/// assert!(throttle::default_threads() >= 1);
+/// ```
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }

@@ -213,7 +213,7 @@ impl Pool {
     /// memory says is cheaper (serially on the calling thread, or split in the pool) and
     /// records what it cost when the memory asks for a timing. A serial run is plain code on
     /// the calling thread (no run slot, no set-up) that still belongs to this pool
-    /// (`global::serial_in`, which `run` applies): `current_num_threads()` inside it is this
+    /// (`serial_in`, which `run` applies): `current_num_threads()` inside it is this
     /// pool's, and a `join` in it forks here. Inline: a serial, untimed call, the common one,
     /// runs here with `run`'s way known; the rest goes to [`remembered_way`](Pool::remembered_way).
     ///
@@ -281,4 +281,34 @@ impl Pool {
     pub fn controller_log(&self) -> Vec<ControllerEvent> {
         self.auto.log()
     }
+}
+
+thread_local! {
+    /// The pool of a serial run in progress on this thread (auto mode chose to run a loop on
+    /// the calling thread alone, `serial_in`); null otherwise.
+    static SERIAL_POOL: std::cell::Cell<*const Pool> = const { std::cell::Cell::new(std::ptr::null()) };
+}
+
+/// Runs `f` with the pool of the serial run in progress on this thread, if any.
+pub(crate) fn with_serial_pool<R>(f: impl FnOnce(Option<&Pool>) -> R) -> R {
+    let p = SERIAL_POOL.with(std::cell::Cell::get);
+    // SAFETY: non-null only inside `serial_in`, which borrows the pool for as long as the
+    // pointer is set (restored by a guard, also on unwinding).
+    f(unsafe { p.as_ref() })
+}
+
+/// Runs `f`, the serial way of a call of `pool`, on the calling thread with `pool` as its
+/// default pool (`global::with_default`). It takes no run slot: a thread outside the pool's work
+/// calls in through the free functions, which enter `pool` as any caller does.
+#[inline]
+pub(crate) fn serial_in<R>(pool: &Pool, f: impl FnOnce() -> R) -> R {
+    struct Restore(*const Pool);
+    impl Drop for Restore {
+        #[inline]
+        fn drop(&mut self) {
+            SERIAL_POOL.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(SERIAL_POOL.with(|c| c.replace(pool)));
+    f()
 }

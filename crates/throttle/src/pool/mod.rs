@@ -21,9 +21,11 @@ use std::time::Instant;
 
 mod builder;
 mod limit;
+mod tasks;
 
+pub use builder::{default_threads, PoolBuilder, PLACEMENT_ENV};
 pub(crate) use builder::{spawn_std_thread, WorkerStart};
-pub use builder::{PoolBuilder, PLACEMENT_ENV};
+pub(crate) use limit::{serial_in, with_serial_pool};
 
 /// A pool of worker threads with a live concurrency limit.
 ///
@@ -328,11 +330,11 @@ impl Pool {
     {
         let serial = |range: Range<usize>| {
             // On the calling thread alone, but still belonging to this pool
-            // (`global::serial_in`). The body through a closure of our own, not `&f`: core's
+            // (`serial_in`). The body through a closure of our own, not `&f`: core's
             // `FnMut for &F` does not inline into the loop (`iter/inline_call.rs`), which cost
             // a call per index (a call of 16 one-spin jobs ran 164 instructions this way, 98
             // as a plain loop; callgrind).
-            crate::global::serial_in(self, || {
+            serial_in(self, || {
                 range.for_each(crate::iter::inline_call::inlined(&f))
             })
         };
@@ -396,7 +398,7 @@ impl Pool {
         RD: Fn(T, T) -> T + Sync + Send,
     {
         let serial = |range: Range<usize>| {
-            crate::global::serial_in(self, || {
+            serial_in(self, || {
                 range.fold(identity(), |acc, i| reduce(acc, map(i)))
             })
         };

@@ -35,44 +35,9 @@ pub(crate) mod model;
 pub(crate) mod recorder;
 pub(crate) mod ring;
 
+pub use crate::global::{write_global_trace, TRACE_ENV};
 pub use model::{Event, EventKind, Role, Span, SpanRecord, Trace, Track};
 pub use recorder::{Recorder, TrackRecorder, DEFAULT_CAPACITY};
-
-/// The environment variable that traces the global pool: `THROTTLE_TRACE=FILE.json` starts
-/// recording when the global pool starts; [`write_global_trace`] (which the `throttle` CLI calls
-/// on exit) writes the Chrome JSON there.
-pub const TRACE_ENV: &str = "THROTTLE_TRACE";
-
-/// Stops the global pool's recording, if [`TRACE_ENV`] started one, and writes it to the file
-/// the variable names. Returns the path written, or `None` if the variable is unset or the
-/// global pool never started.
-///
-/// # Errors
-/// Creating or writing the file.
-///
-/// # Examples
-/// ```
-/// // Without THROTTLE_TRACE in the environment there is nothing to write.
-/// if std::env::var_os(throttle::trace::TRACE_ENV).is_none() {
-///     assert!(throttle::trace::write_global_trace().unwrap().is_none());
-/// }
-/// ```
-pub fn write_global_trace() -> std::io::Result<Option<std::path::PathBuf>> {
-    let Some(path) = std::env::var_os(TRACE_ENV).filter(|p| !p.is_empty()) else {
-        return Ok(None);
-    };
-    if !crate::global::started() {
-        return Ok(None);
-    }
-    let Ok(pool) = crate::global_pool() else {
-        return Ok(None);
-    };
-    let trace = pool.stop_trace();
-    let path = std::path::PathBuf::from(path);
-    let file = std::fs::File::create(&path)?;
-    trace.write_chrome_json(std::io::BufWriter::new(file))?;
-    Ok(Some(path))
-}
 
 #[cfg(all(test, not(loom)))]
 mod tests {
