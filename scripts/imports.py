@@ -13,6 +13,18 @@ imports that close it, and the files over --max-lines lines (default 800) whose 
 do not say why in a sentence that begins "This file is long" (e.g. "//! This file is long
 because ...").
 
+A hub is a file whose first doc lines say why every file around it names it and it names them,
+in a sentence that begins "This file is a hub" (a trait whose methods return the adapters that
+implement it: a trait cannot name a type it does not see, and an impl cannot name a trait it
+does not see). A circle through hubs is accepted only if, without the hubs, none of its files
+are left in a circle of more than --max-circle files; those that are left are reported as a
+circle.
+
+Layers: if the crate's src/README.md has a section "## Map, by layer" whose numbered items name
+files and folders in backquotes (`deque.rs`, `sleep/`), each item is a layer, the first the
+lowest, and an import from a file of one layer into a file of a later layer is reported as an
+import running up.
+
 Exit status: 0 when no crate has such a circle or file, 1 otherwise, 2 for bad usage.
 
 Usage: scripts/imports.py [--max-circle N] [--max-lines N] [--edges] [CRATE_DIR ...]
@@ -263,15 +275,62 @@ def circles(files, edges):
     return sorted(out, key=len, reverse=True)
 
 
-def says_why_long(path):
+def header(path):
+    """The file's first doc lines (`//!`), as one line of text."""
     head = []
     for line in path.read_text(encoding="utf-8").splitlines()[:40]:
         if line.startswith("//!"):
             head.append(line)
         elif head:
             break
-    text = re.sub(r"\s+", " ", " ".join(l[3:] for l in head))
-    return "This file is long" in text
+    return re.sub(r"\s+", " ", " ".join(l[3:] for l in head))
+
+
+def says_why_long(path):
+    return "This file is long" in header(path)
+
+
+def is_hub(path):
+    return "This file is a hub" in header(path)
+
+
+def split_at_hubs(circle, edges, max_circle):
+    """The hubs of `circle`, and the circles of more than `max_circle` files left without them."""
+    hubs = [f for f in circle if is_hub(f)]
+    if not hubs:
+        return [], [circle]
+    rest = [f for f in circle if f not in hubs]
+    keep = set(rest)
+    sub = {f: {t: p for t, p in edges.get(f, {}).items() if t in keep} for f in rest}
+    return hubs, [c for c in circles(rest, sub) if len(c) > max_circle]
+
+
+def layers_of(src):
+    """The layers that src/README.md lists (see the module docs): file -> layer number."""
+    readme = src / "README.md"
+    if not readme.is_file():
+        return {}
+    text = readme.read_text(encoding="utf-8")
+    m = re.search(r"^## Map, by layer\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    if not m:
+        return {}
+    layer_of, layer = {}, None
+    for line in m.group(1).splitlines():
+        item = re.match(r"(\d+)\. ", line)
+        if item:
+            layer = int(item.group(1))
+        elif not line.startswith(" "):
+            layer = None
+        if layer is None:
+            continue
+        for name in re.findall(r"`([\w./-]+)`", line):
+            path = src / name.rstrip("/")
+            if path.is_file():
+                layer_of[path] = layer
+            elif path.is_dir():
+                for f in path.rglob("*.rs"):
+                    layer_of.setdefault(f, layer)
+    return layer_of
 
 
 def main():
@@ -293,15 +352,34 @@ def main():
             return 2
         files, edges = crate_graph(src)
         rel = lambda p: str(p.relative_to(src))
-        big = [c for c in circles(files, edges) if len(c) > args.max_circle]
+        big, around_hubs = [], []
+        for c in circles(files, edges):
+            if len(c) <= args.max_circle:
+                continue
+            hubs, left = split_at_hubs(c, edges, args.max_circle)
+            if hubs and not left:
+                around_hubs.append((c, hubs))
+            big.extend(left)
         long_files = [(f, n) for f in files
                       if (n := len(f.read_text(encoding="utf-8").splitlines())) > args.max_lines
                       and not says_why_long(f)]
+        layer_of = layers_of(src)
+        up = [(f, t, paths) for f, targets in sorted(edges.items())
+              for t, paths in sorted(targets.items())
+              if f in layer_of and t in layer_of and layer_of[t] > layer_of[f]]
         lines = sum(len(f.read_text(encoding="utf-8").splitlines()) for f in files)
         print(f"{crate.name}: {len(files)} files, {lines} lines, "
               f"{sum(len(t) for t in edges.values())} imports between files, "
-              f"{len(big)} circle(s) of more than {args.max_circle} files, "
-              f"{len(long_files)} file(s) over {args.max_lines} lines without a reason")
+              f"{len(big)} circle(s) of more than {args.max_circle} files"
+              + (f" ({len(around_hubs)} more around hubs, each with a reason)" if around_hubs else "")
+              + ", "
+              f"{len(long_files)} file(s) over {args.max_lines} lines without a reason"
+              + (f", {len(up)} import(s) running up across the {len(set(layer_of.values()))} "
+                 f"layers of src/README.md" if layer_of else ""))
+        for f, t, paths in up:
+            bad = True
+            print(f"  up: {rel(f)} (layer {layer_of[f]}) -> {rel(t)} (layer {layer_of[t]}): "
+                  f"{', '.join(sorted(paths))}")
         for c in big:
             bad = True
             members = set(c)
@@ -310,6 +388,9 @@ def main():
                 for t, paths in sorted(edges.get(f, {}).items()):
                     if t in members:
                         print(f"    {rel(f)} -> {rel(t)}: {', '.join(sorted(paths))}")
+        for c, hubs in around_hubs:
+            print(f"  around the hubs {', '.join(rel(f) for f in hubs)}: {len(c)} files, "
+                  f"no circle of more than {args.max_circle} without them")
         for f, n in long_files:
             bad = True
             print(f"  {rel(f)}: {n} lines")

@@ -57,7 +57,7 @@ EXPECTED_PASS=(
 )
 # Not expected: rayon-core/unit_scope's four mixed_*_order tests check the order in which a
 # thread waiting for an inner scope runs an *outer* scope's spawns; throttle's isolated helping
-# runs the inner scope's own spawns first (crates/throttle/src/sleep/README.md).
+# runs the inner scope's own spawns first (crates/throttle-core/src/sleep/README.md).
 
 profile_flag=()
 per_file_timeout=600

@@ -72,20 +72,21 @@ if [ "$suite" = workspace ]; then
   "${cmd[@]}" --no-run > "$logs/build.log" 2>&1 ||
     { tail -n 30 "$logs/build.log" >&2; echo "soak: the build failed" >&2; exit 1; }
 else
-  build=(cargo test --release -p throttle --lib)
+  build=(cargo test --release -p throttle-core -p throttle-iter -p throttle --lib)
   for b in "${CONCURRENCY[@]}"; do build+=(--test "$b"); done
   echo "soak: building (${build[*]} --no-run)"
   "${build[@]}" --no-run --message-format=json > "$logs/build.json" 2> "$logs/build.log" ||
     { tail -n 30 "$logs/build.log" >&2; echo "soak: the build failed" >&2; exit 1; }
-  # Each test executable with the name its log section gets, as cargo's "Running" line names it.
+  # Each test executable with the name its log section gets, as cargo's "Running" line names it,
+  # and its package's folder, which cargo runs it from.
   python3 -c '
-import json, sys
+import json, os, sys
 for line in open(sys.argv[1]):
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         kind = m["target"]["kind"][0]
         name = "unittests src/lib.rs" if kind == "lib" else "tests/" + m["target"]["name"] + ".rs"
-        print(name + "\t" + m["executable"])
+        print(name + "\t" + os.path.dirname(m["manifest_path"]) + "\t" + m["executable"])
 ' "$logs/build.json" > "$logs/executables.tsv"
 fi
 export THROTTLE_STRESS_TASKS="${THROTTLE_STRESS_TASKS:-$stress_tasks}"
@@ -94,13 +95,13 @@ export THROTTLE_STRESS_TASKS="${THROTTLE_STRESS_TASKS:-$stress_tasks}"
 # The concurrency suite's round: every executable in turn, each under a "Running" line as cargo
 # prints it; fails if any failed.
 run_executables() {
-  local rc=0 name exe tsv
+  local rc=0 name dir exe tsv
   tsv="$(pwd)/$logs/executables.tsv"
   # As cargo runs them: from the package's folder, with its manifest folder in the environment.
-  cd crates/throttle && export CARGO_MANIFEST_DIR="$(pwd)" || return 1
-  while IFS=$'\t' read -r name exe; do
+  while IFS=$'\t' read -r name dir exe; do
     echo "     Running $name ($exe)"
-    "$exe" || { rc=$?; echo "error: test failed, to rerun pass \`$name\`"; }
+    (cd "$dir" && CARGO_MANIFEST_DIR="$dir" "$exe") ||
+      { rc=$?; echo "error: test failed, to rerun pass \`$name\`"; }
   done < "$tsv"
   return "$rc"
 }
@@ -149,7 +150,13 @@ trap on_signal INT TERM
 # binary that failed without a failing test line (a crash, an abort, a build error).
 failing_tests() {
   awk '
-    /^ *Running / { bin = $2; sub(/^.*\//, "", bin); sub(/\.rs$/, "", bin); named = 0; next }
+    # A unit-test binary is named by its crate (the executable without its hash), a test by
+    # its file.
+    /^ *Running / {
+      bin = $2; sub(/^.*\//, "", bin); sub(/\.rs$/, "", bin)
+      if ($2 == "unittests") { bin = $NF; gsub(/[()]/, "", bin); sub(/^.*\//, "", bin); sub(/-[0-9a-f]+$/, "", bin); bin = bin " unittests" }
+      named = 0; next
+    }
     /^ *Doc-tests / { bin = "doc:" $2; named = 0; next }
     /^test .* \.\.\. FAILED$/ { t = $0; sub(/^test /, "", t); sub(/ \.\.\. FAILED$/, "", t); print bin "::" t; named = 1; next }
     /^error: test failed, to rerun pass/ { if (!named) print bin " (exit)"; next }

@@ -2,7 +2,7 @@
 //! one machine-wide budget of N concurrent jobs, as a GNU make jobserver that loses no token.
 //!
 //! The server itself lives in the runtime (`throttle::Server`, protocol in
-//! `crates/throttle/src/jobserver/README.md`); this file is the command: parse, pick the style
+//! `crates/throttle-core/src/jobserver/README.md`); this file is the command: parse, pick the style
 //! the command reads (`style.rs`), start the server, run the command with `MAKEFLAGS` naming it,
 //! forward signals, print the status on SIGUSR1, and at exit report how many tokens came back
 //! and exit with the command's status. User guide: `docs/jobserver.md`. With `--budget URL`

@@ -190,7 +190,7 @@ fn every_throttle_run_example_in_the_docs_runs_as_written() {
     for f in [
         "README.md",
         "docs/jobserver.md",
-        "crates/throttle/src/jobserver/README.md",
+        "crates/throttle-core/src/jobserver/README.md",
     ] {
         let ex = examples(&root.join(f));
         assert!(!ex.is_empty(), "no throttle run example in {f}");

@@ -1,7 +1,7 @@
 //! The machine-wide budget's protocol: a GNU make jobserver client, and the crash-safe server
 //! behind `throttle run`. It knows nothing of thread pools: `throttle`'s `jobserver/budget.rs`
 //! is the pool's side. The token protocol, why no token is lost or duplicated and why the client
-//! never hoards: `crates/throttle/src/jobserver/README.md`.
+//! never hoards: `crates/throttle-core/src/jobserver/README.md`.
 //!
 //! - [`Jobserver`]: a connection to a jobserver (from `CARGO_MAKEFLAGS`/`MAKEFLAGS`/`MFLAGS`, an
 //!   explicit `--jobserver-auth` value, or a throttle server's socket).

@@ -155,12 +155,12 @@
 //!   a plain call; thieves could not use more, and they can steal the 1 024.) The
 //!   owner's side costs no fence: its push and pop issue the light side of an asymmetric fence,
 //!   and thieves and threads going to sleep issue the heavy side (Linux's `membarrier`; a fence
-//!   on both sides where it is missing). See `src/worker/fork.rs`, `src/barrier.rs`, and
+//!   on both sides where it is missing). See `crates/throttle-core/src/worker/fork.rs`, `crates/throttle-core/src/barrier.rs`, and
 //!   [`Context`] for forks without a thread-local lookup.
 //! - Idle workers search for ~50 µs, then sleep; whoever publishes work wakes one sleeper,
 //!   and only when nobody is searching: the empty → non-empty edge, never a herd. Threads that
 //!   wait are sleepers too, woken for work they may run. The protocol and why no wake-up, slot
-//!   or permit is lost: `src/sleep/README.md`. Placement of sleeping workers on home CPUs is off
+//!   or permit is lost: `crates/throttle-core/src/sleep/README.md`. Placement of sleeping workers on home CPUs is off
 //!   by default ([`PoolBuilder::placement`]).
 //! - Whoever waits, helps, isolated: a thread waiting for its own fork runs only that fork's
 //!   descendants (what the fork's thief pushed since it started it), so a task holding a lock
@@ -170,7 +170,7 @@
 //! - A pool's work always has a runner: a worker waiting inside another pool comes home for
 //!   work nobody else takes (as in rayon), and when every thread of a pool is blocked in a
 //!   wait that may not run that work, a spare thread (`throttle-spare`) stands in under the limit
-//!   and exits after 200 ms idle (`src/spare.rs`).
+//!   and exits after 200 ms idle (`crates/throttle-core/src/spare.rs`).
 //! - The calling thread takes part and counts toward the limit. A thread holds at most one slot:
 //!   calling into another pool gives back the current pool's slot until the call returns, so pools
 //!   nest in any order without deadlock.
@@ -187,212 +187,16 @@
 //!   [`Server`] is the crash-safe jobserver behind `throttle run`. Nothing process-wide by
 //!   default: inherited pipe descriptors are used only when provably the jobserver's, no signal
 //!   handler or `atexit` hook unless asked ([`jobserver::install_exit_hooks`]).
-//!   Protocol and proof sketch: `src/jobserver/README.md`; for users: `docs/jobserver.md`.
+//!   Protocol and proof sketch: `crates/throttle-core/src/jobserver/README.md`; for users: `docs/jobserver.md`.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
-mod adopt;
-mod barrier;
-mod broadcast;
-mod callsite;
-mod context;
-pub mod controller;
-mod current;
-mod deque;
-mod error;
-mod global;
-mod holders;
-mod hooks;
-pub mod iter;
-mod job;
-#[cfg(not(loom))]
-pub mod jobserver;
-mod join;
-mod latch;
-#[cfg(all(test, loom))]
-mod loom_models;
-mod placement;
-mod pool;
-pub mod prelude;
-// `for_range` and `map_reduce`; the public `throttle::range` is the iterator module of that name.
-#[path = "range.rs"]
-mod index_loops;
-mod registry;
-mod scope;
-mod semaphore;
-mod sleep;
-#[cfg(not(loom))]
-mod spare;
-mod stats;
-mod sync;
-mod thread_pool;
-pub mod trace;
-mod worker;
-
-pub use broadcast::BroadcastContext;
-pub use context::Context;
-pub use current::{current_num_threads, current_thread_index};
-pub use error::Error;
-pub use global::{global_pool, global_threads, spawn, AUTO_ENV, RAYON_THREADS_ENV, THREADS_ENV};
-pub use iter::option::result;
-pub use iter::{array, collections, option, range, range_inclusive, slice, str, string, vec};
-#[cfg(not(loom))]
-pub use jobserver::{
-    Jobserver, Server, Style, Token, HOOKS_ENV, ID_ENV, JOBSERVER_ENV, RETURN_ID_ENV, SOCKET_ENV,
+pub use throttle_core::*;
+pub use throttle_iter::{
+    array, collections, iter, option, prelude, range, range_inclusive, result, slice, str, string,
+    vec,
 };
-pub use pool::{default_threads, Pool, PoolBuilder, PLACEMENT_ENV};
-pub use registry::DEFAULT_STACK_SIZE;
-pub use scope::Scope;
-pub use semaphore::{Permit, Throttle};
-pub use stats::Stats;
-pub use thread_pool::{
-    broadcast, current_thread_has_pending_tasks, in_place_scope, in_place_scope_fifo, join_context,
-    max_num_threads, scope_fifo, spawn_broadcast, spawn_fifo, yield_local, yield_now, CustomSpawn,
-    DefaultSpawn, FnContext, ScopeFifo, ThreadBuilder, ThreadPool, ThreadPoolBuildError,
-    ThreadPoolBuilder, ThreadSpawn, Yield,
-};
-#[allow(deprecated)]
-pub use thread_pool::{initialize, Configuration};
-
-use worker::Participant;
-
-/// Runs `a` and `b`, potentially in parallel, in the current pool (the pool of the calling
-/// worker, or the global pool from outside any pool). See [`Pool::join`].
-///
-/// # Panics
-/// Resumes a panic of `a` or `b`. From outside any pool, panics if the global pool cannot start
-/// (a bad `THROTTLE_THREADS`).
-///
-/// # Examples
-/// ```
-/// let (a, b) = throttle::join(|| 2 + 2, || "four");
-/// assert_eq!((a, b), (4, "four"));
-/// ```
-pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
-where
-    A: FnOnce() -> RA + Send,
-    B: FnOnce() -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
-    match current() {
-        // SAFETY: see `current`.
-        Some(p) => join::join_in(unsafe { &*p }, |_| a(), |_| b()),
-        None => global::with_default(|pool| pool.join(a, b)),
-    }
-}
-
-/// Creates a [`Scope`] in the current pool; see [`Pool::scope`].
-///
-/// # Panics
-/// Resumes the first panic of the body or of a spawned task, after all tasks finished.
-///
-/// # Examples
-/// ```
-/// let mut v = vec![1, 2, 3];
-/// throttle::scope(|s| {
-///     for x in v.iter_mut() {
-///         s.spawn(move |_| *x *= 10);
-///     }
-/// });
-/// assert_eq!(v, [10, 20, 30]);
-/// ```
-pub fn scope<'scope, OP, R>(op: OP) -> R
-where
-    OP: FnOnce(&Scope<'scope>) -> R + Send,
-    R: Send,
-{
-    match current() {
-        // SAFETY: see `current`.
-        Some(p) => scope::scope_in(unsafe { &*p }, op),
-        None => global::with_default(|pool| pool.scope(op)),
-    }
-}
-
-/// Calls `f(i)` for every `i` in `range` in parallel, in the current pool; see
-/// [`Pool::for_range`].
-///
-/// # Examples
-/// ```
-/// use std::sync::atomic::{AtomicUsize, Ordering};
-/// let hits = AtomicUsize::new(0);
-/// throttle::for_range(0..1000, |_| { hits.fetch_add(1, Ordering::Relaxed); });
-/// assert_eq!(hits.into_inner(), 1000);
-/// ```
-#[track_caller]
-pub fn for_range<F>(range: std::ops::Range<usize>, f: F)
-where
-    F: Fn(usize) + Sync + Send,
-{
-    match current() {
-        Some(p) => {
-            // SAFETY: see `current`.
-            let p = unsafe { &*p };
-            let block = index_loops::auto_block(range.len(), p.registry().threads());
-            index_loops::for_range_in(p, range, block, &f)
-        }
-        None => global::with_default(|pool| pool.for_range(range, f)),
-    }
-}
-
-/// [`for_range`] with a forced grain; see [`Pool::for_range_grain`].
-///
-/// # Examples
-/// ```
-/// use std::sync::atomic::{AtomicUsize, Ordering};
-/// let hits = AtomicUsize::new(0);
-/// throttle::for_range_grain(0..100, 10, |_| { hits.fetch_add(1, Ordering::Relaxed); });
-/// assert_eq!(hits.into_inner(), 100);
-/// ```
-pub fn for_range_grain<F>(range: std::ops::Range<usize>, grain: usize, f: F)
-where
-    F: Fn(usize) + Sync + Send,
-{
-    match current() {
-        // SAFETY: see `current`.
-        Some(p) => index_loops::for_range_grain_in(unsafe { &*p }, range, grain.max(1), &f),
-        None => global::with_default(|pool| pool.for_range_grain(range, grain, f)),
-    }
-}
-
-/// Parallel map and reduce over `range` in the current pool; see [`Pool::map_reduce`].
-///
-/// # Examples
-/// ```
-/// let n = throttle::map_reduce(0..10, || 0, |i| i, |a, b| a + b);
-/// assert_eq!(n, 45);
-/// ```
-#[track_caller]
-pub fn map_reduce<T, ID, M, RD>(
-    range: std::ops::Range<usize>,
-    identity: ID,
-    map: M,
-    reduce: RD,
-) -> T
-where
-    T: Send,
-    ID: Fn() -> T + Sync + Send,
-    M: Fn(usize) -> T + Sync + Send,
-    RD: Fn(T, T) -> T + Sync + Send,
-{
-    match current() {
-        Some(p) => {
-            // SAFETY: see `current`.
-            let p = unsafe { &*p };
-            let block = index_loops::auto_block(range.len(), p.registry().threads());
-            index_loops::map_reduce_in(p, range, block, &identity, &map, &reduce)
-        }
-        None => global::with_default(|pool| pool.map_reduce(range, identity, map, reduce)),
-    }
-}
-
-/// The calling thread's current participant, as a raw pointer. It stays valid for the duration
-/// of any call made from here: it is further up this thread's stack, and its `enter` guard
-/// restores the previous one only when that frame returns.
-#[inline(always)]
-fn current() -> Option<*const Participant> {
-    Participant::with_current(|p| p.map(|p| p as *const Participant))
-}
 
 /// The workspace README's Rust example, compiled and run as a doctest so it cannot rot.
 #[cfg(doctest)]

@@ -1,5 +1,5 @@
 //! `placement`: what steering a woken worker to its home CPU is worth (`PoolBuilder::placement`,
-//! see `crates/throttle/src/placement.rs`). The same pool twice, placement on and off,
+//! see `crates/throttle-core/src/placement.rs`). The same pool twice, placement on and off,
 //! interleaved, on the two workloads where wake-ups decide the time: fib(28) on all threads
 //! (each run starts by waking the workers) and a cold join after 20 ms of idle.
 
