@@ -214,7 +214,7 @@ pub struct Report {
     pub baseline: Baseline,
     /// The measured series.
     pub series: Vec<Series>,
-    /// The targets, checked.
+    /// The targets, checked.
     pub targets: Vec<Target>,
     /// Extra lines printed under the table.
     pub notes: Vec<String>,

@@ -388,7 +388,7 @@ fn sample_of(done: &[Done], makespan: Duration) -> Sample {
     s
 }
 
-/// The targets at K = 8 (or the largest K measured below it), met or missed, with the
+/// The targets at K = 8 (or the largest K measured below it), met or missed, with the
 /// spread of the paired ratios; and the run-queue wait of both settings.
 fn findings(section: &Section, slots: usize) -> Vec<String> {
     let mut out = Vec::new();

@@ -147,7 +147,7 @@ pub(super) fn phases(
                     .unwrap_or_else(|| "never".into())
             })
             .collect();
-        // The measure: 95 % of the phase's best throughput (the best fixed k's
+        // The measure: 95 % of the phase's best throughput (the best fixed k's
         // median), over a window of one controller interval. The best fixed k's own runs,
         // measured the same way, show how soon the measure itself can say "reached" on this
         // host (its floor: noise alone can delay it).
