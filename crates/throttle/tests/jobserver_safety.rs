@@ -456,43 +456,58 @@ fn a_dropped_jobserver_gives_back_the_tokens_read_through_it() {
     assert_eq!(server.tokens_in_pool().unwrap(), 2);
 }
 
-/// The state letter (`S`, `R`, ...) and voluntary context switches of this process's thread
-/// named `name`.
-fn sched(name: &str) -> Option<(char, u64)> {
-    for e in std::fs::read_dir("/proc/self/task").ok()? {
-        let dir = e.ok()?.path();
-        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
-        if comm.trim() == name {
-            let st = std::fs::read_to_string(dir.join("status")).ok()?;
-            let field = |key: &str| st.lines().find_map(|l| l.strip_prefix(key)).map(str::trim);
-            let state = field("State:")?.chars().next()?;
-            let switches = field("voluntary_ctxt_switches:")?.parse().ok()?;
-            return Some((state, switches));
+/// The id of this process's thread named `name`, waiting for it to be listed. A listing of
+/// `/proc/self/task` can skip a live thread while others start or exit (the kernel resumes the
+/// listing by position), so a thread missing from one listing is looked for again.
+fn tid_of(name: &str) -> u32 {
+    let t = Instant::now();
+    loop {
+        let found = std::fs::read_dir("/proc/self/task").ok().and_then(|dir| {
+            dir.flatten().find_map(|e| {
+                let comm = std::fs::read_to_string(e.path().join("comm")).ok()?;
+                (comm.trim() == name).then(|| e.file_name().to_str()?.parse().ok())?
+            })
+        });
+        if let Some(tid) = found {
+            return tid;
         }
+        assert!(t.elapsed() < PATIENCE, "no thread named {name}");
+        std::thread::sleep(Duration::from_millis(5));
     }
-    None
 }
 
-/// Voluntary context switches of this process's thread named `name`.
-fn switches(name: &str) -> Option<u64> {
-    sched(name).map(|s| s.1)
+/// The state letter (`S`, `R`, ...) and voluntary context switches of this process's thread
+/// `tid` (read from its own folder, which no other thread's start or exit hides).
+fn sched(tid: u32) -> (char, u64) {
+    let st = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).expect("the thread");
+    let field = |key: &str| st.lines().find_map(|l| l.strip_prefix(key)).map(str::trim);
+    let state = field("State:")
+        .and_then(|s| s.chars().next())
+        .expect("a state");
+    let switches = field("voluntary_ctxt_switches:").and_then(|s| s.parse().ok());
+    (state, switches.expect("a switch count"))
+}
+
+/// Voluntary context switches of this process's thread `tid`.
+fn switches(tid: u32) -> u64 {
+    sched(tid).1
 }
 
 /// Waits until the thread named `name` sleeps in one wait: asleep (`S`) at two looks 50 ms
 /// apart with no voluntary switch between them, so it neither woke nor went back to sleep in
-/// between. A thread that wakes every 10 ms, as the old budget thread did, never passes (the
+/// between. A thread that wakes every 10 ms never passes (the
 /// hang guard then fails the test); one kept from running by a loaded host is runnable (`R`),
 /// not asleep, and is looked at again.
-fn until_asleep_for_good(name: &str) {
+fn until_asleep_for_good(name: &str, tid: u32) {
     let t = Instant::now();
     loop {
         assert!(
             t.elapsed() < PATIENCE,
             "{name} never slept 50 ms in one wait"
         );
-        let first = sched(name).expect("the thread");
+        let first = sched(tid);
         std::thread::sleep(Duration::from_millis(50));
-        let second = sched(name).expect("the thread");
+        let second = sched(tid);
         if first.0 == 'S' && second.0 == 'S' && first.1 == second.1 {
             return;
         }
@@ -513,12 +528,13 @@ fn idle_child() {
         std::thread::sleep(Duration::from_millis(5));
     }
     // The workers go to sleep after their search, and then the budget thread does.
-    until_asleep_for_good("throttle-jobser");
-    let before = switches("throttle-jobser").expect("the budget thread");
+    let budget = tid_of("throttle-jobser");
+    until_asleep_for_good("throttle-jobser", budget);
+    let before = switches(budget);
     std::thread::sleep(Duration::from_millis(500));
-    let after = switches("throttle-jobser").unwrap();
+    let after = switches(budget);
     println!("budget thread woke {} times in 500 ms idle", after - before);
-    // The old thread looked every 10 ms idle (about 50 wake-ups here).
+    // A thread that looked every 10 ms idle would wake about 50 times here.
     assert!(
         after - before <= 2,
         "{} wake-ups while idle",
