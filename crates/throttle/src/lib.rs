@@ -155,13 +155,14 @@
 //!   a plain call; thieves could not use more, and they can steal the 1 024.) The
 //!   owner's side costs no fence: its push and pop issue the light side of an asymmetric fence,
 //!   and thieves and threads going to sleep issue the heavy side (Linux's `membarrier`; a fence
-//!   on both sides where it is missing). See `crates/throttle-core/src/worker/fork.rs`, `crates/throttle-core/src/barrier.rs`, and
-//!   [`Context`] for forks without a thread-local lookup.
+//!   on both sides where it is missing). See `crates/throttle-core/src/worker/fork.rs`,
+//!   `crates/throttle-core/src/barrier.rs`, and [`Context`] for forks without a thread-local
+//!   lookup.
 //! - Idle workers search for ~50 µs, then sleep; whoever publishes work wakes one sleeper,
 //!   and only when nobody is searching: the empty → non-empty edge, never a herd. Threads that
 //!   wait are sleepers too, woken for work they may run. The protocol and why no wake-up, slot
-//!   or permit is lost: `crates/throttle-core/src/sleep/README.md`. Placement of sleeping workers on home CPUs is off
-//!   by default ([`PoolBuilder::placement`]).
+//!   or permit is lost: `crates/throttle-core/src/sleep/README.md`. Placement of sleeping
+//!   workers on home CPUs is off by default ([`PoolBuilder::placement`]).
 //! - Whoever waits, helps, isolated: a thread waiting for its own fork runs only that fork's
 //!   descendants (what the fork's thief pushed since it started it), so a task holding a lock
 //!   never meets, on its own stack, another task taking the same lock; a user's thread runs
@@ -187,7 +188,8 @@
 //!   [`Server`] is the crash-safe jobserver behind `throttle run`. Nothing process-wide by
 //!   default: inherited pipe descriptors are used only when provably the jobserver's, no signal
 //!   handler or `atexit` hook unless asked ([`jobserver::install_exit_hooks`]).
-//!   Protocol and proof sketch: `crates/throttle-core/src/jobserver/README.md`; for users: `docs/jobserver.md`.
+//!   Protocol and proof sketch: `crates/throttle-core/src/jobserver/README.md`; for users:
+//!   `docs/jobserver.md`.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]

@@ -2,8 +2,8 @@
 //! workload it first sweeps every fixed `k` (proving which is best here), then runs auto mode,
 //! interleaved with the fixed runs, and reports time, CPU-seconds, the `k` the controller chose
 //! over time, and the ratios against auto mode's targets (met, missed or not shown, by the rule
-//! of `crate::verdict`). `--sim` prints the simulated machines of 8, 64 and 256 cores instead (the controller against the hill-climbing
-//! baseline, in intervals to settle).
+//! of `crate::verdict`). `--sim` prints the simulated machines of 8, 64 and 256 cores instead
+//! (the controller against the hill-climbing baseline, in intervals to settle).
 //!
 //! The phases experiment (how soon auto mode follows a workload that changes) is in
 //! `phases.rs`.
